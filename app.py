@@ -1,0 +1,72 @@
+"""The application factory: reads like a table of contents of the web process."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask
+
+from config import INSTANCE_DIR, settings_from_env
+from extensions import csrf, db, login_manager, migrate, redis_client
+from models.money import format_money
+from services.customers import load_session_user
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    """Build the Flask app from the environment, with `config` overriding it (tests)."""
+    app = Flask(__name__, instance_path=str(INSTANCE_DIR))
+    app.config.from_mapping(settings_from_env())
+    if config:
+        app.config.update(config)
+    register_extensions(app)
+    register_blueprints(app)
+    register_template_helpers(app)
+    register_commands(app)
+    configure_logging(app)
+    return app
+
+
+def register_extensions(app: Flask) -> None:
+    import models  # noqa: F401  (registers every model on the metadata)
+
+    db.init_app(app)
+    migrate.init_app(
+        app,
+        db,
+        directory=str(app.root_path + "/migrations"),
+        render_as_batch=True,
+        compare_type=True,
+    )
+    csrf.init_app(app)
+    login_manager.init_app(app)
+    login_manager.login_view = "auth.login"
+    login_manager.user_loader(load_session_user)
+    redis_client.init_app(app)
+
+
+def register_blueprints(app: Flask) -> None:
+    from blueprints import auth, health, shop
+
+    app.register_blueprint(health.bp)
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(shop.bp)
+
+
+def register_template_helpers(app: Flask) -> None:
+    app.jinja_env.filters["money"] = lambda amount, currency: format_money(amount, currency)
+
+
+def register_commands(app: Flask) -> None:
+    from commands import seed, users
+
+    app.cli.add_command(seed.seed_command)
+    app.cli.add_command(users.customers_cli)
+    app.cli.add_command(users.admin_cli)
+
+
+def configure_logging(app: Flask) -> None:
+    if not app.debug and not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+        )

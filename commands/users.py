@@ -1,0 +1,62 @@
+"""`flask customers ...` and `flask admin ...`: account management from the shell."""
+
+from __future__ import annotations
+
+import secrets
+
+import click
+from flask import current_app
+from flask.cli import AppGroup
+from sqlalchemy.exc import IntegrityError
+from werkzeug.security import generate_password_hash
+
+from extensions import db
+from models import AdminUser
+from services.customers import AccountError, create_customer, issue_api_token, normalize_email
+
+customers_cli = AppGroup("customers", help="Manage customers.")
+admin_cli = AppGroup("admin", help="Manage dashboard administrators.")
+
+
+@customers_cli.command("create")
+@click.argument("email")
+@click.option("--password", default=None, help="Login password (generated if omitted).")
+def create_customer_command(email: str, password: str | None) -> None:
+    """Create a customer and print its API bearer token (shown once)."""
+    password = password or secrets.token_urlsafe(12)
+    try:
+        customer = create_customer(email, password, current_app.config["CURRENCIES"])
+    except AccountError as exc:
+        raise click.ClickException(str(exc)) from None
+    token = issue_api_token(customer)
+    click.echo(f"customer {customer.id}: {customer.email}")
+    click.echo(f"password: {password}")
+    click.echo(f"api token: {token}")
+
+
+@admin_cli.command("create")
+@click.argument("email")
+@click.option("--password", default=None, help="Password (prompted; generated if left empty).")
+def create_admin_command(email: str, password: str | None) -> None:
+    """Create a dashboard administrator."""
+    try:
+        email = normalize_email(email)
+    except AccountError as exc:
+        raise click.ClickException(str(exc)) from None
+    if password is None:
+        password = click.prompt(
+            "Password (empty to generate one)", default="", hide_input=True, show_default=False
+        )
+    generated = not password
+    password = password or secrets.token_urlsafe(12)
+    if len(password) < 12:
+        raise click.ClickException("Use an admin password of at least 12 characters.")
+    db.session.add(AdminUser(email=email, password_hash=generate_password_hash(password)))
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise click.ClickException(f"An admin with email {email} already exists.") from None
+    click.echo(f"admin created: {email}")
+    if generated:
+        click.echo(f"password: {password}  (shown once)")

@@ -1,0 +1,137 @@
+"""Configuration: read once, from the environment, with units in the names.
+
+`settings_from_env` is the only place that reads `os.environ` for the app.
+Every variable is documented in README.md and `.env.example`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+PROJECT_DIR = Path(__file__).resolve().parent
+INSTANCE_DIR = PROJECT_DIR / "instance"
+
+# The embedded Redis that `make run` starts when REDIS_URL is unset.
+EMBEDDED_REDIS_PORT = 6390
+DEFAULT_DEV_REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
+DEFAULT_DEV_DATABASE_URL = f"sqlite:///{INSTANCE_DIR / 'payments.db'}"
+DEFAULT_SANDBOX_URL = "http://127.0.0.1:8099"
+
+# Secrets used only in development against our own sandbox; production has none.
+DEV_SECRET_KEY = "dev-only-not-secret"
+DEV_STRIPE_SECRET_KEY = "sk_test_sandbox"
+DEV_STRIPE_WEBHOOK_SECRET = "whsec_sandbox"
+DEV_ACQUIRER_API_KEY = "acq_test_sandbox"
+DEV_ACQUIRER_WEBHOOK_SECRET = "acqwh_sandbox"
+
+
+class ConfigError(RuntimeError):
+    """A required setting is missing or malformed; raised at start-up."""
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
+    return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
+
+
+def _secret(env: Mapping[str, str], name: str, dev_default: str, is_production: bool) -> str:
+    value = env.get(name, "")
+    if value:
+        return value
+    if is_production:
+        raise ConfigError(
+            f"{name} is not set. It is required when APP_ENV=production; "
+            "set it in the environment (never in a file in the repository)."
+        )
+    return dev_default
+
+
+def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Return the Flask config built from `env` (default `os.environ`).
+
+    Raises ConfigError when a production setting is missing or malformed.
+    """
+    env = os.environ if env is None else env
+    app_env = env.get("APP_ENV", "development")
+    if app_env not in ("development", "production"):
+        raise ConfigError(f"APP_ENV must be 'development' or 'production', got {app_env!r}")
+    is_production = app_env == "production"
+
+    database_url = env.get("DATABASE_URL", "")
+    redis_url = env.get("REDIS_URL", "")
+    if is_production and not database_url:
+        raise ConfigError("DATABASE_URL is not set. It is required when APP_ENV=production.")
+    if is_production and not redis_url:
+        raise ConfigError("REDIS_URL is not set. It is required when APP_ENV=production.")
+
+    providers = _list(env, "PAYMENTS_PROVIDERS", "stripe,acquirer")
+    default_provider = env.get("PAYMENTS_DEFAULT_PROVIDER", providers[0] if providers else "")
+    if default_provider not in providers:
+        raise ConfigError(
+            f"PAYMENTS_DEFAULT_PROVIDER={default_provider!r} is not one of "
+            f"PAYMENTS_PROVIDERS={','.join(providers)}"
+        )
+    sandbox_url = env.get("SANDBOX_URL", DEFAULT_SANDBOX_URL)
+
+    return {
+        "APP_ENV": app_env,
+        "IS_PRODUCTION": is_production,
+        "SECRET_KEY": _secret(env, "SECRET_KEY", DEV_SECRET_KEY, is_production),
+        "SQLALCHEMY_DATABASE_URI": database_url or DEFAULT_DEV_DATABASE_URL,
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        "REDIS_URL": redis_url or DEFAULT_DEV_REDIS_URL,
+        # Session cookies: never readable from JavaScript, not sent on cross-site
+        # POSTs, and HTTPS-only in production.
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": is_production,
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        "REMEMBER_COOKIE_SECURE": is_production,
+        # Money limits: one payment or wallet operation never exceeds this.
+        "MAX_AMOUNT_MINOR": _int(env, "MAX_AMOUNT_MINOR", 1_000_000),
+        "CURRENCIES": [c.upper() for c in _list(env, "CURRENCIES", "EUR,USD,GBP")],
+        "PAYMENTS_PROVIDERS": providers,
+        "PAYMENTS_DEFAULT_PROVIDER": default_provider,
+        # HTTP policy towards providers (see providers/http.py for why each value).
+        "PROVIDER_CONNECT_TIMEOUT_S": _float(env, "PROVIDER_CONNECT_TIMEOUT_S", 2.0),
+        "PROVIDER_READ_TIMEOUT_S": _float(env, "PROVIDER_READ_TIMEOUT_S", 5.0),
+        "PROVIDER_CALL_BUDGET_S": _float(env, "PROVIDER_CALL_BUDGET_S", 15.0),
+        "PROVIDER_MAX_RETRIES": _int(env, "PROVIDER_MAX_RETRIES", 2),
+        "PROVIDER_RETRY_AFTER_CAP_S": _int(env, "PROVIDER_RETRY_AFTER_CAP_S", 5),
+        "STRIPE_API_BASE": env.get("STRIPE_API_BASE", sandbox_url),
+        "STRIPE_SECRET_KEY": _secret(
+            env, "STRIPE_SECRET_KEY", DEV_STRIPE_SECRET_KEY, is_production
+        ),
+        "STRIPE_WEBHOOK_SECRET": _secret(
+            env, "STRIPE_WEBHOOK_SECRET", DEV_STRIPE_WEBHOOK_SECRET, is_production
+        ),
+        "STRIPE_PAYMENT_METHOD": env.get("STRIPE_PAYMENT_METHOD", "pm_card_visa"),
+        "ACQUIRER_API_BASE": env.get("ACQUIRER_API_BASE", f"{sandbox_url}/acquirer"),
+        "ACQUIRER_API_KEY": _secret(env, "ACQUIRER_API_KEY", DEV_ACQUIRER_API_KEY, is_production),
+        "ACQUIRER_WEBHOOK_SECRET": _secret(
+            env, "ACQUIRER_WEBHOOK_SECRET", DEV_ACQUIRER_WEBHOOK_SECRET, is_production
+        ),
+    }

@@ -1,0 +1,1 @@
+"""Developer tooling: `make run`, throwaway servers for `make test`. Not imported by the app."""

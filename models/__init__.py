@@ -1,0 +1,37 @@
+"""SQLAlchemy models, one per file; importing this package registers them all."""
+
+from models.admin_user import AdminUser
+from models.customer import Customer
+from models.ledger_entry import LedgerEntry
+from models.order import Order, OrderStatus
+from models.order_line import OrderLine
+from models.payment import (
+    ALLOWED_TRANSITIONS,
+    FINAL_STATUSES,
+    Payment,
+    PaymentPurpose,
+    PaymentStatus,
+)
+from models.payment_transition import PaymentTransition, TransitionSource
+from models.processed_webhook import ProcessedWebhook
+from models.product import Product
+from models.wallet import Wallet
+
+__all__ = [
+    "ALLOWED_TRANSITIONS",
+    "FINAL_STATUSES",
+    "AdminUser",
+    "Customer",
+    "LedgerEntry",
+    "Order",
+    "OrderLine",
+    "OrderStatus",
+    "Payment",
+    "PaymentPurpose",
+    "PaymentStatus",
+    "PaymentTransition",
+    "ProcessedWebhook",
+    "Product",
+    "TransitionSource",
+    "Wallet",
+]

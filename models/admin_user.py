@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask_login import UserMixin
+from sqlalchemy import String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.types import UTCDateTime, utcnow
+
+
+class AdminUser(UserMixin, db.Model):  # type: ignore[name-defined]
+    """An operator of the dashboard; never a customer."""
+
+    __tablename__ = "admin_users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    def get_id(self) -> str:
+        return f"admin:{self.id}"

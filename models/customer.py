@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask_login import UserMixin
+from sqlalchemy import String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.types import UTCDateTime, utcnow
+
+
+class Customer(UserMixin, db.Model):  # type: ignore[name-defined]
+    """A person who buys. Logs in to the pages with a password, to the API with a token."""
+
+    __tablename__ = "customers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    # SHA-256 of the bearer token; the token itself is shown once and never stored.
+    api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    def get_id(self) -> str:
+        # Prefixed so a customer session can never be read as an admin session.
+        return f"customer:{self.id}"

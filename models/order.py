@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+from sqlalchemy import CheckConstraint, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from extensions import db
+from models.order_line import OrderLine
+from models.types import UTCDateTime, str_enum, utcnow
+
+
+class OrderStatus(enum.StrEnum):
+    OPEN = "open"
+    PAID = "paid"
+    CANCELLED = "cancelled"
+
+
+class Order(db.Model):  # type: ignore[name-defined]
+    """What a customer wants to buy; `total_minor` is computed on the server from its lines."""
+
+    __tablename__ = "orders"
+    __table_args__ = (CheckConstraint("total_minor > 0", name="total_positive"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    customer_id: Mapped[int] = mapped_column(ForeignKey("customers.id"), index=True)
+    status: Mapped[OrderStatus] = mapped_column(
+        str_enum(OrderStatus, "order_status"),
+        default=OrderStatus.OPEN,
+    )
+    total_minor: Mapped[int]
+    currency: Mapped[str] = mapped_column(String(3))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+    paid_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    lines: Mapped[list[OrderLine]] = relationship(order_by=OrderLine.id)

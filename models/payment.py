@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import datetime
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstraint, Uuid
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.types import UTCDateTime, str_enum, utcnow
+
+
+class PaymentStatus(enum.StrEnum):
+    """Where a payment is. `unknown` is a state, not an error: only the provider can resolve it."""
+
+    PENDING = "pending"  # intent recorded; the provider may not have been asked yet
+    UNKNOWN = "unknown"  # asked, but the outcome is not known (timeout, 5xx, reset)
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    NEEDS_REVIEW = "needs_review"  # a person must decide; the reason is in the transitions
+
+    @property
+    def is_final(self) -> bool:
+        return self in FINAL_STATUSES
+
+
+FINAL_STATUSES = frozenset(
+    {PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.NEEDS_REVIEW}
+)
+
+# The only moves a payment may make. Terminal states never regress; a
+# conflicting terminal report goes to needs_review, which only an admin leaves.
+ALLOWED_TRANSITIONS: dict[PaymentStatus, frozenset[PaymentStatus]] = {
+    PaymentStatus.PENDING: frozenset(
+        {
+            PaymentStatus.UNKNOWN,
+            PaymentStatus.SUCCEEDED,
+            PaymentStatus.FAILED,
+            PaymentStatus.NEEDS_REVIEW,
+        }
+    ),
+    PaymentStatus.UNKNOWN: frozenset(
+        {PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.NEEDS_REVIEW}
+    ),
+    PaymentStatus.SUCCEEDED: frozenset({PaymentStatus.NEEDS_REVIEW}),
+    PaymentStatus.FAILED: frozenset({PaymentStatus.NEEDS_REVIEW}),
+    PaymentStatus.NEEDS_REVIEW: frozenset({PaymentStatus.SUCCEEDED, PaymentStatus.FAILED}),
+}
+
+
+class PaymentPurpose(enum.StrEnum):
+    ORDER = "order"
+    WALLET_TOPUP = "wallet_topup"
+
+
+class Payment(db.Model):  # type: ignore[name-defined]
+    """One attempt to move money through a provider, identified by its idempotency key.
+
+    The row is committed (status pending) before any provider call: it is the intent.
+    """
+
+    __tablename__ = "payments"
+    __table_args__ = (
+        UniqueConstraint("provider", "provider_payment_id"),
+        CheckConstraint("amount_minor > 0", name="amount_positive"),
+        CheckConstraint(
+            "(purpose = 'order' AND order_id IS NOT NULL) OR "
+            "(purpose = 'wallet_topup' AND wallet_id IS NOT NULL)",
+            name="purpose_target",
+        ),
+        # The sweeps and the admin look payments up by status and due time.
+        Index("ix_payments_status_next_reconcile_at", "status", "next_reconcile_at"),
+        Index("ix_payments_status_created_at", "status", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Born with the customer's intent (checkout page render or API header).
+    idempotency_key: Mapped[uuid.UUID] = mapped_column(Uuid(), unique=True)
+    customer_id: Mapped[int] = mapped_column(ForeignKey("customers.id"), index=True)
+    purpose: Mapped[PaymentPurpose] = mapped_column(str_enum(PaymentPurpose, "payment_purpose"))
+    order_id: Mapped[int | None] = mapped_column(ForeignKey("orders.id"), index=True)
+    wallet_id: Mapped[int | None] = mapped_column(ForeignKey("wallets.id"), index=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    amount_minor: Mapped[int]
+    currency: Mapped[str] = mapped_column(String(3))
+    status: Mapped[PaymentStatus] = mapped_column(
+        str_enum(PaymentStatus, "payment_status"), default=PaymentStatus.PENDING
+    )
+    provider_payment_id: Mapped[str | None] = mapped_column(String(255))
+    decline_code: Mapped[str | None] = mapped_column(String(64))
+    # "Never sent" is a recorded fact: first_sent_at stays NULL until a request left us.
+    first_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    send_count: Mapped[int] = mapped_column(default=0)
+    next_reconcile_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    reconcile_attempts: Mapped[int] = mapped_column(default=0)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+    @property
+    def was_ever_sent(self) -> bool:
+        return self.first_sent_at is not None

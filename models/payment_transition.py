@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.payment import PaymentStatus
+from models.types import UTCDateTime, str_enum, utcnow
+
+
+class TransitionSource(enum.StrEnum):
+    """Who moved the payment."""
+
+    CHECKOUT = "checkout"
+    CHARGE = "charge"
+    RECONCILE = "reconcile"
+    WEBHOOK = "webhook"
+    ADMIN = "admin"
+
+
+class PaymentTransition(db.Model):  # type: ignore[name-defined]
+    """The audit trail: one row for every status change of a payment, never updated."""
+
+    __tablename__ = "payment_transitions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    payment_id: Mapped[int] = mapped_column(ForeignKey("payments.id"), index=True)
+    from_status: Mapped[PaymentStatus | None] = mapped_column(
+        str_enum(PaymentStatus, "transition_from_status")
+    )
+    to_status: Mapped[PaymentStatus] = mapped_column(
+        str_enum(PaymentStatus, "transition_to_status")
+    )
+    source: Mapped[TransitionSource] = mapped_column(
+        str_enum(TransitionSource, "transition_source")
+    )
+    reason: Mapped[str] = mapped_column(String(500), default="")
+    # Who acted, for admin moves (the admin's email) and provider events (event id).
+    actor: Mapped[str | None] = mapped_column(String(254))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.types import UTCDateTime, utcnow
+
+
+class ProcessedWebhook(db.Model):  # type: ignore[name-defined]
+    """A provider event we accepted. UNIQUE(provider, event_id) makes redelivery a no-op."""
+
+    __tablename__ = "processed_webhooks"
+    __table_args__ = (UniqueConstraint("provider", "event_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    event_id: Mapped[str] = mapped_column(String(255))
+    event_type: Mapped[str] = mapped_column(String(100))
+    # applied | ignored (no effect) | pending (payment not found yet)
+    state: Mapped[str] = mapped_column(String(16), default="applied", index=True)
+    payload: Mapped[dict] = mapped_column(JSON)
+    event_created_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from sqlalchemy import CheckConstraint, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+
+
+class Product(db.Model):  # type: ignore[name-defined]
+    """A catalog item; its price is the only source of an order line's price."""
+
+    __tablename__ = "products"
+    __table_args__ = (CheckConstraint("price_minor > 0", name="price_positive"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sku: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(String(1000), default="")
+    price_minor: Mapped[int]
+    currency: Mapped[str] = mapped_column(String(3))
+    is_active: Mapped[bool] = mapped_column(default=True)

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import CheckConstraint, ForeignKey, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.types import UTCDateTime, utcnow
+
+
+class Wallet(db.Model):  # type: ignore[name-defined]
+    """A customer's internal balance in one currency; changes only with a ledger entry."""
+
+    __tablename__ = "wallets"
+    __table_args__ = (
+        UniqueConstraint("customer_id", "currency"),
+        # The last barrier against overdraft; services check funds first under a row lock.
+        CheckConstraint("balance_minor >= 0", name="balance_non_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    customer_id: Mapped[int] = mapped_column(ForeignKey("customers.id"))
+    currency: Mapped[str] = mapped_column(String(3))
+    balance_minor: Mapped[int] = mapped_column(default=0)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -1,0 +1,162 @@
+"""Fixtures: real PostgreSQL (or SQLite when no server binaries exist) and real Redis.
+
+TEST_DATABASE_URL and REDIS_URL are used when given; otherwise throwaway
+servers are started for the session and removed at the end, also on failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from redis import Redis
+from sqlalchemy import text
+
+from app import create_app
+from devtools.servers import throwaway_postgres, throwaway_redis
+from extensions import db
+
+_PG_SKIP_REASON: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def server_urls() -> Iterator[dict[str, str]]:
+    with ExitStack() as stack:
+        database_url = os.environ.get("TEST_DATABASE_URL", "")
+        if not database_url:
+            try:
+                database_url = stack.enter_context(throwaway_postgres())
+            except RuntimeError as exc:
+                _PG_SKIP_REASON.append(str(exc))
+                tmp = stack.enter_context(tempfile.TemporaryDirectory())
+                database_url = f"sqlite:///{tmp}/test.db"
+        redis_url = os.environ.get("REDIS_URL", "") or stack.enter_context(throwaway_redis())
+        yield {"database": database_url, "redis": redis_url}
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith("postgresql")
+
+
+def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "TESTING": True,
+        "SECRET_KEY": "test-secret",
+        "SQLALCHEMY_DATABASE_URI": server_urls["database"],
+        "REDIS_URL": server_urls["redis"],
+    }
+    config.update(overrides)
+    return config
+
+
+@pytest.fixture(scope="session")
+def app(server_urls: dict[str, str]) -> Iterator[Flask]:
+    from flask_migrate import upgrade
+
+    app = create_app(make_test_config(server_urls))
+    with app.app_context():
+        upgrade()  # the migration is the only way the schema is created
+    yield app
+    _dispose(app)
+
+
+def _dispose(app: Flask) -> None:
+    with app.app_context():
+        db.session.remove()
+        for engine in db.engines.values():
+            engine.dispose()
+
+
+@pytest.fixture
+def make_app(server_urls: dict[str, str]) -> Iterator[Any]:
+    """Build extra apps with config overrides; their connection pools are closed afterwards."""
+    built: list[Flask] = []
+
+    def build(**overrides: Any) -> Flask:
+        built.append(create_app(make_test_config(server_urls, **overrides)))
+        return built[-1]
+
+    yield build
+    for extra in built:
+        _dispose(extra)
+
+
+@pytest.fixture(autouse=True)
+def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test starts with empty tables and an empty Redis."""
+    if "app" not in request.fixturenames:
+        yield
+        return
+    app: Flask = request.getfixturevalue("app")
+    with app.app_context():
+        _empty_tables()
+        Redis.from_url(app.config["REDIS_URL"]).flushdb()
+    yield
+    with app.app_context():
+        db.session.remove()
+
+
+def _empty_tables() -> None:
+    tables = [t.name for t in reversed(db.metadata.sorted_tables)]
+    if db.engine.dialect.name == "postgresql":
+        db.session.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
+    else:
+        for table in tables:
+            db.session.execute(text(f"DELETE FROM {table}"))
+    db.session.commit()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def app_ctx(app: Flask) -> Iterator[Flask]:
+    with app.app_context():
+        yield app
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    database_url = os.environ.get("TEST_DATABASE_URL", "")
+    if database_url and not is_postgres(database_url):
+        _PG_SKIP_REASON.append(f"TEST_DATABASE_URL is not PostgreSQL ({database_url})")
+
+
+@pytest.fixture(autouse=True)
+def _skip_postgres_only(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("postgres") is None:
+        return
+    urls = request.getfixturevalue("server_urls")
+    if not is_postgres(urls["database"]):
+        pytest.skip("PostgreSQL-only (row locks, real concurrency): " + "; ".join(_PG_SKIP_REASON))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _PG_SKIP_REASON:
+        terminalreporter.write_line(
+            "NOTE: PostgreSQL-only tests were skipped: " + "; ".join(_PG_SKIP_REASON),
+            yellow=True,
+        )
+
+
+CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def csrf_token_from(html: str) -> str:
+    """The CSRF token a page rendered (tests post forms the way a browser does)."""
+    match = CSRF_RE.search(html)
+    assert match, "page has no CSRF token"
+    return match.group(1)
