@@ -58,11 +58,13 @@ def register_template_helpers(app: Flask) -> None:
 
 
 def register_commands(app: Flask) -> None:
-    from commands import seed, users
+    from commands import seed, users, workers
 
     app.cli.add_command(seed.seed_command)
     app.cli.add_command(users.customers_cli)
     app.cli.add_command(users.admin_cli)
+    app.cli.add_command(workers.worker_command)
+    app.cli.add_command(workers.scheduler_command)
 
 
 def configure_logging(app: Flask) -> None:

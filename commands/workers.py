@@ -1,0 +1,81 @@
+"""`flask worker QUEUE` and `flask scheduler`: the RQ processes, each building its own app."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import click
+from flask import Flask, current_app
+from flask.cli import with_appcontext
+from rq import SimpleWorker, Worker
+from rq.cron import CronScheduler
+from rq.job import Job
+from rq.queue import Queue
+
+from extensions import db, redis_client
+from jobs.queues import MAINTENANCE_QUEUE
+from jobs.schedule import PERIODIC_JOBS
+
+log = logging.getLogger(__name__)
+
+
+class AppContextMixin:
+    """Runs every job inside the Flask app context of the worker process."""
+
+    flask_app: Flask
+
+    def perform_job(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> bool:
+        with self.flask_app.app_context():
+            try:
+                return super().perform_job(job, queue, *args, **kwargs)  # type: ignore[misc]
+            finally:
+                db.session.remove()
+
+
+class AppWorker(AppContextMixin, Worker):
+    """Forks a work horse per job (isolation: a crashing job cannot kill the worker)."""
+
+    def main_work_horse(self, *args: Any, **kwargs: Any) -> None:
+        # Connections inherited through fork belong to the parent: never reuse them.
+        with self.flask_app.app_context():
+            db.engine.dispose(close=False)
+        super().main_work_horse(*args, **kwargs)
+
+
+class AppSimpleWorker(AppContextMixin, SimpleWorker):
+    """Runs jobs in the worker process itself (tests, benchmarks)."""
+
+
+def build_worker(app: Flask, queue_names: list[str], *, simple: bool = False) -> Worker:
+    cls = AppSimpleWorker if simple else AppWorker
+    worker = cls(queue_names, connection=redis_client.client)
+    worker.flask_app = app
+    return worker  # type: ignore[return-value]
+
+
+@click.command("worker")
+@click.argument("queues", nargs=-1, required=True)
+@click.option("--simple", is_flag=True, help="Run jobs in-process instead of forking.")
+@click.option("--burst", is_flag=True, help="Exit when the queues are empty.")
+@with_appcontext
+def worker_command(queues: tuple[str, ...], simple: bool, burst: bool) -> None:
+    """Work the given RQ queues (one provider queue per program in production)."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    worker = build_worker(app, list(queues), simple=simple)
+    worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
+
+
+@click.command("scheduler")
+@with_appcontext
+def scheduler_command() -> None:
+    """Enqueue the periodic jobs (jobs/schedule.py) on the maintenance queue."""
+    cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
+    for func, interval_s in PERIODIC_JOBS:
+        cron.register(func, queue_name=MAINTENANCE_QUEUE, interval=interval_s)
+    if not PERIODIC_JOBS:
+        log.info("scheduler: no periodic jobs registered; idling")
+        while True:
+            time.sleep(3600)
+    cron.start()

@@ -1,0 +1,28 @@
+"""Queue names and enqueueing. One queue per provider: a slow provider fills only its own."""
+
+from __future__ import annotations
+
+from rq import Queue
+
+from extensions import redis_client
+
+QUEUE_PREFIX = "payments-"
+MAINTENANCE_QUEUE = "maintenance"  # sweeps and other periodic jobs that call no provider
+# Longer than the worst case of one job: a charge plus a lookup, each within the
+# provider's HTTP budget (PROVIDER_CALL_BUDGET_S, 15 s by default), plus DB work.
+JOB_TIMEOUT_S = 60
+
+
+def provider_queue_name(provider: str) -> str:
+    """The queue of one provider's jobs; matches the supervisor program exactly."""
+    return f"{QUEUE_PREFIX}{provider}"
+
+
+def provider_queue(provider: str) -> Queue:
+    return Queue(
+        provider_queue_name(provider), connection=redis_client.client, default_timeout=JOB_TIMEOUT_S
+    )
+
+
+def maintenance_queue() -> Queue:
+    return Queue(MAINTENANCE_QUEUE, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)

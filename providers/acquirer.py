@@ -1,0 +1,132 @@
+"""A bank acquirer gateway WITHOUT idempotency keys: a repeated POST would charge again.
+
+So the client never re-sends a charge that may have been sent: it looks the
+reference up first and sends only when the acquirer has no such payment.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import requests
+
+from providers.base import Capabilities, ChargeRequest
+from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
+from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Outcome, Succeeded, Unknown
+
+log = logging.getLogger(__name__)
+
+
+class AcquirerProvider:
+    name = "acquirer"
+    capabilities = Capabilities(
+        supports_idempotency_keys=False,
+        key_lifetime_s=None,
+        can_replay=False,
+        can_lookup_by_id=True,
+        can_lookup_by_reference=True,
+    )
+
+    def __init__(
+        self, api_base: str, api_key: str, policy: HttpPolicy, default_card: str = "card_ok"
+    ) -> None:
+        self.api_base = api_base.rstrip("/")
+        self.policy = policy
+        self.default_card = default_card
+        # No keyed POSTs here: the adapter retries GETs only.
+        self.session = build_session(policy, is_keyed_post_retryable=False)
+        self.session.headers["X-Api-Key"] = api_key
+
+    def charge(self, request: ChargeRequest) -> Outcome:
+        if request.first_sent_at is not None:
+            # It may have been sent before: only the acquirer knows. Ask, never guess.
+            found = self.lookup(request)
+            if not isinstance(found, Absent):
+                return found
+        body: dict[str, Any] = {
+            "reference": request.reference,
+            "amount": request.amount_minor,
+            "currency": request.currency,
+            "card": request.payment_method or self.default_card,
+            "order_reference": request.order_id,
+        }
+        try:
+            response = self.session.post(
+                f"{self.api_base}/payments", json=body, timeout=self.policy.timeout
+            )
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        return self._outcome_of(response)
+
+    def lookup(self, request: ChargeRequest) -> LookupOutcome:
+        try:
+            if request.provider_payment_id:
+                response = self.session.get(
+                    f"{self.api_base}/payments/{request.provider_payment_id}",
+                    timeout=self.policy.timeout,
+                )
+            else:
+                response = self.session.get(
+                    f"{self.api_base}/payments",
+                    params={"reference": request.reference},
+                    timeout=self.policy.timeout,
+                )
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        if response.status_code == 404:
+            return Absent(f"no payment {request.provider_payment_id}")
+        if response.status_code != 200:
+            return self._outcome_of(response)
+        body = _json(response)
+        if "data" not in body:
+            return _payment_outcome(body)
+        payments = body.get("data") or []
+        if not payments:
+            return Absent(f"no payment with reference {request.reference}")
+        approved = [p for p in payments if p.get("status") == "approved"]
+        if len(approved) > 1:
+            log.error(
+                "acquirer charged reference %s %d times (payment %s)",
+                request.reference,
+                len(approved),
+                request.payment_id,
+            )
+        return _payment_outcome(approved[0] if approved else payments[-1])
+
+    def _outcome_of(self, response: requests.Response) -> Outcome:
+        status = response.status_code
+        body = _json(response)
+        if 200 <= status < 300:
+            return _payment_outcome(body)
+        error = body.get("error") or {}
+        if status == 429:
+            return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
+        if status >= 500:
+            return Unknown(f"provider error {status}: {error.get('message', '')}")
+        if status in (401, 403):
+            log.error("acquirer rejected our API key (%s): check ACQUIRER_API_KEY", status)
+            return NotSent(f"authentication failed ({status})", is_provider_failure=False)
+        return Declined(
+            error.get("code") or f"http_{status}",
+            error.get("message", f"request rejected ({status})"),
+        )
+
+
+def _payment_outcome(payment: dict[str, Any]) -> Outcome:
+    payment_id = payment.get("id")
+    if not isinstance(payment_id, str):
+        return Unknown("malformed response: no payment id")
+    if payment.get("status") == "approved":
+        return Succeeded(payment_id)
+    if payment.get("status") == "declined":
+        return Declined(payment.get("decline_reason") or "declined", "", payment_id)
+    return Unknown(f"payment {payment_id} is {payment.get('status')}")
+
+
+def _json(response: requests.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}

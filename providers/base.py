@@ -1,0 +1,53 @@
+"""What every provider client offers: `charge` and `lookup`, plus declared capabilities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from providers.outcomes import LookupOutcome, Outcome
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """How a provider can be asked for the truth after an unknown outcome."""
+
+    supports_idempotency_keys: bool
+    key_lifetime_s: float | None  # how long the provider remembers a key (None: no keys)
+    can_replay: bool  # re-sending with the same key returns the stored result
+    can_lookup_by_id: bool
+    can_lookup_by_reference: bool
+
+
+@dataclass(frozen=True)
+class ChargeRequest:
+    """Everything a provider needs to charge one payment; built from the payment row."""
+
+    payment_id: int
+    idempotency_key: str
+    amount_minor: int
+    currency: str
+    order_id: int | None = None
+    provider_payment_id: str | None = None
+    # When the first request for this payment may have left us (None: never).
+    first_sent_at: datetime | None = None
+    payment_method: str | None = None  # a provider test token; defaults per provider
+
+    @property
+    def reference(self) -> str:
+        """Our merchant reference at the provider: stable for the payment's whole life."""
+        return self.idempotency_key
+
+
+class Provider(Protocol):
+    name: str
+    capabilities: Capabilities
+
+    def charge(self, request: ChargeRequest) -> Outcome:
+        """Ask the provider to charge once. Never raises for transport or business results."""
+        ...
+
+    def lookup(self, request: ChargeRequest) -> LookupOutcome:
+        """Ask the provider what happened to this payment. Never charges a second time."""
+        ...

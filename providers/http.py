@@ -1,0 +1,216 @@
+"""The one HTTP policy for provider calls: timeouts, a total budget, and safe retries only.
+
+This is the only level where a request that was sent is repeated, and only when
+repeating cannot charge twice: GET, or a POST carrying an Idempotency-Key.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    MaxRetryError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+    ResponseError,
+)
+from urllib3.util.retry import Retry
+
+from providers.outcomes import NotSent, Unknown
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class HttpPolicy:
+    # 2 s to connect: a TCP handshake to a healthy provider takes milliseconds; a
+    # provider that cannot accept a connection in 2 s is down, and the request was
+    # never sent, so giving up early is free.
+    connect_timeout_s: float = 2.0
+    # 5 s to read: Stripe answers a confirm in ~0.3-2 s at p99; waiting longer ties
+    # up a worker for an answer that reconciliation can fetch later anyway.
+    read_timeout_s: float = 5.0
+    # Total time of one call including retries and backoff: below the RQ job timeout
+    # (60 s) and the breaker's probe lease, so a call never outlives either.
+    call_budget_s: float = 15.0
+    # At most this many repeats of a safe request (3 attempts in all).
+    max_retries: int = 2
+    # A provider's Retry-After is honoured up to this; a longer wait is the job's to
+    # take (deferral), not a sleeping worker's.
+    retry_after_cap_s: int = 5
+    backoff_factor_s: float = 0.25  # 0.25 s, 0.5 s, 1 s ... between attempts
+    backoff_jitter_s: float = 0.25  # spreads retries of many workers apart
+    backoff_max_s: float = 2.0
+
+    @property
+    def timeout(self) -> tuple[float, float]:
+        return (self.connect_timeout_s, self.read_timeout_s)
+
+
+class BudgetRetry(Retry):
+    """urllib3 Retry that also stops when another attempt would overrun the call budget,
+    and honours Stripe-Should-Retry: false."""
+
+    def __init__(
+        self, *args: Any, deadline: float | None = None, attempt_s: float = 0.0, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+        self.attempt_s = attempt_s
+
+    def new(self, **kw: Any) -> BudgetRetry:
+        kw.setdefault("deadline", self.deadline)
+        kw.setdefault("attempt_s", self.attempt_s)
+        return super().new(**kw)
+
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: Any = None,
+    ) -> BudgetRetry:
+        if response is not None and response.headers.get("Stripe-Should-Retry") == "false":
+            raise MaxRetryError(_pool, url or "", ResponseError("Stripe-Should-Retry: false"))
+        new_retry = super().increment(method, url, response, error, _pool, _stacktrace)
+        if self.deadline is not None:
+            wait_s = new_retry.get_backoff_time()
+            if response is not None and self.respect_retry_after_header:
+                wait_s = max(wait_s, self.get_retry_after(response) or 0.0)
+            if time.monotonic() + wait_s + self.attempt_s > self.deadline:
+                reason = error or ResponseError("call budget exhausted")
+                raise MaxRetryError(_pool, url or "", reason)
+        return new_retry
+
+
+class PolicyAdapter(HTTPAdapter):
+    """Chooses the retry policy per request: safe requests retry, an unkeyed POST never."""
+
+    def __init__(self, policy: HttpPolicy, *, is_keyed_post_retryable: bool) -> None:
+        self.policy = policy
+        self.is_keyed_post_retryable = is_keyed_post_retryable
+        self._local = threading.local()
+        super().__init__(max_retries=self._no_retry())
+
+    # requests reads `self.max_retries` once per send: a thread-local value lets
+    # each request carry its own Retry (with its own deadline) without races.
+    @property
+    def max_retries(self) -> Retry:
+        return getattr(self._local, "retry", None) or self._default_retry
+
+    @max_retries.setter
+    def max_retries(self, value: Retry) -> None:
+        self._default_retry = value
+
+    @staticmethod
+    def _no_retry() -> Retry:
+        return Retry(total=0, read=False, redirect=0, raise_on_status=False)
+
+    def is_safe_to_repeat(self, request: requests.PreparedRequest) -> bool:
+        if request.method in ("GET", "HEAD"):
+            return True
+        return (
+            request.method == "POST"
+            and self.is_keyed_post_retryable
+            and bool(request.headers.get("Idempotency-Key"))
+        )
+
+    def _retry_for(self, request: requests.PreparedRequest) -> Retry:
+        if not self.is_safe_to_repeat(request):
+            return self._no_retry()
+        p = self.policy
+        return BudgetRetry(
+            total=p.max_retries,
+            connect=p.max_retries,
+            read=p.max_retries,
+            status=p.max_retries,
+            other=0,
+            redirect=0,
+            allowed_methods=frozenset({"GET", "HEAD", "POST"}),
+            status_forcelist=RETRY_STATUSES,
+            backoff_factor=p.backoff_factor_s,
+            backoff_jitter=p.backoff_jitter_s,
+            backoff_max=p.backoff_max_s,
+            retry_after_max=p.retry_after_cap_s,
+            respect_retry_after_header=True,
+            raise_on_status=False,
+            deadline=time.monotonic() + p.call_budget_s,
+            attempt_s=p.connect_timeout_s + p.read_timeout_s,
+        )
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        *args: Any,
+        **kwargs: Any,
+    ) -> requests.Response:
+        self._local.retry = self._retry_for(request)
+        try:
+            return super().send(request, *args, **kwargs)
+        finally:
+            self._local.retry = None
+
+
+def build_session(policy: HttpPolicy, *, is_keyed_post_retryable: bool) -> requests.Session:
+    """A session whose every request follows `policy` (set the timeout per call: policy.timeout)."""
+    session = requests.Session()
+    adapter = PolicyAdapter(policy, is_keyed_post_retryable=is_keyed_post_retryable)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The urllib3 error under requests' wrappers (MaxRetryError.reason included)."""
+    seen = exc
+    for _ in range(5):
+        inner: BaseException | None = None
+        if isinstance(seen, MaxRetryError) and seen.reason is not None:
+            inner = seen.reason
+        elif seen.args and isinstance(seen.args[0], BaseException):
+            inner = seen.args[0]
+        if inner is None:
+            return seen
+        seen = inner
+    return seen
+
+
+def classify_exception(exc: requests.RequestException) -> NotSent | Unknown:
+    """Sort a transport error: NotSent if the request provably never left, else Unknown."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return NotSent(f"connect timeout: {exc}")
+    if isinstance(exc, requests.exceptions.SSLError):
+        return NotSent(f"TLS handshake failed: {exc}")
+    if isinstance(exc, requests.ReadTimeout):
+        return Unknown(f"read timeout: {exc}")
+    cause = _root_cause(exc)
+    # NewConnectionError (refused, DNS) subclasses ConnectTimeoutError: both mean not sent.
+    if isinstance(cause, NewConnectionError | ConnectTimeoutError):
+        return NotSent(f"could not connect: {cause}")
+    if isinstance(cause, ReadTimeoutError):
+        return Unknown(f"read timeout: {cause}")
+    if isinstance(cause, ProtocolError):
+        return Unknown(f"connection broken after sending: {cause}")
+    return Unknown(f"{type(exc).__name__}: {exc}")
+
+
+def parse_retry_after(response: requests.Response) -> float | None:
+    raw = response.headers.get("Retry-After")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        return None

@@ -1,0 +1,203 @@
+"""Stripe PaymentIntents over plain requests: the same client talks to Stripe and the sandbox."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+
+from providers.base import Capabilities, ChargeRequest
+from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
+from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Outcome, Succeeded, Unknown
+
+log = logging.getLogger(__name__)
+
+KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for at least 24 hours
+# Replay only while the key is certainly alive: the margin covers clock skew and a
+# reconcile job that starts just before the deadline.
+REPLAY_MARGIN_S = 3600
+# Search is eventually consistent (Stripe: "up to a minute"); "not found" means
+# nothing only after this long.
+SEARCH_LAG_S = 120
+
+
+def _is_within(first_sent_at: datetime | None, seconds: float) -> bool:
+    if first_sent_at is None:
+        return False
+    return (datetime.now(UTC) - first_sent_at).total_seconds() < seconds
+
+
+class StripeProvider:
+    name = "stripe"
+    capabilities = Capabilities(
+        supports_idempotency_keys=True,
+        key_lifetime_s=KEY_LIFETIME_S,
+        can_replay=True,
+        can_lookup_by_id=True,
+        can_lookup_by_reference=True,
+    )
+
+    def __init__(
+        self,
+        api_base: str,
+        secret_key: str,
+        policy: HttpPolicy,
+        default_payment_method: str = "pm_card_visa",
+    ) -> None:
+        self.api_base = api_base.rstrip("/")
+        self.policy = policy
+        self.default_payment_method = default_payment_method
+        self.session = build_session(policy, is_keyed_post_retryable=True)
+        self.session.headers["Authorization"] = f"Bearer {secret_key}"
+
+    # -- calls -------------------------------------------------------------------------
+
+    def charge(self, request: ChargeRequest) -> Outcome:
+        outcome = self._create(request)
+        if isinstance(outcome, Unknown) and "idempotency_error" in outcome.reason:
+            # Same key, different parameters: a bug on our side. Never retried.
+            log.error(
+                "stripe idempotency_error for payment %s key %s: %s",
+                request.payment_id,
+                request.idempotency_key,
+                outcome.reason,
+            )
+        return outcome
+
+    def lookup(self, request: ChargeRequest) -> LookupOutcome:
+        """Replay the create with the same key while Stripe keeps it; else search by metadata."""
+        if request.first_sent_at is None:
+            return Absent("never sent")
+        if _is_within(request.first_sent_at, KEY_LIFETIME_S - REPLAY_MARGIN_S):
+            replayed = self._create(request)
+            if not isinstance(replayed, Unknown):
+                return replayed
+        if request.provider_payment_id:
+            by_id = self._retrieve(request.provider_payment_id)
+            if not isinstance(by_id, Unknown):
+                return by_id
+        return self._search(request)
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    def _create(self, request: ChargeRequest) -> Outcome:
+        form = {
+            "amount": str(request.amount_minor),
+            "currency": request.currency.lower(),
+            "confirm": "true",
+            "payment_method": request.payment_method or self.default_payment_method,
+            "metadata[payment_id]": str(request.payment_id),
+        }
+        if request.order_id is not None:
+            form["metadata[order_id]"] = str(request.order_id)
+        try:
+            response = self.session.post(
+                f"{self.api_base}/v1/payment_intents",
+                data=form,
+                headers={"Idempotency-Key": request.idempotency_key},
+                timeout=self.policy.timeout,
+            )
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        return self._outcome_of(response)
+
+    def _retrieve(self, intent_id: str) -> LookupOutcome:
+        try:
+            response = self.session.get(
+                f"{self.api_base}/v1/payment_intents/{intent_id}", timeout=self.policy.timeout
+            )
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        if response.status_code == 404:
+            return Absent(f"no payment_intent {intent_id}")
+        return self._outcome_of(response)
+
+    def _search(self, request: ChargeRequest) -> LookupOutcome:
+        query = f"metadata['payment_id']:'{request.payment_id}'"
+        try:
+            response = self.session.get(
+                f"{self.api_base}/v1/payment_intents/search",
+                params={"query": query},
+                timeout=self.policy.timeout,
+            )
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        if response.status_code != 200:
+            return self._outcome_of(response)
+        intents = _json(response).get("data") or []
+        if not intents:
+            if _is_within(request.first_sent_at, SEARCH_LAG_S):
+                return Unknown("not found by search yet (search may lag)")
+            return Absent("no payment_intent with this payment_id")
+        succeeded = [i for i in intents if i.get("status") == "succeeded"]
+        if len(succeeded) > 1:
+            log.error(
+                "stripe has %d succeeded intents for payment %s (key %s)",
+                len(succeeded),
+                request.payment_id,
+                request.idempotency_key,
+            )
+        return _intent_outcome(succeeded[0] if succeeded else intents[-1])
+
+    def _outcome_of(self, response: requests.Response) -> Outcome:
+        status = response.status_code
+        body = _json(response)
+        if 200 <= status < 300:
+            return _intent_outcome(body)
+        error = body.get("error") or {}
+        code = error.get("code") or error.get("type") or f"http_{status}"
+        if status == 429:
+            return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
+        if status == 409 and code == "idempotency_key_in_use":
+            # The first request with this key is still running at Stripe: ask again later.
+            return NotSent(
+                "idempotency_key_in_use",
+                retry_after_s=parse_retry_after(response),
+                is_provider_failure=False,
+            )
+        if status >= 500:
+            return Unknown(f"provider error {status}: {error.get('message', '')}")
+        if error.get("type") == "idempotency_error":
+            return Unknown(f"idempotency_error: {error.get('message', '')}")
+        if status in (401, 403):
+            log.error("stripe rejected our API key (%s): check STRIPE_SECRET_KEY", status)
+            return NotSent(f"authentication failed ({status})", is_provider_failure=False)
+        if error.get("type") == "card_error":
+            intent = error.get("payment_intent") or {}
+            return Declined(
+                error.get("decline_code") or code, error.get("message", ""), intent.get("id")
+            )
+        return Declined(code, error.get("message", f"request rejected ({status})"))
+
+
+def _intent_outcome(intent: dict[str, Any]) -> Outcome:
+    intent_id = intent.get("id")
+    status = intent.get("status")
+    if not isinstance(intent_id, str):
+        return Unknown("malformed response: no payment_intent id")
+    if status == "succeeded":
+        return Succeeded(intent_id)
+    if status in ("requires_payment_method", "canceled"):
+        error = intent.get("last_payment_error") or {}
+        return Declined(
+            error.get("decline_code") or error.get("code") or status,
+            error.get("message", ""),
+            intent_id,
+        )
+    if status == "requires_action":
+        return Declined(
+            "requires_action_unsupported",
+            "the card needs authentication, which this checkout does not support",
+            intent_id,
+        )
+    return Unknown(f"payment_intent {intent_id} is {status}")
+
+
+def _json(response: requests.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}

@@ -1,0 +1,1 @@
+"""A stateful, fault-injecting payment provider simulator. Imports nothing from the app."""

@@ -1,0 +1,146 @@
+"""The acquirer dialect: a bank gateway with NO idempotency keys. A repeated POST charges again."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from sandbox.app import RequestFaults, settings, store
+from sandbox.events import create_event
+
+bp = Blueprint("acquirer", __name__)
+
+CARDS = {
+    "card_ok": None,
+    "card_declined": "do_not_honour",
+    "card_insufficient_funds": "insufficient_funds",
+}
+
+
+def _error(status: int, code: str, message: str) -> Response:
+    response = jsonify(error={"code": code, "message": message})
+    response.status_code = status
+    return response
+
+
+@bp.before_request
+def require_api_key() -> Response | None:
+    given = request.headers.get("X-Api-Key", "")
+    if not hmac.compare_digest(given, settings().acquirer_api_key):
+        return _error(401, "unauthorized", "missing or wrong X-Api-Key")
+    return None
+
+
+def _payment_json(row: Any) -> dict[str, Any]:
+    return {
+        key: row[key]
+        for key in ("id", "reference", "amount", "currency", "status", "decline_reason", "created")
+    }
+
+
+@bp.post("/payments")
+def create_payment() -> Response:
+    faults = RequestFaults.draw("acquirer", "create")
+    early = faults.before_provider()
+    if early is not None:
+        return early
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        return _error(400, "invalid_json", "the body must be a JSON object")
+    reference, amount = body.get("reference"), body.get("amount")
+    currency, card = body.get("currency"), body.get("card", "card_ok")
+    if not isinstance(reference, str) or not reference:
+        return _error(400, "invalid_reference", "reference must be a non-empty string")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+        return _error(400, "invalid_amount", "amount must be a positive integer")
+    if not isinstance(currency, str) or len(currency) != 3:
+        return _error(400, "invalid_currency", "currency must be an ISO 4217 code")
+    if card not in CARDS:
+        return _error(400, "invalid_card", f"card must be one of {', '.join(CARDS)}")
+    faults.slow_down()
+    if faults.internal_error_before():
+        return _error(500, "internal_error", "sandbox injected 500 before processing")
+    decline_reason = CARDS[card]
+    payment_id = "acq_" + secrets.token_hex(10)
+    s = store()
+    with s.transaction() as conn:
+        conn.execute(
+            "INSERT INTO acquirer_payments (id, reference, amount, currency, status, "
+            "decline_reason, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                payment_id,
+                reference,
+                amount,
+                currency.upper(),
+                "declined" if decline_reason else "approved",
+                decline_reason,
+                int(time.time()),
+            ),
+        )
+        row = conn.execute("SELECT * FROM acquirer_payments WHERE id = ?", (payment_id,)).fetchone()
+        payment = _payment_json(row)
+        order_ref = body.get("order_reference")
+        s.record_charge(
+            conn,
+            "acquirer",
+            payment_id,
+            reference,
+            str(order_ref) if order_ref is not None else None,
+            amount,
+            currency.upper(),
+            "failed" if decline_reason else "succeeded",
+        )
+        create_event(
+            s,
+            conn,
+            "acquirer",
+            "payment.declined" if decline_reason else "payment.approved",
+            payment,
+        )
+    response = jsonify(payment)
+    response.status_code = 201
+    return faults.after_commit(response)
+
+
+@bp.get("/payments/<payment_id>")
+def retrieve_payment(payment_id: str) -> Response:
+    faults = RequestFaults.draw("acquirer", "retrieve")
+    early = faults.before_provider()
+    if early is not None:
+        return early
+    faults.slow_down()
+    rows = store().query("SELECT * FROM acquirer_payments WHERE id = ?", (payment_id,))
+    if not rows:
+        return _error(404, "not_found", f"no payment {payment_id}")
+    return faults.after_commit(jsonify(_payment_json(rows[0])))
+
+
+@bp.get("/payments")
+def find_payments() -> Response:
+    faults = RequestFaults.draw("acquirer", "search")
+    early = faults.before_provider()
+    if early is not None:
+        return early
+    reference = request.args.get("reference")
+    if not reference:
+        return _error(400, "invalid_reference", "the reference query parameter is required")
+    faults.slow_down()
+    rows = store().query(
+        "SELECT * FROM acquirer_payments WHERE reference = ? ORDER BY created", (reference,)
+    )
+    return faults.after_commit(jsonify(data=[_payment_json(r) for r in rows]))
+
+
+@bp.get("/events")
+def list_events() -> Response:
+    import json
+
+    sql = "SELECT body FROM events WHERE dialect = 'acquirer'"
+    if request.args.get("delivered") == "false":
+        sql += " AND delivered_at IS NULL"
+    rows = store().query(sql + " ORDER BY created DESC, rowid DESC LIMIT 100")
+    return jsonify(data=[json.loads(r["body"]) for r in rows])

@@ -1,0 +1,136 @@
+"""The sandbox's Flask app: both provider dialects plus the /_sandbox control API."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Flask, Response, current_app, jsonify, request
+
+from sandbox.faults import REQUEST_KINDS, Fault, draw_faults
+from sandbox.store import Store
+
+DEFAULT_KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for 24 hours
+
+
+@dataclass
+class SandboxConfig:
+    db_path: str
+    stripe_secret_key: str = "sk_test_sandbox"
+    stripe_webhook_secret: str = "whsec_sandbox"
+    acquirer_api_key: str = "acq_test_sandbox"
+    acquirer_webhook_secret: str = "acqwh_sandbox"
+    webhook_url: str | None = None
+    key_lifetime_s: float = DEFAULT_KEY_LIFETIME_S
+    # Set by the server loop: stop listening for N seconds.
+    refuse: Callable[[float], None] = field(default=lambda seconds: None)
+
+
+class ConnectionDropped(Exception):
+    """The sandbox cut the connection on purpose; nothing is sent back."""
+
+
+def create_app(config: SandboxConfig) -> Flask:
+    from sandbox import acquirer_api, control_api, stripe_api
+
+    app = Flask(__name__)
+    app.config["SANDBOX"] = config
+    app.extensions["sandbox_store"] = Store(config.db_path)
+    app.register_blueprint(stripe_api.bp)
+    app.register_blueprint(acquirer_api.bp, url_prefix="/acquirer")
+    app.register_blueprint(control_api.bp, url_prefix="/_sandbox")
+    app.register_error_handler(ConnectionDropped, lambda exc: Response(status=499))
+    return app
+
+
+def store() -> Store:
+    return current_app.extensions["sandbox_store"]
+
+
+def settings() -> SandboxConfig:
+    return current_app.config["SANDBOX"]
+
+
+def drop_connection() -> None:
+    """Cut the client's connection (RST on close) and stop handling the request."""
+    sock = request.environ.get("werkzeug.socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+    raise ConnectionDropped()
+
+
+@dataclass
+class RequestFaults:
+    """The faults drawn for one request, applied at the phase where each belongs."""
+
+    faults: list[Fault]
+
+    @classmethod
+    def draw(cls, dialect: str, endpoint: str) -> RequestFaults:
+        key = request.headers.get("Idempotency-Key")
+        store().log_request(dialect, endpoint, request.method, key)
+        return cls(draw_faults(store(), REQUEST_KINDS, dialect, endpoint))
+
+    def _first(self, kind: str, **match: Any) -> Fault | None:
+        for fault in self.faults:
+            if fault.kind == kind and all(fault.params.get(k) == v for k, v in match.items()):
+                return fault
+        return None
+
+    def before_provider(self) -> Response | None:
+        """Faults in front of the provider (network, balancer): nothing is processed."""
+        if self._first("reset_before"):
+            drop_connection()
+        for status in (429, 502, 503):
+            fault = self._first("error", status=status, phase="before")
+            if fault:
+                response = jsonify(
+                    error={
+                        "type": "api_error" if status != 429 else "rate_limit_error",
+                        "message": f"sandbox injected {status}",
+                    }
+                )
+                response.status_code = status
+                if fault.params.get("retry_after") is not None:
+                    response.headers["Retry-After"] = str(fault.params["retry_after"])
+                if status == 429:
+                    response.headers["Stripe-Should-Retry"] = "true"
+                return response
+        return None
+
+    def slow_down(self) -> None:
+        """Latency and hangs happen inside the provider, while the request is in flight."""
+        for fault in self.faults:
+            if fault.kind == "latency":
+                time.sleep(float(fault.params["ms"]) / 1000)
+            elif fault.kind == "hang":
+                time.sleep(float(fault.params["seconds"]))
+
+    def internal_error_before(self) -> bool:
+        return self._first("error", status=500, phase="before") is not None
+
+    def after_commit(self, response: Response) -> Response:
+        """Faults after the effect is committed: the client may never learn of it."""
+        fault = self._first("commit_timeout")
+        if fault:
+            time.sleep(float(fault.params["hold_s"]))
+        if self._first("reset_after"):
+            drop_connection()
+        for fault in self.faults:
+            if fault.kind == "error" and fault.params.get("phase") == "after":
+                error = jsonify(
+                    error={
+                        "type": "api_error",
+                        "message": "sandbox injected error after processing",
+                    }
+                )
+                error.status_code = int(fault.params["status"])
+                return error
+        return response

@@ -1,0 +1,106 @@
+"""/_sandbox/: the control API for tests, drills and people (faults, ledger, request log)."""
+
+from __future__ import annotations
+
+import time
+
+from flask import Blueprint, Response, jsonify, request
+
+from sandbox.app import settings, store
+from sandbox.faults import FAULT_KINDS, FaultError, add_fault, clear_faults, list_faults
+
+bp = Blueprint("control", __name__)
+
+
+@bp.get("/health")
+def health() -> Response:
+    return jsonify(status="ok")
+
+
+@bp.get("/faults")
+def get_faults() -> Response:
+    return jsonify(
+        data=list_faults(store()),
+        kinds={
+            kind: {"params": params, "description": text}
+            for kind, (params, text) in FAULT_KINDS.items()
+        },
+    )
+
+
+@bp.post("/faults")
+def post_fault() -> Response | tuple[Response, int]:
+    spec = request.get_json(silent=True)
+    if not isinstance(spec, dict):
+        return jsonify(error="the body must be a JSON object describing a fault"), 400
+    try:
+        fault_id = add_fault(store(), spec)
+    except FaultError as exc:
+        return jsonify(error=str(exc)), 400
+    if spec["kind"] == "refuse":
+        # Applied at once: the listening socket closes for N seconds.
+        settings().refuse(float(spec.get("seconds", FAULT_KINDS["refuse"][0]["seconds"])))
+    return jsonify(id=fault_id), 201
+
+
+@bp.delete("/faults")
+def delete_faults() -> Response:
+    clear_faults(store())
+    return jsonify(status="cleared")
+
+
+@bp.delete("/faults/<int:fault_id>")
+def delete_fault(fault_id: int) -> Response:
+    clear_faults(store(), fault_id)
+    return jsonify(status="cleared")
+
+
+@bp.get("/charges")
+def charges() -> Response:
+    """The ledger of real money movement, and the orders charged more than once."""
+    sql, args = "SELECT * FROM charges WHERE 1=1", []
+    for column in ("payment_ref", "order_ref", "dialect", "status"):
+        if request.args.get(column):
+            sql += f" AND {column} = ?"
+            args.append(request.args[column])
+    rows = [dict(r) for r in store().query(sql + " ORDER BY id", tuple(args))]
+    doubles = store().query(
+        "SELECT dialect, order_ref, COUNT(*) AS n FROM charges WHERE status = 'succeeded' "
+        "AND order_ref IS NOT NULL GROUP BY dialect, order_ref HAVING COUNT(*) > 1"
+    )
+    double_payments = store().query(
+        "SELECT dialect, payment_ref, COUNT(*) AS n FROM charges WHERE status = 'succeeded' "
+        "AND payment_ref IS NOT NULL GROUP BY dialect, payment_ref HAVING COUNT(*) > 1"
+    )
+    return jsonify(
+        data=rows,
+        double_charged_orders=[dict(r) for r in doubles],
+        double_charged_payments=[dict(r) for r in double_payments],
+    )
+
+
+@bp.get("/requests")
+def requests_log() -> Response:
+    """Requests received, optionally since a unix time and for one dialect/endpoint."""
+    sql, args = "SELECT * FROM requests WHERE at >= ?", [request.args.get("since", "0")]
+    for column in ("dialect", "endpoint"):
+        if request.args.get(column):
+            sql += f" AND {column} = ?"
+            args.append(request.args[column])
+    rows = [dict(r) for r in store().query(sql + " ORDER BY id", tuple(args))]
+    return jsonify(count=len(rows), data=rows, now=time.time())
+
+
+@bp.get("/events")
+def events() -> Response:
+    rows = store().query(
+        "SELECT id, dialect, type, created, copies, attempts, delivered_at, "
+        "is_dropped FROM events ORDER BY rowid"
+    )
+    return jsonify(data=[dict(r) for r in rows])
+
+
+@bp.post("/reset")
+def reset() -> Response:
+    store().reset()
+    return jsonify(status="reset")

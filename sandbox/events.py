@@ -1,0 +1,152 @@
+"""Provider events: created with each charge, signed like the real thing, delivered at least once.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import random
+import secrets
+import sqlite3
+import threading
+import time
+from typing import Any
+
+import requests
+
+from sandbox.faults import WEBHOOK_KINDS, draw_faults
+from sandbox.store import Store
+
+log = logging.getLogger("sandbox.webhooks")
+
+MAX_DELIVERY_ATTEMPTS = 8  # then the event stays listed as undelivered for backfill
+DELIVERY_TIMEOUT_S = (2.0, 5.0)  # (connect, read): a receiver should answer in milliseconds
+POLL_INTERVAL_S = 0.1
+
+
+def stripe_signature(secret: str, body: bytes, timestamp: int) -> str:
+    """Stripe's scheme: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">."""
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return f"t={timestamp},v1={mac.hexdigest()}"
+
+
+def acquirer_signature(secret: str, body: bytes, timestamp: int) -> str:
+    """The acquirer's scheme: base64 HMAC-SHA256 of "<timestamp>\\n<body>"."""
+    mac = hmac.new(secret.encode(), f"{timestamp}\n".encode() + body, hashlib.sha256)
+    return base64.b64encode(mac.digest()).decode()
+
+
+def create_event(
+    store: Store, conn: sqlite3.Connection, dialect: str, event_type: str, obj: dict[str, Any]
+) -> str:
+    """Record an event in the caller's transaction, shaped by any webhook faults."""
+    now = int(time.time())
+    if dialect == "stripe":
+        event_id = "evt_" + secrets.token_hex(12)
+        body = {
+            "id": event_id,
+            "object": "event",
+            "type": event_type,
+            "created": now,
+            "livemode": False,
+            "api_version": "2024-06-20",
+            "data": {"object": obj},
+        }
+    else:
+        event_id = "aev_" + secrets.token_hex(12)
+        body = {"event_id": event_id, "type": event_type, "created": now, "payment": obj}
+    copies, delay_s, is_dropped = 1, 0.0, 0
+    for fault in draw_faults(store, WEBHOOK_KINDS, dialect, "webhooks", conn):
+        if fault.kind == "webhook_duplicate":
+            copies = max(copies, int(fault.params["copies"]))
+        elif fault.kind == "webhook_reorder":
+            delay_s += random.uniform(0, float(fault.params["max_delay_s"]))
+        elif fault.kind == "webhook_delay":
+            delay_s += float(fault.params["seconds"])
+        elif fault.kind == "webhook_drop":
+            is_dropped = 1
+    conn.execute(
+        "INSERT INTO events (id, dialect, type, created, body, copies, next_attempt_at, "
+        "is_dropped) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            event_id,
+            dialect,
+            event_type,
+            now,
+            json.dumps(body),
+            copies,
+            time.time() + delay_s,
+            is_dropped,
+        ),
+    )
+    return event_id
+
+
+class Deliverer(threading.Thread):
+    """Posts due events to `<webhook_url>/<dialect>`, retrying non-2xx with backoff."""
+
+    def __init__(self, store: Store, webhook_url: str, secrets_by_dialect: dict[str, str]):
+        super().__init__(name="webhook-deliverer", daemon=True)
+        self.store = store
+        self.webhook_url = webhook_url.rstrip("/")
+        self.secrets = secrets_by_dialect
+        self.session = requests.Session()
+
+    def run(self) -> None:
+        while True:
+            try:
+                if not self.deliver_due():
+                    time.sleep(POLL_INTERVAL_S)
+            except Exception:  # the deliverer must outlive any one bad delivery
+                log.exception("webhook delivery loop failed; continuing")
+                time.sleep(1)
+
+    def deliver_due(self) -> bool:
+        rows = self.store.query(
+            "SELECT * FROM events WHERE delivered_at IS NULL AND is_dropped = 0 "
+            "AND attempts < ? AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT 20",
+            (MAX_DELIVERY_ATTEMPTS, time.time()),
+        )
+        for row in rows:
+            self.deliver(row)
+        return bool(rows)
+
+    def deliver(self, row: sqlite3.Row) -> None:
+        body = row["body"].encode()
+        timestamp = int(time.time())
+        secret = self.secrets[row["dialect"]]
+        if row["dialect"] == "stripe":
+            headers = {"Stripe-Signature": stripe_signature(secret, body, timestamp)}
+        else:
+            headers = {
+                "X-Acquirer-Timestamp": str(timestamp),
+                "X-Acquirer-Signature": acquirer_signature(secret, body, timestamp),
+            }
+        headers["Content-Type"] = "application/json"
+        try:
+            response = self.session.post(
+                f"{self.webhook_url}/{row['dialect']}",
+                data=body,
+                headers=headers,
+                timeout=DELIVERY_TIMEOUT_S,
+            )
+            is_ok = 200 <= response.status_code < 300
+        except requests.RequestException:
+            is_ok = False
+        with self.store.transaction() as conn:
+            if is_ok and row["copies"] > 1:
+                conn.execute("UPDATE events SET copies = copies - 1 WHERE id = ?", (row["id"],))
+            elif is_ok:
+                conn.execute(
+                    "UPDATE events SET delivered_at = ?, attempts = attempts + 1 WHERE id = ?",
+                    (time.time(), row["id"]),
+                )
+            else:
+                backoff_s = min(2 ** row["attempts"], 60) * random.uniform(0.5, 1.0)
+                conn.execute(
+                    "UPDATE events SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?",
+                    (time.time() + backoff_s, row["id"]),
+                )

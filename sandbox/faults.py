@@ -1,0 +1,134 @@
+"""Fault injection: what can go wrong between a client and a provider, on demand.
+
+A fault has a kind, an optional target (dialect `stripe`/`acquirer`, endpoint
+`create`/`retrieve`/`search`/`list`/`events`), a share of matching requests
+(`rate`, 0..1) and optionally a number of requests it applies to (`count`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.store import Store, dumps
+
+# kind -> (parameters with defaults, description) — the list README and --help show.
+FAULT_KINDS: dict[str, tuple[dict[str, Any], str]] = {
+    "latency": ({"ms": 300}, "add latency before answering"),
+    "hang": ({"seconds": 30}, "hold the request for N seconds, then process it"),
+    "error": (
+        {"status": 500, "retry_after": None, "phase": "before"},
+        "answer 500/502/503/429; phase=before: nothing processed (a 500 is stored "
+        "under the idempotency key like Stripe does), phase=after: processed first",
+    ),
+    "reset_before": ({}, "reset the connection before processing"),
+    "reset_after": ({}, "process, then reset the connection without answering"),
+    "commit_timeout": (
+        {"hold_s": 30},
+        "process and commit, then hold the answer past the client's read timeout",
+    ),
+    "refuse": ({"seconds": 5}, "stop listening for N seconds (connection refused)"),
+    "webhook_duplicate": ({"copies": 2}, "deliver each event this many times"),
+    "webhook_reorder": ({"max_delay_s": 2.0}, "delay events randomly so later ones overtake"),
+    "webhook_delay": ({"seconds": 5}, "delay each event's first delivery"),
+    "webhook_drop": ({}, "never deliver the event (it stays listed as undelivered)"),
+}
+# Drawn per request; `refuse` is not among them: it acts once, when it is added.
+REQUEST_KINDS = ("latency", "hang", "error", "reset_before", "reset_after", "commit_timeout")
+WEBHOOK_KINDS = ("webhook_duplicate", "webhook_reorder", "webhook_delay", "webhook_drop")
+
+
+class FaultError(ValueError):
+    """A fault definition was refused; the message names the bad field."""
+
+
+@dataclass
+class Fault:
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def add_fault(store: Store, spec: dict[str, Any]) -> int:
+    """Validate and store a fault; return its id."""
+    kind = spec.get("kind")
+    if kind not in FAULT_KINDS:
+        raise FaultError(f"kind must be one of {', '.join(FAULT_KINDS)}")
+    defaults, _ = FAULT_KINDS[kind]
+    params = {**defaults, **{k: v for k, v in spec.items() if k in defaults}}
+    rate = spec.get("rate", 1.0)
+    if not isinstance(rate, int | float) or not 0 <= rate <= 1:
+        raise FaultError("rate must be a number between 0 and 1")
+    count = spec.get("count")
+    if count is not None and (not isinstance(count, int) or count < 1):
+        raise FaultError("count must be a positive integer")
+    dialect = spec.get("dialect")
+    if dialect not in (None, "stripe", "acquirer"):
+        raise FaultError("dialect must be 'stripe' or 'acquirer'")
+    if kind == "error" and params["status"] not in (500, 502, 503, 429):
+        raise FaultError("status must be 500, 502, 503 or 429")
+    if kind == "error" and params["phase"] not in ("before", "after"):
+        raise FaultError("phase must be 'before' or 'after'")
+    with store.transaction() as conn:
+        cur = conn.execute(
+            "INSERT INTO faults (kind, dialect, endpoint, rate, remaining, params, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (kind, dialect, spec.get("endpoint"), float(rate), count, dumps(params), time.time()),
+        )
+        return int(cur.lastrowid or 0)
+
+
+def list_faults(store: Store) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": r["id"],
+            "kind": r["kind"],
+            "dialect": r["dialect"],
+            "endpoint": r["endpoint"],
+            "rate": r["rate"],
+            "remaining": r["remaining"],
+            **json.loads(r["params"]),
+        }
+        for r in store.query("SELECT * FROM faults ORDER BY id")
+    ]
+
+
+def clear_faults(store: Store, fault_id: int | None = None) -> None:
+    with store.transaction() as conn:
+        if fault_id is None:
+            conn.execute("DELETE FROM faults")
+        else:
+            conn.execute("DELETE FROM faults WHERE id = ?", (fault_id,))
+
+
+def draw_faults(
+    store: Store,
+    kinds: tuple[str, ...],
+    dialect: str,
+    endpoint: str,
+    conn: sqlite3.Connection | None = None,
+) -> list[Fault]:
+    """The faults that hit this request, each drawn by its rate; counted ones are used up.
+
+    Runs in `conn`'s transaction when given, else in a transaction of its own.
+    """
+    if conn is None:
+        with store.transaction() as own:
+            return draw_faults(store, kinds, dialect, endpoint, own)
+    hit: list[Fault] = []
+    rows = conn.execute(
+        f"SELECT * FROM faults WHERE kind IN ({','.join('?' * len(kinds))}) "
+        "AND (dialect IS NULL OR dialect = ?) AND (endpoint IS NULL OR endpoint = ?) "
+        "AND (remaining IS NULL OR remaining > 0) ORDER BY id",
+        (*kinds, dialect, endpoint),
+    ).fetchall()
+    for row in rows:
+        if random.random() >= row["rate"]:
+            continue
+        if row["remaining"] is not None:
+            conn.execute("UPDATE faults SET remaining = remaining - 1 WHERE id = ?", (row["id"],))
+        hit.append(Fault(row["kind"], json.loads(row["params"])))
+    return hit

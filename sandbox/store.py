@@ -1,0 +1,122 @@
+"""The sandbox's state: one SQLite file, so every thread (and process) sees one provider."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS payment_intents (
+    id TEXT PRIMARY KEY, amount INTEGER NOT NULL, currency TEXT NOT NULL,
+    status TEXT NOT NULL, payment_method TEXT, metadata TEXT NOT NULL,
+    last_payment_error TEXT, created INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS acquirer_payments (
+    id TEXT PRIMARY KEY, reference TEXT NOT NULL, amount INTEGER NOT NULL,
+    currency TEXT NOT NULL, status TEXT NOT NULL, decline_reason TEXT,
+    created INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS ix_acq_reference ON acquirer_payments(reference);
+-- Stripe's idempotency layer: a key is in flight until its first request finishes.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    key TEXT PRIMARY KEY, params_hash TEXT NOT NULL, state TEXT NOT NULL,
+    status_code INTEGER, body TEXT, created REAL NOT NULL);
+-- The ledger of real money movement: what a customer's bank statement would show.
+CREATE TABLE IF NOT EXISTS charges (
+    id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, object_id TEXT NOT NULL,
+    payment_ref TEXT, order_ref TEXT, amount INTEGER NOT NULL, currency TEXT NOT NULL,
+    status TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    id TEXT PRIMARY KEY, dialect TEXT NOT NULL, type TEXT NOT NULL, created INTEGER NOT NULL,
+    body TEXT NOT NULL, copies INTEGER NOT NULL DEFAULT 1, attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at REAL NOT NULL, delivered_at REAL, is_dropped INTEGER NOT NULL DEFAULT 0,
+    seq INTEGER);
+CREATE TABLE IF NOT EXISTS faults (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, dialect TEXT, endpoint TEXT,
+    rate REAL NOT NULL DEFAULT 1.0, remaining INTEGER, params TEXT NOT NULL,
+    created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+    id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, endpoint TEXT NOT NULL,
+    method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL);
+"""
+
+
+class Store:
+    """Thread-safe access to the sandbox database (one connection per thread)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._conn().executescript(SCHEMA)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE: one writer at a time, so check-then-write is atomic here."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        return self._conn().execute(sql, args).fetchall()
+
+    def log_request(self, dialect: str, endpoint: str, method: str, key: str | None) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO requests (dialect, endpoint, method, idempotency_key, at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (dialect, endpoint, method, key, time.time()),
+            )
+
+    def record_charge(
+        self,
+        conn: sqlite3.Connection,
+        dialect: str,
+        object_id: str,
+        payment_ref: str | None,
+        order_ref: str | None,
+        amount: int,
+        currency: str,
+        status: str,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO charges (dialect, object_id, payment_ref, order_ref, amount, currency, "
+            "status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (dialect, object_id, payment_ref, order_ref, amount, currency, status, time.time()),
+        )
+
+    def reset(self) -> None:
+        with self.transaction() as conn:
+            for table in (
+                "payment_intents",
+                "acquirer_payments",
+                "idempotency_keys",
+                "charges",
+                "events",
+                "faults",
+                "requests",
+            ):
+                conn.execute(f"DELETE FROM {table}")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
