@@ -173,7 +173,7 @@ def create_payment_intent() -> Response:
         answer = _claim_key(key, params_hash.hexdigest())
         if answer is not None:
             faults.slow_down()
-            return answer
+            return faults.after_commit(answer)
     try:
         faults.slow_down()
         if faults.internal_error_before():

@@ -160,3 +160,29 @@ def csrf_token_from(html: str) -> str:
     match = CSRF_RE.search(html)
     assert match, "page has no CSRF token"
     return match.group(1)
+
+
+@pytest.fixture(scope="session")
+def webhook_receiver() -> Iterator[Any]:
+    from tests.sandbox_support import running_receiver
+
+    with running_receiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="session")
+def live_sandbox(tmp_path_factory: pytest.TempPathFactory, webhook_receiver: Any) -> Iterator[Any]:
+    from tests.sandbox_support import running_sandbox
+
+    with running_sandbox(
+        str(tmp_path_factory.mktemp("sandbox")), "--webhook-url", webhook_receiver.url
+    ) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def sandbox(live_sandbox: Any, webhook_receiver: Any) -> Any:
+    """The live sandbox with no state, no faults and no recorded deliveries."""
+    live_sandbox.reset()
+    webhook_receiver.clear()
+    return live_sandbox

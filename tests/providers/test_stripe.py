@@ -1,0 +1,185 @@
+"""The Stripe client against the live sandbox: every outcome, and resolution of unknowns."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import requests
+
+from devtools.servers import free_port
+from providers.base import ChargeRequest
+from providers.http import HttpPolicy
+from providers.outcomes import Absent, Declined, NotSent, Succeeded, Unknown
+from providers.stripe import StripeProvider
+
+POLICY = HttpPolicy(
+    connect_timeout_s=0.5,
+    read_timeout_s=1.0,
+    call_budget_s=4.0,
+    max_retries=2,
+    retry_after_cap_s=1,
+    backoff_factor_s=0.05,
+    backoff_jitter_s=0.05,
+)
+
+
+def client(sandbox: Any, **kwargs: Any) -> StripeProvider:
+    return StripeProvider(
+        sandbox.url, kwargs.pop("secret_key", "sk_test_sandbox"), POLICY, **kwargs
+    )
+
+
+def charge_request(payment_id: int = 1, **overrides: Any) -> ChargeRequest:
+    fields: dict[str, Any] = {
+        "payment_id": payment_id,
+        "idempotency_key": str(uuid.uuid4()),
+        "amount_minor": 2500,
+        "currency": "EUR",
+        "order_id": 10,
+    }
+    fields.update(overrides)
+    return ChargeRequest(**fields)
+
+
+def sent_now(request: ChargeRequest, ago: timedelta = timedelta(0)) -> ChargeRequest:
+    return ChargeRequest(**{**request.__dict__, "first_sent_at": datetime.now(UTC) - ago})
+
+
+def test_successful_charge(sandbox: Any) -> None:
+    outcome = client(sandbox).charge(charge_request())
+    assert isinstance(outcome, Succeeded) and outcome.provider_payment_id.startswith("pi_")
+    assert sandbox.succeeded_charges("1") == 1
+
+
+@pytest.mark.parametrize(
+    ("method", "code"),
+    [
+        ("pm_card_chargeDeclined", "generic_decline"),
+        ("pm_card_chargeDeclinedInsufficientFunds", "insufficient_funds"),
+        ("pm_card_authenticationRequired", "requires_action_unsupported"),
+    ],
+)
+def test_declines_carry_their_code(sandbox: Any, method: str, code: str) -> None:
+    outcome = client(sandbox).charge(charge_request(payment_method=method))
+    assert isinstance(outcome, Declined)
+    assert outcome.code == code
+    assert sandbox.succeeded_charges("1") == 0
+
+
+def test_one_commit_then_timeout_is_resolved_by_the_keyed_retry(sandbox: Any) -> None:
+    sandbox.add_fault("commit_timeout", hold_s=3, count=1, dialect="stripe", endpoint="create")
+    outcome = client(sandbox).charge(charge_request())
+    assert isinstance(outcome, Succeeded)  # the HTTP layer replayed with the same key
+    assert len(sandbox.requests_log(endpoint="create")) == 2
+    assert sandbox.succeeded_charges("1") == 1
+
+
+def test_commit_then_timeout_is_unknown_and_replay_resolves_it(sandbox: Any) -> None:
+    fault = sandbox.add_fault("commit_timeout", hold_s=3, dialect="stripe", endpoint="create")
+    stripe = client(sandbox)
+    request = charge_request()
+    first = stripe.charge(request)
+    assert isinstance(first, Unknown), first  # never Declined: it went through
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)  # provider recovers
+    resolved = stripe.lookup(sent_now(request))
+    assert isinstance(resolved, Succeeded)
+    assert sandbox.succeeded_charges("1") == 1
+    assert len(sandbox.requests_log(endpoint="create")) >= 3  # every attempt used the key
+
+
+def test_reset_before_processing_is_unknown_then_replay_charges_once(sandbox: Any) -> None:
+    # The retry layer repeats the keyed POST; the fault hits every attempt of the first call.
+    fault = sandbox.add_fault("reset_before", dialect="stripe", endpoint="create")
+    stripe = client(sandbox)
+    request = charge_request()
+    assert isinstance(stripe.charge(request), Unknown)
+    assert sandbox.succeeded_charges("1") == 0
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
+    assert isinstance(stripe.lookup(sent_now(request)), Succeeded)
+    assert sandbox.succeeded_charges("1") == 1
+
+
+def test_refused_connection_is_not_sent() -> None:
+    stripe = StripeProvider(f"http://127.0.0.1:{free_port()}", "sk_test_sandbox", POLICY)
+    outcome = stripe.charge(charge_request())
+    assert isinstance(outcome, NotSent)
+    assert outcome.is_provider_failure
+
+
+def test_refuse_fault_stops_the_sandbox_listening(sandbox: Any) -> None:
+    sandbox.add_fault("refuse", seconds=1.5)
+    import time
+
+    time.sleep(0.4)  # the listening socket closes within one poll interval
+    assert isinstance(client(sandbox).charge(charge_request()), NotSent)
+    time.sleep(1.6)
+    assert isinstance(client(sandbox).charge(charge_request(payment_id=2)), Succeeded)
+
+
+def test_rate_limited_is_not_sent_with_retry_after(sandbox: Any) -> None:
+    sandbox.add_fault("error", status=429, retry_after=7, dialect="stripe", endpoint="create")
+    outcome = client(sandbox).charge(charge_request())
+    assert isinstance(outcome, NotSent)
+    assert outcome.retry_after_s == 7
+    assert sandbox.succeeded_charges("1") == 0
+
+
+def test_stored_500_is_unknown_and_replayed_as_stored(sandbox: Any) -> None:
+    sandbox.add_fault("error", status=500, count=1, dialect="stripe", endpoint="create")
+    stripe = client(sandbox)
+    request = charge_request()
+    assert isinstance(stripe.charge(request), Unknown)
+    # Replays return the stored 500; search finds nothing but may lag: still unknown.
+    assert isinstance(stripe.lookup(sent_now(request)), Unknown)
+    # Once search is authoritative, "nothing there" is an answer: never charged.
+    assert isinstance(stripe.lookup(sent_now(request, timedelta(minutes=10))), Absent)
+    assert sandbox.succeeded_charges("1") == 0
+
+
+def test_same_key_with_different_parameters_is_an_unknown_bug(sandbox: Any) -> None:
+    stripe = client(sandbox)
+    request = charge_request()
+    assert isinstance(stripe.charge(request), Succeeded)
+    tampered = ChargeRequest(**{**request.__dict__, "amount_minor": 9999})
+    outcome = stripe.charge(tampered)
+    assert isinstance(outcome, Unknown) and "idempotency_error" in outcome.reason
+    assert len(sandbox.requests_log(endpoint="create")) == 2  # never retried
+    assert sandbox.succeeded_charges("1") == 1
+
+
+def test_key_in_flight_is_not_sent(sandbox: Any) -> None:
+    sandbox.add_fault("hang", seconds=0.8, count=1, dialect="stripe", endpoint="create")
+    stripe = client(sandbox)
+    request = charge_request()
+    first: list[Any] = []
+    thread = threading.Thread(target=lambda: first.append(stripe.charge(request)))
+    thread.start()
+    import time
+
+    time.sleep(0.3)
+    second = client(sandbox).charge(request)
+    thread.join()
+    assert isinstance(second, NotSent) and second.reason == "idempotency_key_in_use"
+    assert not second.is_provider_failure
+    assert isinstance(first[0], Succeeded)
+    assert sandbox.succeeded_charges("1") == 1
+
+
+def test_lookup_after_key_lifetime_searches_instead_of_replaying(sandbox: Any) -> None:
+    stripe = client(sandbox)
+    request = charge_request()
+    assert isinstance(stripe.charge(request), Succeeded)
+    old = sent_now(request, timedelta(hours=25))
+    assert isinstance(stripe.lookup(old), Succeeded)
+    assert len(sandbox.requests_log(endpoint="create")) == 1  # no replay after the lifetime
+    assert len(sandbox.requests_log(endpoint="search")) == 1
+
+
+def test_wrong_api_key_is_not_sent(sandbox: Any) -> None:
+    outcome = client(sandbox, secret_key="sk_wrong").charge(charge_request())
+    assert isinstance(outcome, NotSent) and "authentication" in outcome.reason
+    assert not outcome.is_provider_failure

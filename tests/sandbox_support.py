@@ -1,0 +1,142 @@
+"""A live sandbox process and a webhook receiver for tests (real HTTP, real sockets)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from devtools.servers import free_port, wait_for_port
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Sandbox:
+    url: str
+    port: int
+
+    def reset(self) -> None:
+        requests.post(f"{self.url}/_sandbox/reset", timeout=5).raise_for_status()
+
+    def add_fault(self, kind: str, **spec: Any) -> int:
+        response = requests.post(
+            f"{self.url}/_sandbox/faults", json={"kind": kind, **spec}, timeout=5
+        )
+        assert response.status_code == 201, response.text
+        return int(response.json()["id"])
+
+    def clear_faults(self) -> None:
+        requests.delete(f"{self.url}/_sandbox/faults", timeout=5).raise_for_status()
+
+    def charges(self, **filters: str) -> dict[str, Any]:
+        return requests.get(f"{self.url}/_sandbox/charges", params=filters, timeout=5).json()
+
+    def succeeded_charges(self, payment_ref: str) -> int:
+        return len(self.charges(payment_ref=payment_ref, status="succeeded")["data"])
+
+    def requests_log(self, **filters: str) -> list[dict[str, Any]]:
+        return requests.get(f"{self.url}/_sandbox/requests", params=filters, timeout=5).json()[
+            "data"
+        ]
+
+    def events(self) -> list[dict[str, Any]]:
+        return requests.get(f"{self.url}/_sandbox/events", timeout=5).json()["data"]
+
+
+@contextmanager
+def running_sandbox(tmp_dir: str, *extra_args: str) -> Iterator[Sandbox]:
+    port = free_port()
+    log = open(Path(tmp_dir) / f"sandbox-{port}.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sandbox",
+            "--port",
+            str(port),
+            "--db",
+            str(Path(tmp_dir) / f"sandbox-{port}.db"),
+            *extra_args,
+        ],
+        cwd=PROJECT_DIR,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port)
+        yield Sandbox(f"http://127.0.0.1:{port}", port)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@dataclass
+class Delivery:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.body)  # type: ignore[no-any-return]
+
+
+@dataclass
+class Receiver:
+    """Records webhook deliveries; answers `fail_next` of them with 500."""
+
+    url: str
+    deliveries: list[Delivery] = field(default_factory=list)
+    fail_next: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.deliveries.clear()
+            self.fail_next = 0
+
+
+@contextmanager
+def running_receiver() -> Iterator[Receiver]:
+    port = free_port()
+    receiver = Receiver(f"http://127.0.0.1:{port}/hooks")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            with receiver.lock:
+                failing = receiver.fail_next > 0
+                if failing:
+                    receiver.fail_next -= 1
+                else:
+                    receiver.deliveries.append(Delivery(self.path, dict(self.headers), body))
+            self.send_response(500 if failing else 200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
