@@ -1,4 +1,4 @@
-"""Provider events: created with each charge, signed like the real thing, delivered at least once."""
+"""Provider events: created with each charge, signed like the real thing, delivered >= once."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ class Delivery:
 
     @property
     def json(self) -> dict[str, Any]:
-        return json.loads(self.body)  # type: ignore[no-any-return]
+        return json.loads(self.body)
 
 
 @dataclass

@@ -85,7 +85,12 @@ def test_keys_expire_after_their_lifetime(tmp_path: Any) -> None:
 
 
 def test_double_charges_are_visible_in_the_ledger(sandbox: Any) -> None:
-    body = {"reference": "ref-1", "amount": 100, "currency": "EUR", "order_reference": 77}
+    body: dict[str, Any] = {
+        "reference": "ref-1",
+        "amount": 100,
+        "currency": "EUR",
+        "order_reference": 77,
+    }
     for _ in range(2):  # the acquirer has no keys: a blind retry charges twice
         requests.post(
             f"{sandbox.url}/acquirer/payments",

@@ -1,0 +1,48 @@
+"""supervisor/ configs come from one renderer and one list of providers."""
+
+from __future__ import annotations
+
+import configparser
+from pathlib import Path
+
+import pytest
+
+from devtools.supervisor_conf import STOP_WAIT_S, Layout, checked_in_layout, render
+from jobs.queues import JOB_TIMEOUT_S
+
+SUPERVISOR_DIR = Path(__file__).resolve().parent.parent / "supervisor"
+
+
+@pytest.mark.parametrize("mode", ["production", "dev"])
+def test_checked_in_config_matches_the_renderer(mode: str) -> None:
+    checked_in = (SUPERVISOR_DIR / f"{mode}.conf").read_text()
+    assert checked_in == render(checked_in_layout(mode)), (
+        f"supervisor/{mode}.conf is stale: python -m devtools.supervisor_conf {mode} > "
+        f"supervisor/{mode}.conf"
+    )
+
+
+def test_one_worker_program_per_provider_queue() -> None:
+    layout = Layout(
+        project_dir="/app",
+        run_dir="/run",
+        bin_dir="/venv/bin",
+        is_dev=False,
+        web_bind="0.0.0.0:8000",
+        web_workers=2,
+        providers=["stripe", "adyen"],
+    )
+    parser = configparser.RawConfigParser()
+    parser.read_string(render(layout))
+    workers = {s: parser[s] for s in parser.sections() if s.startswith("program:worker-")}
+    assert set(workers) == {
+        "program:worker-stripe",
+        "program:worker-adyen",
+        "program:worker-maintenance",
+    }
+    assert workers["program:worker-adyen"]["command"].endswith("worker payments-adyen")
+    for section in workers.values():
+        assert int(section["stopwaitsecs"]) == STOP_WAIT_S > JOB_TIMEOUT_S
+        assert section["stopsignal"] == "TERM"
+    assert "program:redis" not in parser.sections()  # production brings its own Redis
+    assert "program:sandbox" not in parser.sections()
