@@ -46,11 +46,14 @@ def register_extensions(app: Flask) -> None:
 
 
 def register_blueprints(app: Flask) -> None:
-    from blueprints import auth, health, shop
+    from blueprints import api, auth, checkout, errors, health, shop
 
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(shop.bp)
+    app.register_blueprint(checkout.bp)
+    app.register_blueprint(api.bp)
+    errors.register(app)
 
 
 def register_template_helpers(app: Flask) -> None:

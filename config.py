@@ -110,6 +110,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         "REMEMBER_COOKIE_SECURE": is_production,
+        # Largest request body accepted (pages, API, webhooks): larger ones get 413.
+        "MAX_CONTENT_LENGTH": _int(env, "MAX_CONTENT_LENGTH", 64 * 1024),
         # Money limits: one payment or wallet operation never exceeds this.
         "MAX_AMOUNT_MINOR": _int(env, "MAX_AMOUNT_MINOR", 1_000_000),
         "CURRENCIES": [c.upper() for c in _list(env, "CURRENCIES", "EUR,USD,GBP")],
@@ -121,6 +123,15 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "PROVIDER_CALL_BUDGET_S": _float(env, "PROVIDER_CALL_BUDGET_S", 15.0),
         "PROVIDER_MAX_RETRIES": _int(env, "PROVIDER_MAX_RETRIES", 2),
         "PROVIDER_RETRY_AFTER_CAP_S": _int(env, "PROVIDER_RETRY_AFTER_CAP_S", 5),
+        # Reconciliation of unknown outcomes: growing delays between lookups, then review.
+        "RECONCILE_DELAYS_S": [int(v) for v in _list(env, "RECONCILE_DELAYS_S",
+                                                      "60,300,900,3600,21600")],
+        "RECONCILE_MAX_ATTEMPTS": _int(env, "RECONCILE_MAX_ATTEMPTS", 8),
+        # A pending payment untouched this long has lost its job (worker killed, Redis
+        # flushed, enqueue failed): the sweep enqueues it again.
+        "PENDING_SWEEP_GRACE_S": _int(env, "PENDING_SWEEP_GRACE_S", 30),
+        # How long a charge is deferred when the provider was provably not reached.
+        "CHARGE_DEFER_S": _int(env, "CHARGE_DEFER_S", 15),
         "STRIPE_API_BASE": env.get("STRIPE_API_BASE", sandbox_url),
         "STRIPE_SECRET_KEY": _secret(
             env, "STRIPE_SECRET_KEY", DEV_STRIPE_SECRET_KEY, is_production

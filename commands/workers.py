@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import click
@@ -74,8 +73,4 @@ def scheduler_command() -> None:
     cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
     for func, interval_s in PERIODIC_JOBS:
         cron.register(func, queue_name=MAINTENANCE_QUEUE, interval=interval_s)
-    if not PERIODIC_JOBS:
-        log.info("scheduler: no periodic jobs registered; idling")
-        while True:
-            time.sleep(3600)
     cron.start()

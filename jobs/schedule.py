@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# Filled by the capabilities that need sweeps (stale pending payments, due
-# reconciliations, webhook backfill); each entry runs on the maintenance queue.
-PERIODIC_JOBS: list[tuple[Callable[..., Any], int]] = []
+from jobs.payments import sweep_pending_payments_job, sweep_unknown_payments_job
+
+# Each runs on the maintenance queue; the sweeps only enqueue, so they are cheap.
+PERIODIC_JOBS: list[tuple[Callable[..., Any], int]] = [
+    (sweep_pending_payments_job, 30),
+    (sweep_unknown_payments_job, 30),
+]

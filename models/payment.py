@@ -4,7 +4,7 @@ import enum
 import uuid
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstraint, Uuid
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstraint, Uuid, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
@@ -49,6 +49,9 @@ ALLOWED_TRANSITIONS: dict[PaymentStatus, frozenset[PaymentStatus]] = {
 }
 
 
+ACTIVE_ORDER_PAYMENT_SQL = "status IN ('pending', 'unknown', 'succeeded', 'needs_review')"
+
+
 class PaymentPurpose(enum.StrEnum):
     ORDER = "order"
     WALLET_TOPUP = "wallet_topup"
@@ -72,6 +75,13 @@ class Payment(db.Model):  # type: ignore[name-defined]
         # The sweeps and the admin look payments up by status and due time.
         Index("ix_payments_status_next_reconcile_at", "status", "next_reconcile_at"),
         Index("ix_payments_status_created_at", "status", "created_at"),
+        # One payment in progress or done per order: a second tab or a second render of
+        # the checkout page (another key) cannot start a second charge. Failed ones don't count.
+        Index(
+            "uq_payments_active_order", "order_id", unique=True,
+            postgresql_where=text(ACTIVE_ORDER_PAYMENT_SQL),
+            sqlite_where=text(ACTIVE_ORDER_PAYMENT_SQL),
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -89,10 +99,16 @@ class Payment(db.Model):  # type: ignore[name-defined]
     )
     provider_payment_id: Mapped[str | None] = mapped_column(String(255))
     decline_code: Mapped[str | None] = mapped_column(String(64))
-    # "Never sent" is a recorded fact: first_sent_at stays NULL until a request left us.
+    # "Never sent" is a recorded fact: first_sent_at is set (committed) before every
+    # call and cleared again only when the call provably never reached the provider.
     first_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     last_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     send_count: Mapped[int] = mapped_column(default=0)
+    # A charge job holds this lease while it talks to the provider, so a second job
+    # (a sweep, a retry) never sends the same payment concurrently.
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # A deferred charge (provider unreachable, rate limited, breaker open) is due then.
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     next_reconcile_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     reconcile_attempts: Mapped[int] = mapped_column(default=0)
     last_error: Mapped[str | None] = mapped_column(String(500))

@@ -23,6 +23,7 @@ class AcquirerProvider:
     capabilities = Capabilities(
         supports_idempotency_keys=False,
         key_lifetime_s=None,
+        replay_window_s=None,
         can_replay=False,
         can_lookup_by_id=True,
         can_lookup_by_reference=True,

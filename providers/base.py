@@ -15,6 +15,8 @@ class Capabilities:
 
     supports_idempotency_keys: bool
     key_lifetime_s: float | None  # how long the provider remembers a key (None: no keys)
+    # How long after the first send a replay with the same key is certainly safe.
+    replay_window_s: float | None
     can_replay: bool  # re-sending with the same key returns the stored result
     can_lookup_by_id: bool
     can_lookup_by_reference: bool

@@ -34,6 +34,7 @@ class StripeProvider:
     capabilities = Capabilities(
         supports_idempotency_keys=True,
         key_lifetime_s=KEY_LIFETIME_S,
+        replay_window_s=KEY_LIFETIME_S - REPLAY_MARGIN_S,
         can_replay=True,
         can_lookup_by_id=True,
         can_lookup_by_reference=True,
@@ -70,7 +71,7 @@ class StripeProvider:
         """Replay the create with the same key while Stripe keeps it; else search by metadata."""
         if request.first_sent_at is None:
             return Absent("never sent")
-        if _is_within(request.first_sent_at, KEY_LIFETIME_S - REPLAY_MARGIN_S):
+        if _is_within(request.first_sent_at, self.capabilities.replay_window_s or 0):
             replayed = self._create(request)
             if not isinstance(replayed, Unknown):
                 return replayed

@@ -17,19 +17,19 @@ from tests.factories import make_customer, make_order, make_payment, make_wallet
 
 
 def test_idempotency_key_is_unique(app_ctx: Flask) -> None:
-    order = make_order(make_customer())
+    customer = make_customer()
     key = uuid.uuid4()
-    make_payment(order, key=key)
+    make_payment(make_order(customer), key=key)
     db.session.commit()
     with pytest.raises(IntegrityError, match="uq_payments_idempotency_key"):
-        make_payment(order, key=key)
+        make_payment(make_order(customer), key=key)
     db.session.rollback()
     assert db.session.query(Payment).count() == 1
 
 
 def test_provider_payment_id_is_unique_per_provider(app_ctx: Flask) -> None:
-    order = make_order(make_customer())
-    first, second = make_payment(order), make_payment(order)
+    customer = make_customer()
+    first, second = make_payment(make_order(customer)), make_payment(make_order(customer))
     first.provider_payment_id = "pi_1"
     db.session.flush()
     second.provider_payment_id = "pi_1"
@@ -75,6 +75,19 @@ def test_webhook_event_is_unique_per_provider(app_ctx: Flask) -> None:
     with pytest.raises(IntegrityError):
         db.session.flush()
     db.session.rollback()
+
+
+def test_one_active_payment_per_order(app_ctx: Flask) -> None:
+    order = make_order(make_customer())
+    first = make_payment(order)
+    db.session.commit()
+    with pytest.raises(IntegrityError, match="uq_payments_active_order"):
+        make_payment(order)
+    db.session.rollback()
+    first.status = PaymentStatus.FAILED  # a failed attempt leaves room for a new one
+    db.session.commit()
+    make_payment(order)
+    db.session.commit()
 
 
 def test_status_is_checked_by_the_database(app_ctx: Flask) -> None:

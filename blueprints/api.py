@@ -1,0 +1,85 @@
+"""The JSON API for programmatic clients: the same services as the pages, bearer-token auth."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import Blueprint, g, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from extensions import csrf, db
+from services.checkout import (
+    create_order,
+    owned_order,
+    owned_payment,
+    parse_idempotency_key,
+    parse_items,
+    start_order_payment,
+)
+from services.customers import customer_for_token
+from services.errors import ClientError
+from services.presenters import order_json, payment_json
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry one
+
+
+def api_error(status: int, code: str, message: str, **details: Any) -> ResponseReturnValue:
+    return jsonify(error={"code": code, "message": message, **details}), status
+
+
+def token_required(view: Callable[..., ResponseReturnValue]) -> Callable[..., ResponseReturnValue]:
+    @wraps(view)
+    def wrapper(*args: Any, **kwargs: Any) -> ResponseReturnValue:
+        header = request.headers.get("Authorization", "")
+        token = header[7:].strip() if header.startswith("Bearer ") else ""
+        customer = customer_for_token(token) if token else None
+        if customer is None:
+            return api_error(401, "unauthorized", "send 'Authorization: Bearer <token>'")
+        g.customer = customer
+        return view(*args, **kwargs)
+
+    return wrapper
+
+
+@bp.errorhandler(ClientError)
+def client_error(exc: ClientError) -> ResponseReturnValue:
+    db.session.rollback()
+    return api_error(exc.status, exc.code, str(exc), **exc.details)
+
+
+def _json_body() -> dict[str, Any]:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ClientError("the body must be a JSON object", code="invalid_json")
+    return body
+
+
+@bp.post("/orders")
+@token_required
+def post_order() -> ResponseReturnValue:
+    order = create_order(g.customer, parse_items(_json_body().get("items")))
+    return jsonify(order_json(order)), 201
+
+
+@bp.get("/orders/<int:order_id>")
+@token_required
+def get_order(order_id: int) -> ResponseReturnValue:
+    return jsonify(order_json(owned_order(g.customer, order_id)))
+
+
+@bp.post("/orders/<int:order_id>/payments")
+@token_required
+def post_payment(order_id: int) -> ResponseReturnValue:
+    key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
+    payment, is_new = start_order_payment(g.customer, order_id, key)
+    return jsonify(payment_json(payment)), 201 if is_new else 200
+
+
+@bp.get("/payments/<int:payment_id>")
+@token_required
+def get_payment(payment_id: int) -> ResponseReturnValue:
+    payment = owned_payment(g.customer, payment_id)
+    return jsonify(payment_json(payment))

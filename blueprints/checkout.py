@@ -1,0 +1,144 @@
+"""Cart, order, checkout, pay and payment status pages (server-rendered, no JavaScript needed)."""
+
+from __future__ import annotations
+
+import uuid
+
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask.typing import ResponseReturnValue
+from flask_login import current_user, login_required
+from sqlalchemy import select
+
+from extensions import db
+from models import Order, OrderStatus, Product
+from services.checkout import (
+    MAX_QUANTITY,
+    create_order,
+    existing_active_payment,
+    owned_order,
+    owned_payment,
+    parse_idempotency_key,
+    recent_orders,
+    start_order_payment,
+)
+from services.errors import ClientError, NotFoundError
+
+bp = Blueprint("checkout", __name__)
+
+STATUS_REFRESH_S = 2  # the status page reloads itself this often until the payment is final
+
+
+def _cart() -> dict[str, int]:
+    cart = session.get("cart")
+    return cart if isinstance(cart, dict) else {}
+
+
+@bp.post("/cart/add")
+def add_to_cart() -> ResponseReturnValue:
+    sku = request.form.get("sku", "")
+    try:
+        quantity = int(request.form.get("quantity", "1"))
+    except ValueError:
+        quantity = 0
+    product = db.session.scalar(select(Product).where(Product.sku == sku,
+                                                      Product.is_active.is_(True)))
+    if product is None or not 1 <= quantity <= MAX_QUANTITY:
+        flash(f"Choose a product from the catalog and 1 to {MAX_QUANTITY} pieces.", "error")
+        return redirect(url_for("shop.catalog"))
+    cart = _cart()
+    cart[sku] = min(cart.get(sku, 0) + quantity, MAX_QUANTITY)
+    session["cart"] = cart
+    flash(f"Added {product.name}.", "ok")
+    return redirect(url_for("checkout.cart"))
+
+
+@bp.get("/cart")
+def cart() -> ResponseReturnValue:
+    quantities = _cart()
+    products = db.session.scalars(select(Product).where(Product.sku.in_(quantities))).all()
+    lines = [(p, quantities[p.sku]) for p in products]
+    total = sum(p.price_minor * qty for p, qty in lines)
+    currency = products[0].currency if products else "EUR"
+    return render_template("checkout/cart.html", lines=lines, total=total, currency=currency)
+
+
+@bp.post("/cart/clear")
+def clear_cart() -> ResponseReturnValue:
+    session.pop("cart", None)
+    return redirect(url_for("checkout.cart"))
+
+
+@bp.post("/orders")
+@login_required
+def place_order() -> ResponseReturnValue:
+    try:
+        order = create_order(current_user, _cart())
+    except ClientError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("checkout.cart"))
+    session.pop("cart", None)
+    return redirect(url_for("checkout.checkout", order_id=order.id), code=303)
+
+
+@bp.get("/orders")
+@login_required
+def orders() -> ResponseReturnValue:
+    return render_template("checkout/orders.html", orders=recent_orders(current_user))
+
+
+@bp.get("/orders/<int:order_id>/checkout")
+@login_required
+def checkout(order_id: int) -> ResponseReturnValue:
+    order = _order_or_404(order_id)
+    active = existing_active_payment(order)
+    if active is not None:
+        return redirect(url_for("checkout.payment_status", payment_id=active.id))
+    # The payment's idempotency key is born here, with the customer's intent: a double
+    # click, a resubmit or this page in two tabs all carry the same key.
+    return render_template("checkout/checkout.html", order=order,
+                           idempotency_key=uuid.uuid4(), is_open=order.status == OrderStatus.OPEN)
+
+
+@bp.post("/orders/<int:order_id>/pay")
+@login_required
+def pay(order_id: int) -> ResponseReturnValue:
+    try:
+        key = parse_idempotency_key(request.form.get("idempotency_key"))
+        payment, _ = start_order_payment(current_user, order_id, key)
+    except NotFoundError:
+        abort(404)
+    except ClientError as exc:
+        db.session.rollback()
+        payment_id = exc.details.get("payment_id")
+        if isinstance(payment_id, int):
+            return redirect(url_for("checkout.payment_status", payment_id=payment_id), code=303)
+        flash(str(exc), "error")
+        return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
+    return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
+
+
+@bp.get("/payments/<int:payment_id>")
+@login_required
+def payment_status(payment_id: int) -> ResponseReturnValue:
+    try:
+        payment = owned_payment(current_user, payment_id)
+    except NotFoundError:
+        abort(404)
+    return render_template("checkout/payment.html", payment=payment,
+                           refresh_s=None if payment.status.is_final else STATUS_REFRESH_S)
+
+
+def _order_or_404(order_id: int) -> Order:
+    try:
+        return owned_order(current_user, order_id)
+    except NotFoundError:
+        abort(404)

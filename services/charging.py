@@ -1,0 +1,206 @@
+"""The charge and reconcile use cases run by the provider workers.
+
+Both are safe to run twice or concurrently: a lease on the payment row (a
+conditional UPDATE, so it works across hosts) lets one job at a time talk to
+the provider about a payment, and every result goes through the state machine.
+Each use case is three steps with a commit between them, so a crash at any
+point leaves a state the sweeps recover from:
+  1. claim: lease + "may have been sent" recorded (commit) -- recovery: lease expiry
+  2. call the provider (no transaction open)
+  3. apply the outcome (commit), then enqueue follow-up jobs
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import CursorResult, or_, update
+
+from extensions import db
+from jobs.queues import JOB_TIMEOUT_S
+from models import Payment, PaymentStatus, TransitionSource
+from models.types import utcnow
+from providers.base import ChargeRequest
+from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Succeeded, Unknown
+from services import queueing
+from services.payment_state import lock_payment, move
+from services.provider_clients import provider_for
+
+log = logging.getLogger(__name__)
+
+# A charge job holds the payment this long at most: the RQ job timeout, which is
+# longer than any provider call budget, so a live job never loses its lease.
+LEASE_S = JOB_TIMEOUT_S
+
+FollowUp = Callable[[], object]  # what to enqueue once the transaction has committed
+
+
+def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> ChargeRequest:
+    return ChargeRequest(payment_id=payment.id, idempotency_key=str(payment.idempotency_key),
+                         amount_minor=payment.amount_minor, currency=payment.currency,
+                         order_id=payment.order_id,
+                         provider_payment_id=payment.provider_payment_id,
+                         first_sent_at=first_sent_at)
+
+
+def _claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | None:
+    """Take the payment's lease if it is in `status` and nobody holds it; None otherwise."""
+    result: CursorResult[Any] = db.session.execute(  # type: ignore[assignment]
+        update(Payment)
+        .where(Payment.id == payment_id, Payment.status == status,
+               or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now))
+        .values(lease_expires_at=now + timedelta(seconds=LEASE_S))
+    )
+    if not result.rowcount:
+        db.session.commit()
+        return None
+    return lock_payment(payment_id)
+
+
+def _mark_sending(payment: Payment, now: datetime) -> datetime | None:
+    """Record that a request may leave now; return the previous first_sent_at."""
+    previous = payment.first_sent_at
+    payment.first_sent_at = previous or now
+    payment.last_sent_at = now
+    payment.send_count += 1
+    return previous
+
+
+def charge_payment(payment_id: int) -> None:
+    """Charge a pending payment once. Returns early if it is not pending or is leased."""
+    now = utcnow()
+    payment = _claim(payment_id, PaymentStatus.PENDING, now)
+    if payment is None:
+        return
+    previously_sent = _mark_sending(payment, now)
+    request = charge_request_for(payment, previously_sent)
+    provider_name = payment.provider
+    db.session.commit()
+
+    outcome = provider_for(provider_name).charge(request)
+
+    payment = lock_payment(payment_id)
+    assert payment is not None
+    payment.lease_expires_at = None
+    follow_up = _apply(payment, outcome, TransitionSource.CHARGE, previously_sent)
+    db.session.commit()
+    follow_up()
+
+
+def reconcile_payment(payment_id: int) -> None:
+    """Ask the provider what happened to an unknown payment; resolve, retry later or escalate."""
+    now = utcnow()
+    payment = _claim(payment_id, PaymentStatus.UNKNOWN, now)
+    if payment is None:
+        return
+    payment.reconcile_attempts += 1
+    request = charge_request_for(payment, payment.first_sent_at)
+    provider = provider_for(payment.provider)
+    db.session.commit()
+
+    outcome: LookupOutcome = provider.lookup(request)
+    if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
+        # The key-less provider has no such payment: it was never charged, so send it
+        # now (we hold the lease; the client looks up once more right before sending).
+        payment = lock_payment(payment_id)
+        assert payment is not None
+        _mark_sending(payment, utcnow())
+        db.session.commit()
+        outcome = provider.charge(request)
+
+    payment = lock_payment(payment_id)
+    assert payment is not None
+    payment.lease_expires_at = None
+    if isinstance(outcome, Absent):
+        # Keyed provider: it answered an error and keeps no record of the payment
+        # (searched after the search lag): nothing was charged.
+        move(payment, PaymentStatus.FAILED, source=TransitionSource.RECONCILE,
+             reason=f"provider has no record of the payment: {outcome.reason}")
+        follow_up: FollowUp = _nothing
+    else:
+        follow_up = _apply(payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at)
+    db.session.commit()
+    follow_up()
+
+
+def _nothing() -> None:
+    return None
+
+
+def _apply(payment: Payment, outcome: Succeeded | Declined | NotSent | Unknown,
+           source: TransitionSource, previously_sent: datetime | None) -> FollowUp:
+    """Apply an outcome to a locked payment; return what to enqueue after the commit."""
+    if isinstance(outcome, Succeeded):
+        if payment.provider_payment_id is None:
+            payment.provider_payment_id = outcome.provider_payment_id
+        move(payment, PaymentStatus.SUCCEEDED, source=source,
+             reason=f"provider payment {outcome.provider_payment_id}")
+        return _nothing
+    if isinstance(outcome, Declined):
+        if payment.provider_payment_id is None and outcome.provider_payment_id:
+            payment.provider_payment_id = outcome.provider_payment_id
+        payment.decline_code = outcome.code[:64]
+        move(payment, PaymentStatus.FAILED, source=source,
+             reason=f"declined: {outcome.code} {outcome.message}".strip())
+        return _nothing
+    payment.last_error = outcome.reason[:500]
+    if source == TransitionSource.CHARGE:
+        if isinstance(outcome, NotSent):
+            return _defer_charge(payment, outcome, previously_sent)
+        if move(payment, PaymentStatus.UNKNOWN, source=source, reason=outcome.reason):
+            return _schedule_reconcile(payment)
+        return _nothing
+    return _schedule_reconcile(payment)
+
+
+def _defer_charge(payment: Payment, outcome: NotSent, previously_sent: datetime | None) -> FollowUp:
+    # Provably not sent: undo "may have been sent", so failover stays possible.
+    payment.first_sent_at = previously_sent
+    payment.send_count -= 1
+    if payment.status != PaymentStatus.PENDING:
+        return _nothing
+    delay_s = outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"]
+    delay_s *= random.uniform(1.0, 1.3)  # deferred jobs must not return as a herd
+    payment.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
+    payment_id, provider = payment.id, payment.provider
+    job_id = queueing.charge_job_id(payment_id, f"-at-{int(payment.next_attempt_at.timestamp())}")
+    log.info("payment %s (key %s, provider %s) not sent (%s); retry in %.0f s", payment.id,
+             payment.idempotency_key, provider, outcome.reason, delay_s)
+    return lambda: queueing.enqueue(provider, queueing.CHARGE_JOB, payment_id, job_id=job_id,
+                                    delay_s=delay_s)
+
+
+def _schedule_reconcile(payment: Payment) -> FollowUp:
+    """Plan the next lookup with a growing delay, or escalate to needs_review in time."""
+    config = current_app.config
+    delays = config["RECONCILE_DELAYS_S"]
+    attempts = payment.reconcile_attempts
+    delay_s = delays[min(attempts, len(delays) - 1)] * random.uniform(1.0, 1.2)
+    due = utcnow() + timedelta(seconds=delay_s)
+    deadline = _key_deadline(payment)
+    if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline is not None and due > deadline):
+        why = (f"outcome still unknown after {attempts} lookups"
+               + (f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
+                  if deadline else "")
+               + f"; last answer: {payment.last_error or 'none'}")
+        payment.next_reconcile_at = None
+        move(payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why)
+        return _nothing
+    payment.next_reconcile_at = due
+    payment_id, provider = payment.id, payment.provider
+    job_id = queueing.reconcile_job_id(payment_id, attempts)
+    return lambda: queueing.enqueue(provider, queueing.RECONCILE_JOB, payment_id, job_id=job_id,
+                                    delay_s=delay_s)
+
+
+def _key_deadline(payment: Payment) -> datetime | None:
+    """When replay stops being possible (keyed providers): escalate before then."""
+    window_s = provider_for(payment.provider).capabilities.replay_window_s
+    if window_s is None or payment.first_sent_at is None:
+        return None
+    return payment.first_sent_at + timedelta(seconds=window_s)

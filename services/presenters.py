@@ -1,0 +1,52 @@
+"""JSON shapes of domain objects for the API (one place, shared by every endpoint)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from extensions import db
+from models import Order, Payment, PaymentTransition
+
+
+def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": payment.id,
+        "status": payment.status.value,
+        "is_final": payment.status.is_final,
+        "purpose": payment.purpose.value,
+        "order_id": payment.order_id,
+        "wallet_id": payment.wallet_id,
+        "provider": payment.provider,
+        "amount_minor": payment.amount_minor,
+        "currency": payment.currency,
+        "idempotency_key": str(payment.idempotency_key),
+        "provider_payment_id": payment.provider_payment_id,
+        "decline_code": payment.decline_code,
+        "created_at": payment.created_at.isoformat(),
+        "updated_at": payment.updated_at.isoformat(),
+    }
+    if with_transitions:
+        transitions = db.session.scalars(
+            select(PaymentTransition).where(PaymentTransition.payment_id == payment.id)
+            .order_by(PaymentTransition.id)).all()
+        body["transitions"] = [
+            {"from": t.from_status.value if t.from_status else None, "to": t.to_status.value,
+             "source": t.source.value, "reason": t.reason, "at": t.created_at.isoformat()}
+            for t in transitions
+        ]
+    return body
+
+
+def order_json(order: Order) -> dict[str, Any]:
+    return {
+        "id": order.id,
+        "status": order.status.value,
+        "total_minor": order.total_minor,
+        "currency": order.currency,
+        "lines": [{"sku": line.product.sku, "quantity": line.quantity,
+                   "unit_price_minor": line.unit_price_minor,
+                   "line_total_minor": line.line_total_minor} for line in order.lines],
+        "created_at": order.created_at.isoformat(),
+    }

@@ -1,0 +1,54 @@
+"""Enqueueing payment jobs after commit. Redis being down never loses a payment:
+the committed row is the intent, and the sweeps enqueue it later (an outbox)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from redis.exceptions import RedisError
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+
+from extensions import redis_client
+from jobs.queues import provider_queue
+
+log = logging.getLogger(__name__)
+
+# Referenced by path so services never import jobs (jobs import services).
+CHARGE_JOB = "jobs.payments.charge_payment_job"
+RECONCILE_JOB = "jobs.payments.reconcile_payment_job"
+ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
+
+
+def charge_job_id(payment_id: int, suffix: str = "") -> str:
+    return f"charge-{payment_id}{suffix}"
+
+
+def reconcile_job_id(payment_id: int, attempts: int, suffix: str = "") -> str:
+    return f"reconcile-{payment_id}-{attempts}{suffix}"
+
+
+def enqueue(provider: str, func: str, payment_id: int, *, job_id: str,
+            delay_s: float | None = None) -> bool:
+    """Enqueue on the provider's queue unless a job with this id is already waiting or running.
+
+    Returns False (and logs) when Redis is unreachable; the sweeps will retry.
+    """
+    try:
+        try:
+            existing: Job | None = Job.fetch(job_id, connection=redis_client.client)
+        except NoSuchJobError:
+            existing = None
+        if existing is not None and existing.get_status() in ACTIVE_STATUSES:
+            return True
+        queue = provider_queue(provider)
+        if delay_s:
+            queue.enqueue_in(timedelta(seconds=delay_s), func, payment_id, job_id=job_id)
+        else:
+            queue.enqueue(func, payment_id, job_id=job_id)
+        return True
+    except RedisError as exc:
+        log.warning("could not enqueue %s for payment %s on %s (Redis: %s); a sweep will retry",
+                    job_id, payment_id, provider, exc)
+        return False
