@@ -124,8 +124,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "PROVIDER_MAX_RETRIES": _int(env, "PROVIDER_MAX_RETRIES", 2),
         "PROVIDER_RETRY_AFTER_CAP_S": _int(env, "PROVIDER_RETRY_AFTER_CAP_S", 5),
         # Reconciliation of unknown outcomes: growing delays between lookups, then review.
-        "RECONCILE_DELAYS_S": [int(v) for v in _list(env, "RECONCILE_DELAYS_S",
-                                                      "60,300,900,3600,21600")],
+        "RECONCILE_DELAYS_S": [
+            int(v) for v in _list(env, "RECONCILE_DELAYS_S", "60,300,900,3600,21600")
+        ],
         "RECONCILE_MAX_ATTEMPTS": _int(env, "RECONCILE_MAX_ATTEMPTS", 8),
         # A pending payment untouched this long has lost its job (worker killed, Redis
         # flushed, enqueue failed): the sweep enqueues it again.

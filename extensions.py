@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, current_app
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -32,26 +32,18 @@ login_manager = LoginManager()
 
 
 class RedisClient:
-    """One Redis connection pool per app, built from REDIS_URL at `init_app`, connected lazily."""
-
-    def __init__(self) -> None:
-        self._url: str | None = None
-        self._client: Redis | None = None
+    """The app's Redis client (a connection pool that connects on first use), per app."""
 
     def init_app(self, app: Flask) -> None:
-        self._url = app.config["REDIS_URL"]
-        self._client = None
-        app.extensions["redis"] = self
+        # A short socket timeout: Redis answers in microseconds or is down, and a web
+        # request must not hang on it.
+        app.extensions["redis"] = Redis.from_url(
+            app.config["REDIS_URL"], socket_connect_timeout=1.0, socket_timeout=2.0
+        )
 
     @property
     def client(self) -> Redis:
-        if self._client is None:
-            if self._url is None:
-                raise RuntimeError("redis_client.init_app(app) was not called")
-            # A short socket timeout: Redis answers in microseconds or is down, and
-            # a web request must not hang on it.
-            self._client = Redis.from_url(self._url, socket_connect_timeout=1.0, socket_timeout=2.0)
-        return self._client
+        return current_app.extensions["redis"]
 
 
 redis_client = RedisClient()

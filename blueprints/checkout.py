@@ -49,8 +49,9 @@ def add_to_cart() -> ResponseReturnValue:
         quantity = int(request.form.get("quantity", "1"))
     except ValueError:
         quantity = 0
-    product = db.session.scalar(select(Product).where(Product.sku == sku,
-                                                      Product.is_active.is_(True)))
+    product = db.session.scalar(
+        select(Product).where(Product.sku == sku, Product.is_active.is_(True))
+    )
     if product is None or not 1 <= quantity <= MAX_QUANTITY:
         flash(f"Choose a product from the catalog and 1 to {MAX_QUANTITY} pieces.", "error")
         return redirect(url_for("shop.catalog"))
@@ -104,8 +105,12 @@ def checkout(order_id: int) -> ResponseReturnValue:
         return redirect(url_for("checkout.payment_status", payment_id=active.id))
     # The payment's idempotency key is born here, with the customer's intent: a double
     # click, a resubmit or this page in two tabs all carry the same key.
-    return render_template("checkout/checkout.html", order=order,
-                           idempotency_key=uuid.uuid4(), is_open=order.status == OrderStatus.OPEN)
+    return render_template(
+        "checkout/checkout.html",
+        order=order,
+        idempotency_key=uuid.uuid4(),
+        is_open=order.status == OrderStatus.OPEN,
+    )
 
 
 @bp.post("/orders/<int:order_id>/pay")
@@ -133,8 +138,11 @@ def payment_status(payment_id: int) -> ResponseReturnValue:
         payment = owned_payment(current_user, payment_id)
     except NotFoundError:
         abort(404)
-    return render_template("checkout/payment.html", payment=payment,
-                           refresh_s=None if payment.status.is_final else STATUS_REFRESH_S)
+    return render_template(
+        "checkout/payment.html",
+        payment=payment,
+        refresh_s=None if payment.status.is_final else STATUS_REFRESH_S,
+    )
 
 
 def _order_or_404(order_id: int) -> Order:

@@ -24,11 +24,15 @@ def http_error(exc: HTTPException) -> ResponseReturnValue:
     db.session.rollback()
     code = exc.code or 500
     if request.path.startswith(JSON_PREFIXES):
-        error_code = "csrf_failed" if isinstance(exc, CSRFError) else \
-            (exc.name or "error").lower().replace(" ", "_")
+        error_code = (
+            "csrf_failed"
+            if isinstance(exc, CSRFError)
+            else (exc.name or "error").lower().replace(" ", "_")
+        )
         return jsonify(error={"code": error_code, "message": exc.description}), code
-    return render_template("error.html", code=code, name=exc.name,
-                           description=exc.description), code
+    return render_template(
+        "error.html", code=code, name=exc.name, description=exc.description
+    ), code
 
 
 def unexpected_error(exc: Exception) -> ResponseReturnValue:

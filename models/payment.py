@@ -78,7 +78,9 @@ class Payment(db.Model):  # type: ignore[name-defined]
         # One payment in progress or done per order: a second tab or a second render of
         # the checkout page (another key) cannot start a second charge. Failed ones don't count.
         Index(
-            "uq_payments_active_order", "order_id", unique=True,
+            "uq_payments_active_order",
+            "order_id",
+            unique=True,
             postgresql_where=text(ACTIVE_ORDER_PAYMENT_SQL),
             sqlite_where=text(ACTIVE_ORDER_PAYMENT_SQL),
         ),

@@ -41,19 +41,26 @@ FollowUp = Callable[[], object]  # what to enqueue once the transaction has comm
 
 
 def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> ChargeRequest:
-    return ChargeRequest(payment_id=payment.id, idempotency_key=str(payment.idempotency_key),
-                         amount_minor=payment.amount_minor, currency=payment.currency,
-                         order_id=payment.order_id,
-                         provider_payment_id=payment.provider_payment_id,
-                         first_sent_at=first_sent_at)
+    return ChargeRequest(
+        payment_id=payment.id,
+        idempotency_key=str(payment.idempotency_key),
+        amount_minor=payment.amount_minor,
+        currency=payment.currency,
+        order_id=payment.order_id,
+        provider_payment_id=payment.provider_payment_id,
+        first_sent_at=first_sent_at,
+    )
 
 
 def _claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | None:
     """Take the payment's lease if it is in `status` and nobody holds it; None otherwise."""
     result: CursorResult[Any] = db.session.execute(  # type: ignore[assignment]
         update(Payment)
-        .where(Payment.id == payment_id, Payment.status == status,
-               or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now))
+        .where(
+            Payment.id == payment_id,
+            Payment.status == status,
+            or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
+        )
         .values(lease_expires_at=now + timedelta(seconds=LEASE_S))
     )
     if not result.rowcount:
@@ -119,8 +126,12 @@ def reconcile_payment(payment_id: int) -> None:
     if isinstance(outcome, Absent):
         # Keyed provider: it answered an error and keeps no record of the payment
         # (searched after the search lag): nothing was charged.
-        move(payment, PaymentStatus.FAILED, source=TransitionSource.RECONCILE,
-             reason=f"provider has no record of the payment: {outcome.reason}")
+        move(
+            payment,
+            PaymentStatus.FAILED,
+            source=TransitionSource.RECONCILE,
+            reason=f"provider has no record of the payment: {outcome.reason}",
+        )
         follow_up: FollowUp = _nothing
     else:
         follow_up = _apply(payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at)
@@ -132,21 +143,33 @@ def _nothing() -> None:
     return None
 
 
-def _apply(payment: Payment, outcome: Succeeded | Declined | NotSent | Unknown,
-           source: TransitionSource, previously_sent: datetime | None) -> FollowUp:
+def _apply(
+    payment: Payment,
+    outcome: Succeeded | Declined | NotSent | Unknown,
+    source: TransitionSource,
+    previously_sent: datetime | None,
+) -> FollowUp:
     """Apply an outcome to a locked payment; return what to enqueue after the commit."""
     if isinstance(outcome, Succeeded):
         if payment.provider_payment_id is None:
             payment.provider_payment_id = outcome.provider_payment_id
-        move(payment, PaymentStatus.SUCCEEDED, source=source,
-             reason=f"provider payment {outcome.provider_payment_id}")
+        move(
+            payment,
+            PaymentStatus.SUCCEEDED,
+            source=source,
+            reason=f"provider payment {outcome.provider_payment_id}",
+        )
         return _nothing
     if isinstance(outcome, Declined):
         if payment.provider_payment_id is None and outcome.provider_payment_id:
             payment.provider_payment_id = outcome.provider_payment_id
         payment.decline_code = outcome.code[:64]
-        move(payment, PaymentStatus.FAILED, source=source,
-             reason=f"declined: {outcome.code} {outcome.message}".strip())
+        move(
+            payment,
+            PaymentStatus.FAILED,
+            source=source,
+            reason=f"declined: {outcome.code} {outcome.message}".strip(),
+        )
         return _nothing
     payment.last_error = outcome.reason[:500]
     if source == TransitionSource.CHARGE:
@@ -169,10 +192,17 @@ def _defer_charge(payment: Payment, outcome: NotSent, previously_sent: datetime 
     payment.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
     payment_id, provider = payment.id, payment.provider
     job_id = queueing.charge_job_id(payment_id, f"-at-{int(payment.next_attempt_at.timestamp())}")
-    log.info("payment %s (key %s, provider %s) not sent (%s); retry in %.0f s", payment.id,
-             payment.idempotency_key, provider, outcome.reason, delay_s)
-    return lambda: queueing.enqueue(provider, queueing.CHARGE_JOB, payment_id, job_id=job_id,
-                                    delay_s=delay_s)
+    log.info(
+        "payment %s (key %s, provider %s) not sent (%s); retry in %.0f s",
+        payment.id,
+        payment.idempotency_key,
+        provider,
+        outcome.reason,
+        delay_s,
+    )
+    return lambda: queueing.enqueue(
+        provider, queueing.CHARGE_JOB, payment_id, job_id=job_id, delay_s=delay_s
+    )
 
 
 def _schedule_reconcile(payment: Payment) -> FollowUp:
@@ -184,18 +214,24 @@ def _schedule_reconcile(payment: Payment) -> FollowUp:
     due = utcnow() + timedelta(seconds=delay_s)
     deadline = _key_deadline(payment)
     if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline is not None and due > deadline):
-        why = (f"outcome still unknown after {attempts} lookups"
-               + (f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
-                  if deadline else "")
-               + f"; last answer: {payment.last_error or 'none'}")
+        why = (
+            f"outcome still unknown after {attempts} lookups"
+            + (
+                f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
+                if deadline
+                else ""
+            )
+            + f"; last answer: {payment.last_error or 'none'}"
+        )
         payment.next_reconcile_at = None
         move(payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why)
         return _nothing
     payment.next_reconcile_at = due
     payment_id, provider = payment.id, payment.provider
     job_id = queueing.reconcile_job_id(payment_id, attempts)
-    return lambda: queueing.enqueue(provider, queueing.RECONCILE_JOB, payment_id, job_id=job_id,
-                                    delay_s=delay_s)
+    return lambda: queueing.enqueue(
+        provider, queueing.RECONCILE_JOB, payment_id, job_id=job_id, delay_s=delay_s
+    )
 
 
 def _key_deadline(payment: Payment) -> datetime | None:

@@ -47,13 +47,16 @@ def parse_items(raw: Any) -> dict[str, int]:
             raise UnprocessableError(f"items[{index}] must be an object", code="invalid_items")
         sku, quantity = item.get("sku"), item.get("quantity")
         if not isinstance(sku, str) or not sku.strip():
-            raise UnprocessableError(f"items[{index}].sku must be a string",
-                                     code="invalid_items")
-        if isinstance(quantity, bool) or not isinstance(quantity, int) \
-                or not 1 <= quantity <= MAX_QUANTITY:
+            raise UnprocessableError(f"items[{index}].sku must be a string", code="invalid_items")
+        if (
+            isinstance(quantity, bool)
+            or not isinstance(quantity, int)
+            or not 1 <= quantity <= MAX_QUANTITY
+        ):
             raise UnprocessableError(
                 f"items[{index}].quantity must be an integer from 1 to {MAX_QUANTITY}",
-                code="invalid_quantity")
+                code="invalid_quantity",
+            )
         quantities[sku] = quantities.get(sku, 0) + quantity
         if quantities[sku] > MAX_QUANTITY:
             raise UnprocessableError(f"at most {MAX_QUANTITY} of {sku}", code="invalid_quantity")
@@ -62,20 +65,29 @@ def parse_items(raw: Any) -> dict[str, int]:
 
 def create_order(customer: Customer, quantities: dict[str, int]) -> Order:
     """Create an open order priced from the catalog (never from the client). Commits."""
-    products = {p.sku: p for p in db.session.scalars(
-        select(Product).where(Product.sku.in_(quantities), Product.is_active.is_(True)))}
+    products = {
+        p.sku: p
+        for p in db.session.scalars(
+            select(Product).where(Product.sku.in_(quantities), Product.is_active.is_(True))
+        )
+    }
     unknown = sorted(set(quantities) - set(products))
     if unknown:
         raise UnprocessableError(f"unknown SKU: {', '.join(unknown)}", code="unknown_sku")
     currencies = {p.currency for p in products.values()}
     if len(currencies) != 1:
-        raise UnprocessableError("all items of an order must have one currency",
-                                 code="mixed_currencies")
+        raise UnprocessableError(
+            "all items of an order must have one currency", code="mixed_currencies"
+        )
     total = sum(products[sku].price_minor * qty for sku, qty in quantities.items())
     currency = currencies.pop()
     try:
-        validate_money(total, currency, max_minor=current_app.config["MAX_AMOUNT_MINOR"],
-                       allowed=current_app.config["CURRENCIES"])
+        validate_money(
+            total,
+            currency,
+            max_minor=current_app.config["MAX_AMOUNT_MINOR"],
+            allowed=current_app.config["CURRENCIES"],
+        )
     except InvalidAmountError as exc:
         raise UnprocessableError(f"order total: {exc}", code="invalid_total") from None
     order = Order(customer_id=customer.id, total_minor=total, currency=currency)
@@ -83,22 +95,30 @@ def create_order(customer: Customer, quantities: dict[str, int]) -> Order:
     db.session.flush()
     for sku, qty in sorted(quantities.items()):
         product = products[sku]
-        db.session.add(OrderLine(order_id=order.id, product_id=product.id, quantity=qty,
-                                 unit_price_minor=product.price_minor,
-                                 line_total_minor=product.price_minor * qty))
+        db.session.add(
+            OrderLine(
+                order_id=order.id,
+                product_id=product.id,
+                quantity=qty,
+                unit_price_minor=product.price_minor,
+                line_total_minor=product.price_minor * qty,
+            )
+        )
     db.session.commit()
     return order
 
 
 def parse_idempotency_key(raw: str | None) -> uuid.UUID:
     if not raw:
-        raise UnprocessableError("an idempotency key (UUID) is required",
-                                 code="idempotency_key_missing", status=400)
+        raise UnprocessableError(
+            "an idempotency key (UUID) is required", code="idempotency_key_missing", status=400
+        )
     try:
         return uuid.UUID(raw.strip())
     except ValueError:
-        raise UnprocessableError("the idempotency key must be a UUID",
-                                 code="idempotency_key_invalid", status=400) from None
+        raise UnprocessableError(
+            "the idempotency key must be a UUID", code="idempotency_key_invalid", status=400
+        ) from None
 
 
 def owned_order(customer: Customer, order_id: int) -> Order:
@@ -116,8 +136,7 @@ def owned_payment(customer: Customer, payment_id: int) -> Payment:
     return payment
 
 
-def start_order_payment(customer: Customer, order_id: int,
-                        key: uuid.UUID) -> tuple[Payment, bool]:
+def start_order_payment(customer: Customer, order_id: int, key: uuid.UUID) -> tuple[Payment, bool]:
     """Record the intent to pay an order (pending), commit, then enqueue the charge.
 
     Returns (payment, is_new). A repeat with the same key returns the same
@@ -125,15 +144,21 @@ def start_order_payment(customer: Customer, order_id: int,
     order) or ConflictError (order not open, or paid by another payment).
     """
     order = owned_order(customer, order_id)
-    payment = Payment(idempotency_key=key, customer_id=customer.id,
-                      purpose=PaymentPurpose.ORDER, order_id=order.id,
-                      provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
-                      amount_minor=order.total_minor, currency=order.currency)
+    payment = Payment(
+        idempotency_key=key,
+        customer_id=customer.id,
+        purpose=PaymentPurpose.ORDER,
+        order_id=order.id,
+        provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
+        amount_minor=order.total_minor,
+        currency=order.currency,
+    )
     existing = _insert_or_existing(payment, key)
     if existing is not None:
         if existing.order_id != order.id or existing.customer_id != customer.id:
-            raise UnprocessableError("this idempotency key was used for another request",
-                                     code="idempotency_key_reused")
+            raise UnprocessableError(
+                "this idempotency key was used for another request", code="idempotency_key_reused"
+            )
         return existing, False
     if order.status != OrderStatus.OPEN:
         db.session.rollback()
@@ -141,26 +166,36 @@ def start_order_payment(customer: Customer, order_id: int,
     return _commit_and_enqueue(payment), True
 
 
-def start_topup_payment(customer: Customer, wallet: Wallet, amount_minor: int,
-                        key: uuid.UUID) -> tuple[Payment, bool]:
+def start_topup_payment(
+    customer: Customer, wallet: Wallet, amount_minor: int, key: uuid.UUID
+) -> tuple[Payment, bool]:
     """Record the intent to top a wallet up through the provider; same rules as orders."""
     if wallet.customer_id != customer.id:
         raise NotFoundError(f"no wallet {wallet.id}", code="wallet_not_found")
     try:
-        validate_money(amount_minor, wallet.currency,
-                       max_minor=current_app.config["MAX_AMOUNT_MINOR"],
-                       allowed=current_app.config["CURRENCIES"])
+        validate_money(
+            amount_minor,
+            wallet.currency,
+            max_minor=current_app.config["MAX_AMOUNT_MINOR"],
+            allowed=current_app.config["CURRENCIES"],
+        )
     except InvalidAmountError as exc:
         raise UnprocessableError(str(exc), code="invalid_amount") from None
-    payment = Payment(idempotency_key=key, customer_id=customer.id,
-                      purpose=PaymentPurpose.WALLET_TOPUP, wallet_id=wallet.id,
-                      provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
-                      amount_minor=amount_minor, currency=wallet.currency)
+    payment = Payment(
+        idempotency_key=key,
+        customer_id=customer.id,
+        purpose=PaymentPurpose.WALLET_TOPUP,
+        wallet_id=wallet.id,
+        provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
+        amount_minor=amount_minor,
+        currency=wallet.currency,
+    )
     existing = _insert_or_existing(payment, key)
     if existing is not None:
         if existing.wallet_id != wallet.id or existing.amount_minor != amount_minor:
-            raise UnprocessableError("this idempotency key was used for another request",
-                                     code="idempotency_key_reused")
+            raise UnprocessableError(
+                "this idempotency key was used for another request", code="idempotency_key_reused"
+            )
         return existing, False
     return _commit_and_enqueue(payment), True
 
@@ -181,28 +216,35 @@ def _insert_or_existing(payment: Payment, key: uuid.UUID) -> Payment | None:
         if by_key is not None:
             return by_key
         active = db.session.scalar(
-            select(Payment).where(Payment.order_id == payment.order_id,
-                                  Payment.status != PaymentStatus.FAILED))
+            select(Payment).where(
+                Payment.order_id == payment.order_id, Payment.status != PaymentStatus.FAILED
+            )
+        )
         if active is None:
             raise
         raise ConflictError(
             f"order {payment.order_id} already has payment {active.id} ({active.status.value})",
-            code="order_payment_in_progress", details={"payment_id": active.id}) from None
+            code="order_payment_in_progress",
+            details={"payment_id": active.id},
+        ) from None
     return None
 
 
 def _commit_and_enqueue(payment: Payment) -> Payment:
     db.session.commit()  # the intent is durable before anything talks to a provider
-    queueing.enqueue(payment.provider, queueing.CHARGE_JOB, payment.id,
-                     job_id=queueing.charge_job_id(payment.id))
+    queueing.enqueue(
+        payment.provider, queueing.CHARGE_JOB, payment.id, job_id=queueing.charge_job_id(payment.id)
+    )
     return payment
 
 
 def existing_active_payment(order: Order) -> Payment | None:
-    return db.session.scalar(select(Payment).where(Payment.order_id == order.id,
-                                                   Payment.status != PaymentStatus.FAILED))
+    return db.session.scalar(
+        select(Payment).where(Payment.order_id == order.id, Payment.status != PaymentStatus.FAILED)
+    )
 
 
 def recent_orders(customer: Customer, limit: int = 20) -> Sequence[Order]:
-    return db.session.scalars(select(Order).where(Order.customer_id == customer.id)
-                              .order_by(Order.id.desc()).limit(limit)).all()
+    return db.session.scalars(
+        select(Order).where(Order.customer_id == customer.id).order_by(Order.id.desc()).limit(limit)
+    ).all()

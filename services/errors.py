@@ -9,8 +9,14 @@ class ClientError(ValueError):
     code = "invalid_request"
     status = 400
 
-    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
-                 details: dict[str, object] | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        details: dict[str, object] | None = None,
+    ):
         super().__init__(message)
         self.details = details or {}
         if code:

@@ -9,7 +9,6 @@ from sqlalchemy import select
 from extensions import db
 from models import (
     ALLOWED_TRANSITIONS,
-    FINAL_STATUSES,
     Order,
     OrderStatus,
     Payment,
@@ -23,23 +22,39 @@ from services import wallet
 
 log = logging.getLogger(__name__)
 
+RESOLVED = (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED)
+
 
 def lock_payment(payment_id: int) -> Payment | None:
     """The payment row, locked until the transaction ends (SELECT ... FOR UPDATE)."""
     return db.session.scalar(
-        select(Payment).where(Payment.id == payment_id).with_for_update()
+        select(Payment)
+        .where(Payment.id == payment_id)
+        .with_for_update()
         .execution_options(populate_existing=True)
     )
 
 
 def record_creation(payment: Payment, source: TransitionSource) -> None:
-    db.session.add(PaymentTransition(payment_id=payment.id, from_status=None,
-                                     to_status=PaymentStatus.PENDING, source=source,
-                                     reason="payment created"))
+    db.session.add(
+        PaymentTransition(
+            payment_id=payment.id,
+            from_status=None,
+            to_status=PaymentStatus.PENDING,
+            source=source,
+            reason="payment created",
+        )
+    )
 
 
-def move(payment: Payment, to: PaymentStatus, *, source: TransitionSource, reason: str = "",
-         actor: str | None = None) -> bool:
+def move(
+    payment: Payment,
+    to: PaymentStatus,
+    *,
+    source: TransitionSource,
+    reason: str = "",
+    actor: str | None = None,
+) -> bool:
     """Move a locked payment to `to` and record why, in the caller's transaction.
 
     Returns True when the status changed. Terminal states never regress; a
@@ -54,40 +69,76 @@ def move(payment: Payment, to: PaymentStatus, *, source: TransitionSource, reaso
         # Keep the new fact for the person deciding; the status stays.
         _record(payment, current, current, source, f"reported {to.value}: {reason}", actor)
         return False
-    if current in FINAL_STATUSES and to in (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED):
-        reason = f"conflict: payment was {current.value}, {source.value} reports {to.value}: " \
-                 f"{reason}"
+    if current in RESOLVED and to in RESOLVED:
+        reason = (
+            f"conflict: payment was {current.value}, {source.value} reports {to.value}: {reason}"
+        )
         to = PaymentStatus.NEEDS_REVIEW
     elif to not in ALLOWED_TRANSITIONS[current]:
-        log.info("payment %s: ignored %s -> %s from %s (%s)", payment.id, current.value,
-                 to.value, source.value, reason)
+        log.info(
+            "payment %s: ignored %s -> %s from %s (%s)",
+            payment.id,
+            current.value,
+            to.value,
+            source.value,
+            reason,
+        )
         return False
     payment.status = to
     _record(payment, current, to, source, reason, actor)
-    log.info("payment %s (key %s, provider %s): %s -> %s by %s: %s", payment.id,
-             payment.idempotency_key, payment.provider, current.value, to.value, source.value,
-             reason)
+    log.info(
+        "payment %s (key %s, provider %s): %s -> %s by %s: %s",
+        payment.id,
+        payment.idempotency_key,
+        payment.provider,
+        current.value,
+        to.value,
+        source.value,
+        reason,
+    )
     if to == PaymentStatus.SUCCEEDED:
         _apply_success(payment, source)
     return True
 
 
-def _record(payment: Payment, from_status: PaymentStatus, to: PaymentStatus,
-            source: TransitionSource, reason: str, actor: str | None) -> None:
-    db.session.add(PaymentTransition(payment_id=payment.id, from_status=from_status,
-                                     to_status=to, source=source, reason=reason[:500],
-                                     actor=actor))
+def _record(
+    payment: Payment,
+    from_status: PaymentStatus,
+    to: PaymentStatus,
+    source: TransitionSource,
+    reason: str,
+    actor: str | None,
+) -> None:
+    db.session.add(
+        PaymentTransition(
+            payment_id=payment.id,
+            from_status=from_status,
+            to_status=to,
+            source=source,
+            reason=reason[:500],
+            actor=actor,
+        )
+    )
 
 
 def _apply_success(payment: Payment, source: TransitionSource) -> None:
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
         # Derived operation id: whoever gets here first credits, everyone else replays.
-        wallet.apply_movement(payment.wallet_id, payment.amount_minor, payment.currency,
-                              operation_id=f"topup:{payment.id}", kind="topup",
-                              reference=f"payment {payment.id}")
+        wallet.apply_movement(
+            payment.wallet_id,
+            payment.amount_minor,
+            payment.currency,
+            operation_id=f"topup:{payment.id}",
+            kind="topup",
+            reference=f"payment {payment.id}",
+        )
         return
-    order = db.session.scalar(select(Order).where(Order.id == payment.order_id)
-                              .with_for_update().execution_options(populate_existing=True))
+    order = db.session.scalar(
+        select(Order)
+        .where(Order.id == payment.order_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
     if order is None:
         return
     if order.status == OrderStatus.OPEN:
@@ -97,5 +148,11 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
     # Money was taken for an order that is already paid (or cancelled): a person must
     # refund one of them.
     payment.status = PaymentStatus.NEEDS_REVIEW
-    _record(payment, PaymentStatus.SUCCEEDED, PaymentStatus.NEEDS_REVIEW,
-            source, f"order {order.id} was already {order.status.value}", None)
+    _record(
+        payment,
+        PaymentStatus.SUCCEEDED,
+        PaymentStatus.NEEDS_REVIEW,
+        source,
+        f"order {order.id} was already {order.status.value}",
+        None,
+    )

@@ -29,11 +29,18 @@ def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str
     }
     if with_transitions:
         transitions = db.session.scalars(
-            select(PaymentTransition).where(PaymentTransition.payment_id == payment.id)
-            .order_by(PaymentTransition.id)).all()
+            select(PaymentTransition)
+            .where(PaymentTransition.payment_id == payment.id)
+            .order_by(PaymentTransition.id)
+        ).all()
         body["transitions"] = [
-            {"from": t.from_status.value if t.from_status else None, "to": t.to_status.value,
-             "source": t.source.value, "reason": t.reason, "at": t.created_at.isoformat()}
+            {
+                "from": t.from_status.value if t.from_status else None,
+                "to": t.to_status.value,
+                "source": t.source.value,
+                "reason": t.reason,
+                "at": t.created_at.isoformat(),
+            }
             for t in transitions
         ]
     return body
@@ -45,8 +52,14 @@ def order_json(order: Order) -> dict[str, Any]:
         "status": order.status.value,
         "total_minor": order.total_minor,
         "currency": order.currency,
-        "lines": [{"sku": line.product.sku, "quantity": line.quantity,
-                   "unit_price_minor": line.unit_price_minor,
-                   "line_total_minor": line.line_total_minor} for line in order.lines],
+        "lines": [
+            {
+                "sku": line.product.sku,
+                "quantity": line.quantity,
+                "unit_price_minor": line.unit_price_minor,
+                "line_total_minor": line.line_total_minor,
+            }
+            for line in order.lines
+        ],
         "created_at": order.created_at.isoformat(),
     }

@@ -29,10 +29,19 @@ def reconcile_job_id(payment_id: int, attempts: int, suffix: str = "") -> str:
     return f"reconcile-{payment_id}-{attempts}{suffix}"
 
 
-def enqueue(provider: str, func: str, payment_id: int, *, job_id: str,
-            delay_s: float | None = None) -> bool:
+def enqueue(
+    provider: str,
+    func: str,
+    payment_id: int,
+    *,
+    job_id: str,
+    delay_s: float | None = None,
+    is_started_job_dead: bool = False,
+) -> bool:
     """Enqueue on the provider's queue unless a job with this id is already waiting or running.
 
+    `is_started_job_dead`: the caller knows nobody works on the payment (its lease
+    expired), so a job still marked started belongs to a killed worker: replace it.
     Returns False (and logs) when Redis is unreachable; the sweeps will retry.
     """
     try:
@@ -40,8 +49,17 @@ def enqueue(provider: str, func: str, payment_id: int, *, job_id: str,
             existing: Job | None = Job.fetch(job_id, connection=redis_client.client)
         except NoSuchJobError:
             existing = None
-        if existing is not None and existing.get_status() in ACTIVE_STATUSES:
-            return True
+        if existing is not None:
+            status = existing.get_status()
+            if status == JobStatus.STARTED and is_started_job_dead:
+                log.warning(
+                    "job %s of payment %s died with its worker; enqueueing it again",
+                    job_id,
+                    payment_id,
+                )
+                existing.delete()
+            elif status in ACTIVE_STATUSES:
+                return True
         queue = provider_queue(provider)
         if delay_s:
             queue.enqueue_in(timedelta(seconds=delay_s), func, payment_id, job_id=job_id)
@@ -49,6 +67,11 @@ def enqueue(provider: str, func: str, payment_id: int, *, job_id: str,
             queue.enqueue(func, payment_id, job_id=job_id)
         return True
     except RedisError as exc:
-        log.warning("could not enqueue %s for payment %s on %s (Redis: %s); a sweep will retry",
-                    job_id, payment_id, provider, exc)
+        log.warning(
+            "could not enqueue %s for payment %s on %s (Redis: %s); a sweep will retry",
+            job_id,
+            payment_id,
+            provider,
+            exc,
+        )
         return False

@@ -23,17 +23,27 @@ def sweep_pending(now: datetime | None = None) -> int:
     now = now or utcnow()
     stale = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
     rows = db.session.execute(
-        select(Payment.id, Payment.provider).where(
+        select(Payment.id, Payment.provider)
+        .where(
             Payment.status == PaymentStatus.PENDING,
             or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
-            or_(and_(Payment.next_attempt_at.is_(None), Payment.updated_at < stale),
-                Payment.next_attempt_at < stale),
-        ).order_by(Payment.id).limit(SWEEP_BATCH)
+            or_(
+                and_(Payment.next_attempt_at.is_(None), Payment.updated_at < stale),
+                Payment.next_attempt_at < stale,
+            ),
+        )
+        .order_by(Payment.id)
+        .limit(SWEEP_BATCH)
     ).all()
     db.session.rollback()
     for payment_id, provider in rows:
-        queueing.enqueue(provider, queueing.CHARGE_JOB, payment_id,
-                         job_id=queueing.charge_job_id(payment_id))
+        queueing.enqueue(
+            provider,
+            queueing.CHARGE_JOB,
+            payment_id,
+            job_id=queueing.charge_job_id(payment_id),
+            is_started_job_dead=True,
+        )
     return len(rows)
 
 
@@ -41,14 +51,22 @@ def sweep_unknown(now: datetime | None = None) -> int:
     """Enqueue the lookups of unknown payments that are due (or whose job was lost)."""
     now = now or utcnow()
     rows = db.session.execute(
-        select(Payment.id, Payment.provider, Payment.reconcile_attempts).where(
+        select(Payment.id, Payment.provider, Payment.reconcile_attempts)
+        .where(
             Payment.status == PaymentStatus.UNKNOWN,
             or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
             or_(Payment.next_reconcile_at.is_(None), Payment.next_reconcile_at <= now),
-        ).order_by(Payment.next_reconcile_at).limit(SWEEP_BATCH)
+        )
+        .order_by(Payment.next_reconcile_at)
+        .limit(SWEEP_BATCH)
     ).all()
     db.session.rollback()
     for payment_id, provider, attempts in rows:
-        queueing.enqueue(provider, queueing.RECONCILE_JOB, payment_id,
-                         job_id=queueing.reconcile_job_id(payment_id, attempts))
+        queueing.enqueue(
+            provider,
+            queueing.RECONCILE_JOB,
+            payment_id,
+            job_id=queueing.reconcile_job_id(payment_id, attempts),
+            is_started_job_dead=True,
+        )
     return len(rows)

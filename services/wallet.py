@@ -56,13 +56,22 @@ class Movement:
 
 def lock_wallet(wallet_id: int) -> Wallet | None:
     return db.session.scalar(
-        select(Wallet).where(Wallet.id == wallet_id).with_for_update()
+        select(Wallet)
+        .where(Wallet.id == wallet_id)
+        .with_for_update()
         .execution_options(populate_existing=True)
     )
 
 
-def apply_movement(wallet_id: int, amount_minor: int, currency: str, *, operation_id: str,
-                   kind: str, reference: str = "") -> Movement:
+def apply_movement(
+    wallet_id: int,
+    amount_minor: int,
+    currency: str,
+    *,
+    operation_id: str,
+    kind: str,
+    reference: str = "",
+) -> Movement:
     """Credit (positive) or debit (negative) a wallet exactly once per operation id.
 
     Runs in the caller's transaction and does not commit. Raises WalletError
@@ -70,9 +79,12 @@ def apply_movement(wallet_id: int, amount_minor: int, currency: str, *, operatio
     funds or an operation id reused for another movement.
     """
     try:
-        validate_money(abs(amount_minor) if isinstance(amount_minor, int) else amount_minor,
-                       currency, max_minor=current_app.config["MAX_AMOUNT_MINOR"],
-                       allowed=current_app.config["CURRENCIES"])
+        validate_money(
+            abs(amount_minor) if isinstance(amount_minor, int) else amount_minor,
+            currency,
+            max_minor=current_app.config["MAX_AMOUNT_MINOR"],
+            allowed=current_app.config["CURRENCIES"],
+        )
     except InvalidAmountError as exc:
         raise WalletError(str(exc)) from None
     if not operation_id or len(operation_id) > 100:
@@ -82,7 +94,8 @@ def apply_movement(wallet_id: int, amount_minor: int, currency: str, *, operatio
         raise WalletNotFoundError(f"no wallet {wallet_id}")
     if wallet.currency != currency.upper():
         raise CurrencyMismatchError(
-            f"wallet {wallet.id} holds {wallet.currency}, the amount is in {currency.upper()}")
+            f"wallet {wallet.id} holds {wallet.currency}, the amount is in {currency.upper()}"
+        )
     if wallet.balance_minor + amount_minor < 0:
         # A repeat of a debit that succeeded earlier must get its original result,
         # not "insufficient funds" for money it already spent.
@@ -90,10 +103,16 @@ def apply_movement(wallet_id: int, amount_minor: int, currency: str, *, operatio
         if earlier is not None:
             return _replay(earlier, wallet_id, amount_minor)
         raise InsufficientFundsError(
-            f"balance {wallet.balance_minor} is less than {-amount_minor} {wallet.currency}")
-    entry = LedgerEntry(wallet_id=wallet.id, operation_id=operation_id,
-                        amount_minor=amount_minor, kind=kind, reference=reference[:200],
-                        balance_after_minor=wallet.balance_minor + amount_minor)
+            f"balance {wallet.balance_minor} is less than {-amount_minor} {wallet.currency}"
+        )
+    entry = LedgerEntry(
+        wallet_id=wallet.id,
+        operation_id=operation_id,
+        amount_minor=amount_minor,
+        kind=kind,
+        reference=reference[:200],
+        balance_after_minor=wallet.balance_minor + amount_minor,
+    )
     try:
         with db.session.begin_nested():
             db.session.add(entry)
@@ -105,8 +124,9 @@ def apply_movement(wallet_id: int, amount_minor: int, currency: str, *, operatio
             raise
         return _replay(earlier, wallet_id, amount_minor)
     wallet.balance_minor = entry.balance_after_minor
-    return Movement(entry.id, wallet.id, operation_id, amount_minor, entry.balance_after_minor,
-                    is_replay=False)
+    return Movement(
+        entry.id, wallet.id, operation_id, amount_minor, entry.balance_after_minor, is_replay=False
+    )
 
 
 def _existing(operation_id: str) -> LedgerEntry | None:
@@ -116,6 +136,13 @@ def _existing(operation_id: str) -> LedgerEntry | None:
 def _replay(entry: LedgerEntry, wallet_id: int, amount_minor: int) -> Movement:
     if entry.wallet_id != wallet_id or entry.amount_minor != amount_minor:
         raise OperationConflictError(
-            f"operation id {entry.operation_id} was already used for another movement")
-    return Movement(entry.id, entry.wallet_id, entry.operation_id, entry.amount_minor,
-                    entry.balance_after_minor, is_replay=True)
+            f"operation id {entry.operation_id} was already used for another movement"
+        )
+    return Movement(
+        entry.id,
+        entry.wallet_id,
+        entry.operation_id,
+        entry.amount_minor,
+        entry.balance_after_minor,
+        is_replay=True,
+    )

@@ -51,15 +51,30 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
         "SECRET_KEY": "test-secret",
         "SQLALCHEMY_DATABASE_URI": server_urls["database"],
         "REDIS_URL": server_urls["redis"],
+        **FAST_PROVIDER_CONFIG,
     }
+    if "sandbox" in server_urls:
+        config["STRIPE_API_BASE"] = server_urls["sandbox"]
+        config["ACQUIRER_API_BASE"] = server_urls["sandbox"] + "/acquirer"
     config.update(overrides)
     return config
 
 
+# Provider calls in tests: short timeouts so fault scenarios finish in seconds.
+FAST_PROVIDER_CONFIG = {
+    "PROVIDER_CONNECT_TIMEOUT_S": 0.5,
+    "PROVIDER_READ_TIMEOUT_S": 1.0,
+    "PROVIDER_CALL_BUDGET_S": 3.0,
+    "PROVIDER_MAX_RETRIES": 1,
+    "PROVIDER_RETRY_AFTER_CAP_S": 1,
+}
+
+
 @pytest.fixture(scope="session")
-def app(server_urls: dict[str, str]) -> Iterator[Flask]:
+def app(server_urls: dict[str, str], live_sandbox: Any) -> Iterator[Flask]:
     from flask_migrate import upgrade
 
+    server_urls["sandbox"] = live_sandbox.url
     app = create_app(make_test_config(server_urls))
     with app.app_context():
         upgrade()  # the migration is the only way the schema is created
@@ -90,11 +105,12 @@ def make_app(server_urls: dict[str, str]) -> Iterator[Any]:
 
 @pytest.fixture(autouse=True)
 def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every test starts with empty tables and an empty Redis."""
+    """Every test starts with empty tables, an empty Redis and a sandbox without state."""
     if "app" not in request.fixturenames:
         yield
         return
     app: Flask = request.getfixturevalue("app")
+    request.getfixturevalue("sandbox")
     with app.app_context():
         _empty_tables()
         Redis.from_url(app.config["REDIS_URL"]).flushdb()

@@ -1,0 +1,215 @@
+"""The JSON API: idempotent payment creation and clear 4xx for everything a client can send."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
+
+from extensions import db
+from models import Order, Payment, PaymentTransition
+from tests.helpers import api_customer, api_order, api_pay, run_jobs, seed_catalog
+
+
+@pytest.fixture
+def api(app: Flask, client: FlaskClient) -> dict[str, str]:
+    with app.app_context():
+        seed_catalog()
+    return api_customer(app)[1]
+
+
+def count(app: Flask, model: Any) -> int:
+    with app.app_context():
+        return int(db.session.scalar(select(func.count()).select_from(model)) or 0)
+
+
+def test_order_total_comes_from_the_catalog(client: FlaskClient, api: dict[str, str]) -> None:
+    response = client.post(
+        "/api/orders",
+        headers=api,
+        json={
+            "items": [
+                {"sku": "MUG", "quantity": 2, "price_minor": 1},
+                {"sku": "TEE", "quantity": 1},
+            ],
+            "total_minor": 1,
+        },
+    )
+    assert response.status_code == 201
+    assert response.get_json()["total_minor"] == 2 * 1400 + 2500
+
+
+def test_payment_is_created_once_per_key(
+    client: FlaskClient, api: dict[str, str], app: Flask, sandbox: Any
+) -> None:
+    order = api_order(client, api)
+    key = str(uuid.uuid4())
+    first = api_pay(client, api, order["id"], key)
+    assert first.status_code == 201
+    body = first.get_json()
+    assert body["status"] == "pending" and body["amount_minor"] == order["total_minor"]
+    assert body["transitions"][0]["to"] == "pending"
+    again = api_pay(client, api, order["id"], key)
+    assert again.status_code == 200 and again.get_json()["id"] == body["id"]
+    run_jobs(app)
+    paid = client.get(f"/api/payments/{body['id']}", headers=api).get_json()
+    assert paid["status"] == "succeeded"
+    assert [t["to"] for t in paid["transitions"]] == ["pending", "succeeded"]
+    assert client.get(f"/api/orders/{order['id']}", headers=api).get_json()["status"] == "paid"
+    assert sandbox.succeeded_charges(str(body["id"])) == 1
+
+
+def test_key_reused_for_another_order_is_422(
+    client: FlaskClient, api: dict[str, str], app: Flask
+) -> None:
+    key = str(uuid.uuid4())
+    assert api_pay(client, api, api_order(client, api)["id"], key).status_code == 201
+    response = api_pay(client, api, api_order(client, api)["id"], key)
+    assert response.status_code == 422
+    assert response.get_json()["error"]["code"] == "idempotency_key_reused"
+    assert count(app, Payment) == 1
+
+
+def test_second_key_for_a_paying_order_is_409(
+    client: FlaskClient, api: dict[str, str], app: Flask
+) -> None:
+    order = api_order(client, api)
+    first = api_pay(client, api, order["id"]).get_json()
+    response = api_pay(client, api, order["id"])
+    assert response.status_code == 409
+    error = response.get_json()["error"]
+    assert error["code"] == "order_payment_in_progress" and error["payment_id"] == first["id"]
+    assert count(app, Payment) == 1
+
+
+@pytest.mark.postgres
+def test_twenty_concurrent_calls_with_one_key_make_one_payment_and_one_charge(
+    app: Flask, api: dict[str, str], client: FlaskClient, sandbox: Any
+) -> None:
+    order = api_order(client, api)
+    key = str(uuid.uuid4())
+    barrier = threading.Barrier(20)
+    results: list[tuple[int, int]] = []
+
+    def call() -> None:
+        with app.test_client() as own:  # each thread: its own app context and connection
+            barrier.wait()
+            response = api_pay(own, api, order["id"], key)
+            results.append((response.status_code, response.get_json()["id"]))
+
+    threads = [threading.Thread(target=call) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(code for code, _ in results) == [200] * 19 + [201]
+    assert len({payment_id for _, payment_id in results}) == 1
+    assert count(app, Payment) == 1
+    run_jobs(app)
+    assert sandbox.succeeded_charges(str(results[0][1])) == 1
+    assert len(sandbox.requests_log(endpoint="create")) == 1
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code"),
+    [
+        ({}, 400, "idempotency_key_missing"),
+        ({"Idempotency-Key": "not-a-uuid"}, 400, "idempotency_key_invalid"),
+        ({"Idempotency-Key": "' OR 1=1 --"}, 400, "idempotency_key_invalid"),
+    ],
+)
+def test_bad_idempotency_keys(
+    client: FlaskClient,
+    api: dict[str, str],
+    app: Flask,
+    headers: dict[str, str],
+    status: int,
+    code: str,
+) -> None:
+    order = api_order(client, api)
+    response = client.post(f"/api/orders/{order['id']}/payments", headers={**api, **headers})
+    assert response.status_code == status
+    assert response.get_json()["error"]["code"] == code
+    assert count(app, Payment) == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"items": [{"sku": "NOPE", "quantity": 1}]}, 422, "unknown_sku"),
+        ({"items": [{"sku": "MUG", "quantity": -1}]}, 422, "invalid_quantity"),
+        ({"items": [{"sku": "MUG", "quantity": 0}]}, 422, "invalid_quantity"),
+        ({"items": [{"sku": "MUG", "quantity": 1.5}]}, 422, "invalid_quantity"),
+        ({"items": [{"sku": "MUG", "quantity": True}]}, 422, "invalid_quantity"),
+        ({"items": [{"sku": "MUG", "quantity": 101}]}, 422, "invalid_quantity"),
+        ({"items": [{"sku": 5, "quantity": 1}]}, 422, "invalid_items"),
+        ({"items": []}, 422, "invalid_items"),
+        ({"items": "MUG"}, 422, "invalid_items"),
+        (
+            {"items": [{"sku": "MUG", "quantity": 1}, {"sku": "USD-CAP", "quantity": 1}]},
+            422,
+            "mixed_currencies",
+        ),
+        ([1, 2], 400, "invalid_json"),
+    ],
+)
+def test_bad_orders_are_refused_and_write_nothing(
+    client: FlaskClient, api: dict[str, str], app: Flask, body: Any, status: int, code: str
+) -> None:
+    response = client.post("/api/orders", headers=api, json=body)
+    assert response.status_code == status
+    assert response.get_json()["error"]["code"] == code
+    assert count(app, Order) == 0
+
+
+def test_malformed_json_is_400(client: FlaskClient, api: dict[str, str]) -> None:
+    response = client.post(
+        "/api/orders", headers={**api, "Content-Type": "application/json"}, data=b"{not json"
+    )
+    assert response.status_code == 400
+
+
+def test_huge_body_is_413(client: FlaskClient, api: dict[str, str]) -> None:
+    response = client.post(
+        "/api/orders", headers=api, data=b"x" * (70 * 1024), content_type="application/json"
+    )
+    assert response.status_code == 413
+    assert response.get_json()["error"]["code"] == "request_entity_too_large"
+
+
+def test_someone_elses_order_and_payment_are_404(
+    client: FlaskClient, api: dict[str, str], app: Flask
+) -> None:
+    order = api_order(client, api)
+    payment = api_pay(client, api, order["id"]).get_json()
+    _, other = api_customer(app, "other@example.com")
+    assert api_pay(client, other, order["id"]).status_code == 404
+    assert client.get(f"/api/payments/{payment['id']}", headers=other).status_code == 404
+    assert client.get(f"/api/orders/{order['id']}", headers=other).status_code == 404
+    assert count(app, Payment) == 1
+
+
+@pytest.mark.parametrize("auth", [None, "Bearer nope", "Basic abc", "Bearer "])
+def test_api_needs_a_valid_token(client: FlaskClient, app: Flask, auth: str | None) -> None:
+    headers = {"Authorization": auth} if auth else {}
+    response = client.post("/api/orders", json={"items": []}, headers=headers)
+    assert response.status_code == 401
+    assert response.get_json()["error"]["code"] == "unauthorized"
+
+
+def test_unknown_api_route_is_json_404(client: FlaskClient) -> None:
+    response = client.get("/api/nothing-here")
+    assert response.status_code == 404 and response.get_json()["error"]["code"] == "not_found"
+
+
+def test_transitions_are_recorded_with_the_payment(
+    app: Flask, client: FlaskClient, api: dict[str, str]
+) -> None:
+    order = api_order(client, api)
+    api_pay(client, api, order["id"])
+    assert count(app, PaymentTransition) == 1

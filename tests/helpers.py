@@ -1,0 +1,86 @@
+"""Shared test helpers: API customers, catalog, running jobs with a real RQ worker."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from redis import Redis
+from rq import Queue
+from rq.registry import ScheduledJobRegistry
+from sqlalchemy import select
+
+from commands.workers import build_worker
+from extensions import db
+from jobs.queues import provider_queue_name
+from models import Payment, Product
+from services.customers import create_customer, issue_api_token
+
+
+def seed_catalog() -> None:
+    db.session.add_all(
+        [
+            Product(sku="MUG", name="Mug", price_minor=1400, currency="EUR"),
+            Product(sku="TEE", name="T-shirt", price_minor=2500, currency="EUR"),
+            Product(sku="USD-CAP", name="Cap", price_minor=900, currency="USD"),
+        ]
+    )
+    db.session.commit()
+
+
+def api_customer(app: Flask, email: str = "api@example.com") -> tuple[int, dict[str, str]]:
+    """A customer with wallets and a bearer token; returns (customer id, auth headers)."""
+    with app.app_context():
+        customer = create_customer(email, "password123", app.config["CURRENCIES"])
+        token = issue_api_token(customer)
+        return customer.id, {"Authorization": f"Bearer {token}"}
+
+
+def api_order(
+    client: FlaskClient, headers: dict[str, str], sku: str = "MUG", quantity: int = 2
+) -> dict[str, Any]:
+    response = client.post(
+        "/api/orders", json={"items": [{"sku": sku, "quantity": quantity}]}, headers=headers
+    )
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def api_pay(
+    client: FlaskClient, headers: dict[str, str], order_id: int, key: str | None = None
+) -> Any:
+    return client.post(
+        f"/api/orders/{order_id}/payments",
+        headers={**headers, "Idempotency-Key": key or str(uuid.uuid4())},
+    )
+
+
+def run_jobs(app: Flask, provider: str = "stripe") -> None:
+    """Run every queued job of a provider queue in-process with a real RQ worker (burst)."""
+    with app.app_context():
+        build_worker(app, [provider_queue_name(provider)], simple=True).work(burst=True)
+
+
+def scheduled_job_ids(app: Flask, provider: str = "stripe") -> list[str]:
+    with app.app_context():
+        queue = Queue(
+            provider_queue_name(provider), connection=Redis.from_url(app.config["REDIS_URL"])
+        )
+        return ScheduledJobRegistry(queue=queue).get_job_ids()
+
+
+def queued_job_ids(app: Flask, provider: str = "stripe") -> list[str]:
+    with app.app_context():
+        return Queue(
+            provider_queue_name(provider), connection=Redis.from_url(app.config["REDIS_URL"])
+        ).get_job_ids()
+
+
+def payment(app: Flask, payment_id: int) -> Payment:
+    with app.app_context():
+        found = db.session.scalar(select(Payment).where(Payment.id == payment_id))
+        assert found is not None
+        db.session.expunge(found)
+        return found

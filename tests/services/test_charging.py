@@ -1,0 +1,254 @@
+"""Charge and reconcile jobs against the live sandbox: exactly one charge, whatever it does."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import requests
+import time_machine
+from flask import Flask
+from flask.testing import FlaskClient
+
+from extensions import db
+from models import OrderStatus, Payment, PaymentStatus, PaymentTransition
+from models.types import utcnow
+from services.charging import LEASE_S, charge_payment, reconcile_payment
+from services.sweeps import sweep_pending, sweep_unknown
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import (
+    api_customer,
+    api_order,
+    api_pay,
+    payment,
+    queued_job_ids,
+    run_jobs,
+    scheduled_job_ids,
+    seed_catalog,
+)
+
+
+@pytest.fixture
+def api(app: Flask) -> dict[str, str]:
+    with app.app_context():
+        seed_catalog()
+    return api_customer(app)[1]
+
+
+def new_payment(app: Flask, provider: str = "stripe") -> int:
+    with app.app_context():
+        created = make_payment(make_order(make_customer()), provider=provider)
+        db.session.commit()
+        return created.id
+
+
+def test_commit_then_timeout_goes_unknown_then_reconciles_to_one_charge(
+    app: Flask, sandbox: Any
+) -> None:
+    fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
+    payment_id = new_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    unknown = payment(app, payment_id)
+    assert unknown.status == PaymentStatus.UNKNOWN  # never failed: it may have gone through
+    assert unknown.next_reconcile_at is not None
+    assert scheduled_job_ids(app) == [f"reconcile-{payment_id}-0"]
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
+    with app.app_context():
+        reconcile_payment(payment_id)
+    done = payment(app, payment_id)
+    assert done.status == PaymentStatus.SUCCEEDED and done.provider_payment_id
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+    with app.app_context():
+        order = db.session.get(Payment, payment_id)
+        assert order is not None
+        from models import Order
+
+        assert db.session.get(Order, order.order_id).status == OrderStatus.PAID  # type: ignore[union-attr]
+
+
+def test_a_hanging_provider_does_not_slow_the_pay_request(
+    app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
+) -> None:
+    sandbox.add_fault("hang", seconds=30, dialect="stripe")
+    order = api_order(client, api)
+    import time
+
+    started = time.monotonic()
+    response = api_pay(client, api, order["id"])
+    assert time.monotonic() - started < 0.5  # the call happens in a job, not here
+    assert response.status_code == 201 and response.get_json()["status"] == "pending"
+    assert sandbox.requests_log(endpoint="create") == []
+
+
+def test_declined_payment_fails_with_its_code_and_order_stays_open(
+    app: Flask, sandbox: Any
+) -> None:
+    payment_id = new_payment(app)
+    app.config["STRIPE_PAYMENT_METHOD"] = "pm_card_chargeDeclinedInsufficientFunds"
+    app.extensions.pop("provider_clients", None)
+    try:
+        with app.app_context():
+            charge_payment(payment_id)
+    finally:
+        app.config["STRIPE_PAYMENT_METHOD"] = "pm_card_visa"
+        app.extensions.pop("provider_clients", None)
+    failed = payment(app, payment_id)
+    assert failed.status == PaymentStatus.FAILED
+    assert failed.decline_code == "insufficient_funds"
+
+
+def test_not_sent_stays_pending_and_is_deferred(app: Flask, sandbox: Any) -> None:
+    sandbox.add_fault("error", status=429, retry_after=30, dialect="stripe", endpoint="create")
+    payment_id = new_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    deferred = payment(app, payment_id)
+    assert deferred.status == PaymentStatus.PENDING
+    assert deferred.first_sent_at is None and deferred.send_count == 0  # provably never sent
+    assert deferred.next_attempt_at is not None
+    assert (deferred.next_attempt_at - utcnow()).total_seconds() >= 29
+    assert [j for j in scheduled_job_ids(app) if j.startswith(f"charge-{payment_id}-at-")]
+
+
+def test_charge_job_run_twice_charges_once(app: Flask, sandbox: Any) -> None:
+    payment_id = new_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        charge_payment(payment_id)  # returns early: no longer pending
+    assert len(sandbox.requests_log(endpoint="create")) == 1
+    with app.app_context():
+        assert db.session.query(PaymentTransition).count() == 1  # pending->succeeded only
+
+
+def test_keyless_provider_unknown_is_looked_up_never_charged_twice(
+    app: Flask, sandbox: Any
+) -> None:
+    sandbox.add_fault("commit_timeout", hold_s=2.5, count=1, dialect="acquirer", endpoint="create")
+    payment_id = new_payment(app, provider="acquirer")
+    with app.app_context():
+        charge_payment(payment_id)
+        assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+        reconcile_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    log = sandbox.requests_log(dialect="acquirer")
+    assert [r["endpoint"] for r in log] == ["create", "search"]  # lookup, no second create
+    key = str(payment(app, payment_id).idempotency_key)
+    assert sandbox.succeeded_charges(key) == 1
+
+
+def test_keyless_provider_never_reached_is_sent_after_lookup(app: Flask, sandbox: Any) -> None:
+    sandbox.add_fault("reset_before", count=1, dialect="acquirer", endpoint="create")
+    payment_id = new_payment(app, provider="acquirer")
+    with app.app_context():
+        charge_payment(payment_id)
+        assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+        reconcile_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="acquirer")]
+    assert endpoints.count("create") == 2 and endpoints.index("search") < endpoints.index(
+        "create", 1
+    )
+    assert sandbox.succeeded_charges(str(payment(app, payment_id).idempotency_key)) == 1
+
+
+def test_reconciliation_without_answers_escalates_before_the_key_expires(
+    app: Flask, sandbox: Any
+) -> None:
+    sandbox.add_fault("error", status=503, dialect="stripe")  # every endpoint, forever
+    payment_id = new_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    first_sent = payment(app, payment_id).first_sent_at
+    assert first_sent is not None
+    for _ in range(20):
+        current = payment(app, payment_id)
+        if current.status != PaymentStatus.UNKNOWN:
+            break
+        assert current.next_reconcile_at is not None
+        with (
+            time_machine.travel(current.next_reconcile_at + timedelta(seconds=1), tick=True),
+            app.app_context(),
+        ):
+            reconcile_payment(payment_id)
+    final = payment(app, payment_id)
+    assert final.status == PaymentStatus.NEEDS_REVIEW
+    assert 4 <= final.reconcile_attempts <= app.config["RECONCILE_MAX_ATTEMPTS"]
+    with app.app_context():
+        last = db.session.query(PaymentTransition).order_by(PaymentTransition.id.desc()).first()
+        assert last is not None and "forgets the key" in last.reason
+        escalated_at = last.created_at
+    assert escalated_at < first_sent + timedelta(hours=24)  # Stripe still has the key
+    assert sandbox.succeeded_charges(str(payment_id)) == 0
+
+
+def test_redis_down_at_enqueue_loses_nothing(
+    app: Flask, make_app: Any, api: dict[str, str], sandbox: Any
+) -> None:
+    from devtools.servers import free_port
+
+    broken = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0", STRIPE_API_BASE=sandbox.url)
+    order = api_order(broken.test_client(), api)
+    response = api_pay(broken.test_client(), api, order["id"])
+    assert response.status_code == 201  # the committed row is the intent
+    payment_id = response.get_json()["id"]
+    assert queued_job_ids(app) == []
+    with app.app_context():
+        assert sweep_pending() == 0  # too fresh: its own job may still be coming
+    with time_machine.travel(utcnow() + timedelta(seconds=31), tick=True), app.app_context():
+        assert sweep_pending() == 1
+        assert sweep_pending() == 1  # the same deterministic job id: not queued twice
+        assert queued_job_ids(app) == [f"charge-{payment_id}"]
+    run_jobs(app)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+
+
+def test_sweep_enqueues_due_reconciliations_once(app: Flask, sandbox: Any) -> None:
+    fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
+    payment_id = new_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        assert sweep_unknown() == 0  # not due yet
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
+    due = payment(app, payment_id).next_reconcile_at
+    assert due is not None
+    with time_machine.travel(due + timedelta(seconds=1), tick=True), app.app_context():
+        # The delayed job already exists under the same id: the sweep adds nothing.
+        assert sweep_unknown() == 1
+        assert queued_job_ids(app) == []
+    with app.app_context():
+        from redis import Redis
+
+        Redis.from_url(app.config["REDIS_URL"]).flushdb()  # Redis lost everything
+    with time_machine.travel(due + timedelta(seconds=1), tick=True), app.app_context():
+        assert sweep_unknown() == 1
+        assert queued_job_ids(app) == [f"reconcile-{payment_id}-0"]
+        run_jobs(app)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+
+
+def test_lease_keeps_a_second_job_away(app: Flask, sandbox: Any) -> None:
+    payment_id = new_payment(app)
+    with app.app_context():
+        db.session.execute(
+            Payment.__table__.update()
+            .where(Payment.id == payment_id)
+            .values(lease_expires_at=utcnow() + timedelta(seconds=LEASE_S))
+        )
+        db.session.commit()
+        charge_payment(payment_id)  # someone holds the lease: do nothing
+    assert sandbox.requests_log(endpoint="create") == []
+    with (
+        time_machine.travel(utcnow() + timedelta(seconds=LEASE_S + 1), tick=True),
+        app.app_context(),
+    ):
+        charge_payment(payment_id)  # the holder died: the lease expired
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+
+
+def test_unknown_key_is_independent(app: Flask) -> None:
+    assert uuid.UUID(str(payment(app, new_payment(app)).idempotency_key))
