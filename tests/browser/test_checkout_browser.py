@@ -15,7 +15,8 @@ from tests.helpers import run_jobs, seed_catalog
 
 
 def test_click_through_and_double_click_pay_makes_one_payment(
-        app: Flask, browser: Any, live_server: str, sandbox: Any, artifacts: Path) -> None:
+    app: Flask, browser: Any, live_server: str, sandbox: Any, artifacts: Path
+) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
