@@ -46,13 +46,14 @@ def register_extensions(app: Flask) -> None:
 
 
 def register_blueprints(app: Flask) -> None:
-    from blueprints import api, auth, checkout, errors, health, shop
+    from blueprints import api, auth, checkout, errors, health, shop, webhooks
 
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(shop.bp)
     app.register_blueprint(checkout.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(webhooks.bp)
     errors.register(app)
 
 

@@ -112,6 +112,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "REMEMBER_COOKIE_SECURE": is_production,
         # Largest request body accepted (pages, API, webhooks): larger ones get 413.
         "MAX_CONTENT_LENGTH": _int(env, "MAX_CONTENT_LENGTH", 64 * 1024),
+        # Webhook bodies over this are refused (413) before anything is parsed.
+        "WEBHOOK_MAX_BODY_BYTES": _int(env, "WEBHOOK_MAX_BODY_BYTES", 64 * 1024),
         # Money limits: one payment or wallet operation never exceeds this.
         "MAX_AMOUNT_MINOR": _int(env, "MAX_AMOUNT_MINOR", 1_000_000),
         "CURRENCIES": [c.upper() for c in _list(env, "CURRENCIES", "EUR,USD,GBP")],

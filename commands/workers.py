@@ -14,8 +14,7 @@ from rq.job import Job
 from rq.queue import Queue
 
 from extensions import db, redis_client
-from jobs.queues import MAINTENANCE_QUEUE
-from jobs.schedule import PERIODIC_JOBS
+from jobs.schedule import periodic_jobs
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +68,8 @@ def worker_command(queues: tuple[str, ...], simple: bool, burst: bool) -> None:
 @click.command("scheduler")
 @with_appcontext
 def scheduler_command() -> None:
-    """Enqueue the periodic jobs (jobs/schedule.py) on the maintenance queue."""
+    """Enqueue the periodic jobs of jobs/schedule.py at their intervals."""
     cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
-    for func, interval_s in PERIODIC_JOBS:
-        cron.register(func, queue_name=MAINTENANCE_QUEUE, interval=interval_s)
+    for job in periodic_jobs(current_app.config["PAYMENTS_PROVIDERS"]):
+        cron.register(job.func, queue_name=job.queue, args=job.args, interval=job.interval_s)
     cron.start()

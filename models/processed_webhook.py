@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, String, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
@@ -21,6 +21,9 @@ class ProcessedWebhook(db.Model):  # type: ignore[name-defined]
     event_type: Mapped[str] = mapped_column(String(100))
     # applied | ignored (no effect) | pending (payment not found yet)
     state: Mapped[str] = mapped_column(String(16), default="applied", index=True)
+    payment_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id"), index=True)
+    # Why the event had the effect it had (ignored as older, conflict, unknown type).
+    note: Mapped[str] = mapped_column(String(500), default="")
     payload: Mapped[dict] = mapped_column(JSON)
     event_created_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

@@ -95,6 +95,22 @@ class AcquirerProvider:
             )
         return _payment_outcome(approved[0] if approved else payments[-1])
 
+    def undelivered_events(self) -> list[dict[str, Any]] | None:
+        """Events the acquirer failed to deliver to us (None when it cannot be asked now)."""
+        try:
+            response = self.session.get(
+                f"{self.api_base}/events",
+                params={"delivered": "false"},
+                timeout=self.policy.timeout,
+            )
+        except requests.RequestException as exc:
+            log.warning("acquirer events backfill failed: %s", exc)
+            return None
+        if response.status_code != 200:
+            log.warning("acquirer events backfill answered %s", response.status_code)
+            return None
+        return [e for e in _json(response).get("data") or [] if isinstance(e, dict)]
+
     def _outcome_of(self, response: requests.Response) -> Outcome:
         status = response.status_code
         body = _json(response)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from providers.outcomes import LookupOutcome, Outcome
 
@@ -52,4 +52,8 @@ class Provider(Protocol):
 
     def lookup(self, request: ChargeRequest) -> LookupOutcome:
         """Ask the provider what happened to this payment. Never charges a second time."""
+        ...
+
+    def undelivered_events(self) -> list[dict[str, Any]] | None:
+        """Webhook events the provider could not deliver; None when it cannot be asked."""
         ...

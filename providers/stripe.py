@@ -81,6 +81,22 @@ class StripeProvider:
                 return by_id
         return self._search(request)
 
+    def undelivered_events(self) -> list[dict[str, Any]] | None:
+        """Events Stripe failed to deliver to us (None when Stripe cannot be asked now)."""
+        try:
+            response = self.session.get(
+                f"{self.api_base}/v1/events",
+                params={"delivery_success": "false"},
+                timeout=self.policy.timeout,
+            )
+        except requests.RequestException as exc:
+            log.warning("stripe events backfill failed: %s", exc)
+            return None
+        if response.status_code != 200:
+            log.warning("stripe events backfill answered %s", response.status_code)
+            return None
+        return [e for e in _json(response).get("data") or [] if isinstance(e, dict)]
+
     # -- HTTP --------------------------------------------------------------------------
 
     def _create(self, request: ChargeRequest) -> Outcome:

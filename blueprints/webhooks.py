@@ -1,0 +1,50 @@
+"""POST /webhooks/<provider>: verification first, nothing written before it."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Blueprint, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from extensions import csrf, db
+from providers.events import WebhookError
+from services.webhooks import UnknownProviderError, receive
+
+bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
+csrf.exempt(bp)  # authenticated by the provider's signature, not by a session
+log = logging.getLogger(__name__)
+
+
+def _error(status: int, code: str, message: str) -> ResponseReturnValue:
+    return jsonify(error={"code": code, "message": message}), status
+
+
+@bp.post("/<provider>")
+def receive_webhook(provider: str) -> ResponseReturnValue:
+    limit = current_app.config["WEBHOOK_MAX_BODY_BYTES"]
+    if request.content_length is not None and request.content_length > limit:
+        return _error(413, "body_too_large", f"webhook bodies are limited to {limit} bytes")
+    body = request.get_data(cache=False)
+    if len(body) > limit:
+        return _error(413, "body_too_large", f"webhook bodies are limited to {limit} bytes")
+    try:
+        state = receive(provider, {k.lower(): v for k, v in request.headers.items()}, body)
+    except UnknownProviderError:
+        return _error(404, "unknown_provider", f"no webhook endpoint for {provider!r}")
+    except WebhookError as exc:
+        db.session.rollback()
+        return _error(400, "invalid_webhook", str(exc))
+    except IntegrityError:
+        raise  # a bug, not a transient failure: let it be seen
+    except DBAPIError as exc:
+        # The database is unreachable or failed over: ask the provider to redeliver.
+        db.session.rollback()
+        log.warning(
+            "webhook from %s not recorded (database: %s); asking for redelivery",
+            provider,
+            type(exc.orig).__name__,
+        )
+        return _error(503, "temporarily_unavailable", "try again later")
+    return jsonify(status=state)

@@ -1,0 +1,219 @@
+"""Incoming provider events: verified, recorded once, applied under a row lock.
+
+The processed_webhooks row and the event's effect commit together or not at all;
+UNIQUE(provider, event_id) turns every redelivery into a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from extensions import db
+from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource
+from models.types import utcnow
+from providers.events import (
+    ProviderEvent,
+    WebhookError,
+    load_json_object,
+    parse_acquirer,
+    parse_stripe,
+    verify_acquirer,
+    verify_stripe,
+)
+from services.payment_state import move
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WebhookScheme:
+    verify: Callable[[Mapping[str, str], bytes, str, float], None]
+    parse: Callable[[dict[str, Any]], ProviderEvent]
+    secret_setting: str
+
+
+SCHEMES = {
+    "stripe": WebhookScheme(verify_stripe, parse_stripe, "STRIPE_WEBHOOK_SECRET"),
+    "acquirer": WebhookScheme(verify_acquirer, parse_acquirer, "ACQUIRER_WEBHOOK_SECRET"),
+}
+OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
+
+
+class UnknownProviderError(LookupError):
+    """No webhook endpoint for this provider."""
+
+
+def scheme_for(provider: str) -> WebhookScheme:
+    if provider not in current_app.config["PAYMENTS_PROVIDERS"] or provider not in SCHEMES:
+        raise UnknownProviderError(provider)
+    return SCHEMES[provider]
+
+
+def receive(
+    provider: str, headers: Mapping[str, str], body: bytes, now: float | None = None
+) -> str:
+    """Verify, parse and ingest one delivery; return applied|duplicate|ignored|pending.
+
+    Raises UnknownProviderError or WebhookError (nothing written) for bad requests.
+    """
+    scheme = scheme_for(provider)
+    secret = current_app.config[scheme.secret_setting]
+    scheme.verify(headers, body, secret, time.time() if now is None else now)
+    payload = load_json_object(body)
+    return ingest(provider, scheme.parse(payload), payload)
+
+
+def ingest(provider: str, event: ProviderEvent, payload: dict[str, Any]) -> str:
+    """Record the event once and apply it, in one transaction. Commits."""
+    insert = pg_insert if db.engine.dialect.name == "postgresql" else sqlite_insert
+    statement = (
+        insert(ProcessedWebhook)
+        .values(
+            provider=provider,
+            event_id=event.event_id,
+            event_type=event.event_type,
+            payload=payload,
+            event_created_at=event.created_at,
+            received_at=utcnow(),
+            state="pending",
+            note="",
+        )
+        .on_conflict_do_nothing(index_elements=["provider", "event_id"])
+        .returning(ProcessedWebhook.id)
+    )
+    record_id = db.session.execute(statement).scalar()
+    if record_id is None:
+        # Someone recorded this event first (redelivery, or a copy on another node).
+        db.session.commit()
+        return "duplicate"
+    record = db.session.get(ProcessedWebhook, record_id)
+    assert record is not None
+    state = apply_event(provider, event, record)
+    db.session.commit()
+    return state
+
+
+def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
+    """Apply an event to its (locked) payment in the caller's transaction; set record.state."""
+    record.processed_at = utcnow()
+    if event.outcome is None:
+        record.state, record.note = "ignored", "event type has no effect on payments"
+        return record.state
+    payment = _find_payment(provider, event)
+    if payment is None:
+        # The charge job may not have stored the provider's id yet: keep it for later.
+        record.state, record.note = "pending", "payment not found yet"
+        record.processed_at = None
+        return record.state
+    record.payment_id = payment.id
+    newest = db.session.scalar(
+        select(func.max(ProcessedWebhook.event_created_at)).where(
+            ProcessedWebhook.payment_id == payment.id,
+            ProcessedWebhook.state == "applied",
+            ProcessedWebhook.id != record.id,
+        )
+    )
+    if newest is not None and event.created_at < newest:
+        record.state = "ignored"
+        record.note = f"older than the event applied for this payment at {newest.isoformat()}"
+        return record.state
+    reason = f"{event.event_type} {event.event_id}"
+    if payment.provider_payment_id is None and event.provider_payment_id:
+        payment.provider_payment_id = event.provider_payment_id
+    elif event.provider_payment_id and payment.provider_payment_id != event.provider_payment_id:
+        move(
+            payment,
+            PaymentStatus.NEEDS_REVIEW,
+            source=TransitionSource.WEBHOOK,
+            reason=f"{reason} is about provider payment {event.provider_payment_id}, "
+            f"ours is {payment.provider_payment_id}",
+            actor=event.event_id,
+        )
+        record.state, record.note = "applied", "second provider payment for one payment"
+        return record.state
+    status = OUTCOME_STATUS[event.outcome]
+    if status == PaymentStatus.FAILED and payment.decline_code is None and event.decline_code:
+        payment.decline_code = event.decline_code[:64]
+    was = payment.status
+    is_moved = move(
+        payment, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
+    )
+    record.state = "applied"
+    record.note = (
+        f"{was.value} -> {payment.status.value}"
+        if is_moved
+        else f"no change: payment was {was.value}"
+    )
+    return record.state
+
+
+def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
+    """Our own reference first, then the provider's id; the row comes back locked."""
+    condition = None
+    if event.payment_id is not None:
+        condition = Payment.id == event.payment_id
+    elif event.reference is not None:
+        try:
+            condition = Payment.idempotency_key == uuid.UUID(event.reference)
+        except ValueError:
+            condition = None
+    for where in (
+        condition,
+        Payment.provider_payment_id == event.provider_payment_id
+        if event.provider_payment_id
+        else None,
+    ):
+        if where is None:
+            continue
+        payment = db.session.scalar(
+            select(Payment)
+            .where(where, Payment.provider == provider)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        if payment is not None:
+            return payment
+    return None
+
+
+def retry_pending_events(limit: int = 100) -> int:
+    """Apply events whose payment was not found when they arrived. Returns how many applied."""
+    query = (
+        select(ProcessedWebhook)
+        .where(ProcessedWebhook.state == "pending")
+        .order_by(ProcessedWebhook.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    applied = 0
+    for record in db.session.scalars(query).all():
+        event = SCHEMES[record.provider].parse(record.payload)
+        if apply_event(record.provider, event, record) != "pending":
+            applied += 1
+    db.session.commit()
+    return applied
+
+
+def backfill(provider_name: str, events: list[dict[str, Any]]) -> dict[str, int]:
+    """Ingest events fetched from the provider's API (undelivered ones) through the same path."""
+    counts: dict[str, int] = {}
+    parse = SCHEMES[provider_name].parse
+    for payload in events:
+        try:
+            event = parse(payload)
+        except WebhookError as exc:
+            log.warning("backfill: skipped a malformed %s event: %s", provider_name, exc)
+            continue
+        state = ingest(provider_name, event, payload)
+        counts[state] = counts.get(state, 0) + 1
+    return counts
