@@ -24,5 +24,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 
+bench: $(STAMP)
+	$(BIN)/python -m bench.wallet_debits
+
 clean:
 	rm -rf $(VENV) instance .pytest_cache .mypy_cache .ruff_cache

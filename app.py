@@ -46,12 +46,13 @@ def register_extensions(app: Flask) -> None:
 
 
 def register_blueprints(app: Flask) -> None:
-    from blueprints import api, auth, checkout, errors, health, shop, webhooks
+    from blueprints import api, auth, checkout, errors, health, shop, wallet, webhooks
 
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(shop.bp)
     app.register_blueprint(checkout.bp)
+    app.register_blueprint(wallet.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(webhooks.bp)
     errors.register(app)
@@ -62,13 +63,14 @@ def register_template_helpers(app: Flask) -> None:
 
 
 def register_commands(app: Flask) -> None:
-    from commands import seed, users, workers
+    from commands import seed, users, wallet, workers
 
     app.cli.add_command(seed.seed_command)
     app.cli.add_command(users.customers_cli)
     app.cli.add_command(users.admin_cli)
     app.cli.add_command(workers.worker_command)
     app.cli.add_command(workers.scheduler_command)
+    app.cli.add_command(wallet.wallet_cli)
 
 
 def configure_logging(app: Flask) -> None:

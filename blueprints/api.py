@@ -8,8 +8,11 @@ from typing import Any
 
 from flask import Blueprint, g, jsonify, request
 from flask.typing import ResponseReturnValue
+from sqlalchemy import select
 
 from extensions import csrf, db
+from models import Wallet
+from services import wallet
 from services.checkout import (
     create_order,
     owned_order,
@@ -20,7 +23,7 @@ from services.checkout import (
 )
 from services.customers import customer_for_token
 from services.errors import ClientError
-from services.presenters import order_json, payment_json
+from services.presenters import movement_json, order_json, payment_json
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry one
@@ -83,3 +86,36 @@ def post_payment(order_id: int) -> ResponseReturnValue:
 def get_payment(payment_id: int) -> ResponseReturnValue:
     payment = owned_payment(g.customer, payment_id)
     return jsonify(payment_json(payment))
+
+
+@bp.get("/wallet")
+@token_required
+def get_wallet() -> ResponseReturnValue:
+    wallets = db.session.scalars(
+        select(Wallet).where(Wallet.customer_id == g.customer.id).order_by(Wallet.currency)
+    )
+    return jsonify(
+        wallets=[
+            {"id": w.id, "currency": w.currency, "balance_minor": w.balance_minor} for w in wallets
+        ]
+    )
+
+
+@bp.post("/wallet/debits")
+@token_required
+def post_debit() -> ResponseReturnValue:
+    operation_id = str(parse_idempotency_key(request.headers.get("Idempotency-Key")))
+    body = _json_body()
+    currency = body.get("currency")
+    if not isinstance(currency, str):
+        raise ClientError("currency must be an ISO 4217 code", code="invalid_currency", status=422)
+    reference = body.get("reference", "")
+    if not isinstance(reference, str):
+        raise ClientError("reference must be a string", code="invalid_reference", status=422)
+    movement = wallet.debit(
+        wallet.wallet_of(g.customer, currency),
+        body.get("amount_minor"),
+        operation_id,
+        reference=reference[:200],
+    )
+    return jsonify(movement_json(movement)), 200 if movement.is_replay else 201

@@ -19,7 +19,7 @@ from flask_login import current_user, login_required
 from sqlalchemy import select
 
 from extensions import db
-from models import Order, OrderStatus, Product
+from models import Order, OrderStatus, Product, Wallet
 from services.checkout import (
     MAX_QUANTITY,
     create_order,
@@ -105,10 +105,17 @@ def checkout(order_id: int) -> ResponseReturnValue:
         return redirect(url_for("checkout.payment_status", payment_id=active.id))
     # The payment's idempotency key is born here, with the customer's intent: a double
     # click, a resubmit or this page in two tabs all carry the same key.
+    wallet = db.session.scalar(
+        select(Wallet).where(
+            Wallet.customer_id == current_user.id, Wallet.currency == order.currency
+        )
+    )
     return render_template(
         "checkout/checkout.html",
         order=order,
+        wallet=wallet,
         idempotency_key=uuid.uuid4(),
+        wallet_operation_id=uuid.uuid4(),  # the wallet debit's operation id, born here too
         is_open=order.status == OrderStatus.OPEN,
     )
 

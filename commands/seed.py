@@ -12,6 +12,7 @@ from werkzeug.security import generate_password_hash
 
 from extensions import db
 from models import AdminUser, Customer, Product
+from services import wallet
 from services.customers import create_customer
 
 DEMO_PRODUCTS = [
@@ -22,6 +23,7 @@ DEMO_PRODUCTS = [
 ]
 DEMO_CUSTOMERS = ["alice@example.com", "bob@example.com"]
 DEMO_CUSTOMER_PASSWORD = "demo-password"
+DEMO_OPENING_BALANCE_MINOR = 5000  # 50.00 EUR in each demo wallet
 DEMO_ADMIN_EMAIL = "admin@example.com"
 
 
@@ -42,9 +44,19 @@ def seed_command() -> None:
             )
     db.session.commit()
     for email in DEMO_CUSTOMERS:
-        if db.session.scalar(select(Customer).where(Customer.email == email)) is None:
-            create_customer(email, DEMO_CUSTOMER_PASSWORD, current_app.config["CURRENCIES"])
+        customer = db.session.scalar(select(Customer).where(Customer.email == email))
+        if customer is None:
+            customer = create_customer(
+                email, DEMO_CUSTOMER_PASSWORD, current_app.config["CURRENCIES"]
+            )
             click.echo(f"demo customer: {email} / {DEMO_CUSTOMER_PASSWORD}")
+        # An opening balance through the ledger, once (the operation id makes repeats no-ops).
+        wallet.credit(
+            wallet.wallet_of(customer, "EUR"),
+            DEMO_OPENING_BALANCE_MINOR,
+            f"seed:{email}:EUR",
+            reference="demo opening balance",
+        )
     if db.session.scalar(select(AdminUser).where(AdminUser.email == DEMO_ADMIN_EMAIL)) is None:
         password = secrets.token_urlsafe(12)
         db.session.add(

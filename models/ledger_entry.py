@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, ForeignKey, String
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
@@ -22,8 +22,8 @@ class LedgerEntry(db.Model):  # type: ignore[name-defined]
     wallet_id: Mapped[int] = mapped_column(ForeignKey("wallets.id"), index=True)
     # Idempotency key of the money movement: client key, or derived ("topup:<payment id>").
     operation_id: Mapped[str] = mapped_column(String(100), unique=True)
-    amount_minor: Mapped[int]  # positive credits, negative debits
+    amount_minor: Mapped[int] = mapped_column(BigInteger)  # credits > 0, debits < 0
     kind: Mapped[str] = mapped_column(String(16))  # topup | debit | refund
     reference: Mapped[str] = mapped_column(String(200), default="")
-    balance_after_minor: Mapped[int]
+    balance_after_minor: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -39,3 +39,27 @@ def format_money(amount_minor: int, currency: str) -> str:
     whole, frac = divmod(abs(amount_minor), 10**exponent)
     body = f"{whole:,}" if exponent == 0 else f"{whole:,}.{frac:0{exponent}d}"
     return f"{sign}{body} {currency}"
+
+
+def parse_major_amount(text: str, currency: str) -> int:
+    """Parse what a person types ("12.5", "12.50", "1,250.00") into minor units.
+
+    Raises InvalidAmountError for anything that is not a plain positive amount
+    with at most the currency's number of decimals.
+    """
+    from decimal import Decimal, InvalidOperation
+
+    exponent = CURRENCY_EXPONENTS.get(currency.upper())
+    if exponent is None:
+        raise InvalidAmountError("currency must be a known ISO 4217 code")
+    cleaned = text.strip().replace(",", "")
+    try:
+        value = Decimal(cleaned)
+    except InvalidOperation:
+        raise InvalidAmountError("enter an amount such as 25 or 25.50") from None
+    if not value.is_finite() or value <= 0:
+        raise InvalidAmountError("the amount must be positive")
+    minor = value.scaleb(exponent)
+    if minor != minor.to_integral_value():
+        raise InvalidAmountError(f"use at most {exponent} decimals for {currency.upper()}")
+    return int(minor)

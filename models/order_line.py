@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import CheckConstraint, ForeignKey, UniqueConstraint
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from extensions import db
@@ -22,7 +22,7 @@ class OrderLine(db.Model):  # type: ignore[name-defined]
     order_id: Mapped[int] = mapped_column(ForeignKey("orders.id"))
     product_id: Mapped[int] = mapped_column(ForeignKey("products.id"))
     quantity: Mapped[int]
-    unit_price_minor: Mapped[int]
-    line_total_minor: Mapped[int]
+    unit_price_minor: Mapped[int] = mapped_column(BigInteger)
+    line_total_minor: Mapped[int] = mapped_column(BigInteger)
 
     product: Mapped[Product] = relationship()

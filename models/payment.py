@@ -4,7 +4,16 @@ import enum
 import uuid
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstraint, Uuid, text
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    String,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
@@ -94,7 +103,7 @@ class Payment(db.Model):  # type: ignore[name-defined]
     order_id: Mapped[int | None] = mapped_column(ForeignKey("orders.id"), index=True)
     wallet_id: Mapped[int | None] = mapped_column(ForeignKey("wallets.id"), index=True)
     provider: Mapped[str] = mapped_column(String(32))
-    amount_minor: Mapped[int]
+    amount_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
     status: Mapped[PaymentStatus] = mapped_column(
         str_enum(PaymentStatus, "payment_status"), default=PaymentStatus.PENDING

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import CheckConstraint, String
+from sqlalchemy import BigInteger, CheckConstraint, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
@@ -16,6 +16,6 @@ class Product(db.Model):  # type: ignore[name-defined]
     sku: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(String(1000), default="")
-    price_minor: Mapped[int]
+    price_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
     is_active: Mapped[bool] = mapped_column(default=True)

@@ -129,6 +129,19 @@ def owned_order(customer: Customer, order_id: int) -> Order:
     return order
 
 
+def lock_owned_order(customer: Customer, order_id: int) -> Order:
+    """The customer's order, locked until the transaction ends."""
+    order = db.session.scalar(
+        select(Order)
+        .where(Order.id == order_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if order is None or order.customer_id != customer.id:
+        raise NotFoundError(f"no order {order_id}", code="order_not_found")
+    return order
+
+
 def owned_payment(customer: Customer, payment_id: int) -> Payment:
     payment = db.session.get(Payment, payment_id)
     if payment is None or payment.customer_id != customer.id:
@@ -143,7 +156,9 @@ def start_order_payment(customer: Customer, order_id: int, key: uuid.UUID) -> tu
     payment. Raises NotFoundError, UnprocessableError (key reused for another
     order) or ConflictError (order not open, or paid by another payment).
     """
-    order = owned_order(customer, order_id)
+    # Locked: a wallet payment of the same order waits for this transaction, and we
+    # for it, so an order is never paid twice by the two routes.
+    order = lock_owned_order(customer, order_id)
     payment = Payment(
         idempotency_key=key,
         customer_id=customer.id,

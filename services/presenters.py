@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Order, Payment, PaymentTransition
+from services.wallet import Movement
 
 
 def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str, Any]:
@@ -62,4 +63,14 @@ def order_json(order: Order) -> dict[str, Any]:
             for line in order.lines
         ],
         "created_at": order.created_at.isoformat(),
+    }
+
+
+def movement_json(movement: Movement) -> dict[str, Any]:
+    return {
+        "operation_id": movement.operation_id,
+        "wallet_id": movement.wallet_id,
+        "entry_id": movement.entry_id,
+        "amount_minor": movement.amount_minor,
+        "balance_after_minor": movement.balance_after_minor,
     }

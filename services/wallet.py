@@ -8,24 +8,31 @@ original result and change nothing. The CHECK (balance >= 0) is the last barrier
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from flask import current_app
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from extensions import db
-from models import LedgerEntry, Wallet
+from models import Customer, LedgerEntry, Wallet
 from models.money import InvalidAmountError, validate_money
+from models.types import utcnow
+from services.errors import ClientError
 
 
-class WalletError(ValueError):
-    """A wallet operation was refused; `code` is stable for API clients."""
+class WalletError(ClientError):
+    """A wallet operation was refused; nothing was written. `code` is stable for clients."""
 
-    code = "wallet_error"
+    code = "invalid_wallet_operation"
+    status = 422
 
 
 class InsufficientFundsError(WalletError):
     code = "insufficient_funds"
+    status = 409
 
 
 class CurrencyMismatchError(WalletError):
@@ -40,6 +47,7 @@ class OperationConflictError(WalletError):
 
 class WalletNotFoundError(WalletError):
     code = "wallet_not_found"
+    status = 404
 
 
 @dataclass(frozen=True)
@@ -54,19 +62,10 @@ class Movement:
     is_replay: bool
 
 
-def lock_wallet(wallet_id: int) -> Wallet | None:
-    return db.session.scalar(
-        select(Wallet)
-        .where(Wallet.id == wallet_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-
-
 def apply_movement(
     wallet_id: int,
     amount_minor: int,
-    currency: str,
+    currency: str | None,
     *,
     operation_id: str,
     kind: str,
@@ -74,59 +73,89 @@ def apply_movement(
 ) -> Movement:
     """Credit (positive) or debit (negative) a wallet exactly once per operation id.
 
-    Runs in the caller's transaction and does not commit. Raises WalletError
-    subclasses (nothing written) for bad amounts, currency mismatch, insufficient
-    funds or an operation id reused for another movement.
+    `currency` None means the wallet's own. Runs in the caller's transaction and
+    does not commit. Raises WalletError subclasses (nothing written) for bad
+    amounts, currency mismatch, insufficient funds or an operation id reused for
+    another movement.
     """
+    config = current_app.config
     try:
         validate_money(
             abs(amount_minor) if isinstance(amount_minor, int) else amount_minor,
-            currency,
-            max_minor=current_app.config["MAX_AMOUNT_MINOR"],
-            allowed=current_app.config["CURRENCIES"],
+            currency or config["CURRENCIES"][0],
+            max_minor=config["MAX_AMOUNT_MINOR"],
+            allowed=config["CURRENCIES"],
         )
     except InvalidAmountError as exc:
         raise WalletError(str(exc)) from None
     if not operation_id or len(operation_id) > 100:
         raise WalletError("operation_id must be 1 to 100 characters")
-    wallet = lock_wallet(wallet_id)
-    if wallet is None:
+    # Plain SQL on the session's connection: the row lock is held from this SELECT
+    # to COMMIT, so every microsecond spent in between is paid by every other
+    # client of a hot wallet.
+    locked = db.session.execute(
+        select(Wallet.balance_minor, Wallet.currency)
+        .where(Wallet.id == wallet_id)
+        .with_for_update()
+    ).one_or_none()
+    if locked is None:
         raise WalletNotFoundError(f"no wallet {wallet_id}")
-    if wallet.currency != currency.upper():
+    balance, wallet_currency = locked
+    if currency is not None and wallet_currency != currency.upper():
         raise CurrencyMismatchError(
-            f"wallet {wallet.id} holds {wallet.currency}, the amount is in {currency.upper()}"
+            f"wallet {wallet_id} holds {wallet_currency}, the amount is in {currency.upper()}"
         )
-    if wallet.balance_minor + amount_minor < 0:
+    if balance + amount_minor < 0:
         # A repeat of a debit that succeeded earlier must get its original result,
         # not "insufficient funds" for money it already spent.
         earlier = _existing(operation_id)
         if earlier is not None:
             return _replay(earlier, wallet_id, amount_minor)
         raise InsufficientFundsError(
-            f"balance {wallet.balance_minor} is less than {-amount_minor} {wallet.currency}"
+            f"balance {balance} is less than {-amount_minor} {wallet_currency}"
         )
-    entry = LedgerEntry(
-        wallet_id=wallet.id,
-        operation_id=operation_id,
-        amount_minor=amount_minor,
-        kind=kind,
-        reference=reference[:200],
-        balance_after_minor=wallet.balance_minor + amount_minor,
-    )
-    try:
-        with db.session.begin_nested():
-            db.session.add(entry)
-            db.session.flush()
-    except IntegrityError:
-        # The operation id exists (UNIQUE): this is a repeat; report the original.
+    balance_after = balance + amount_minor
+    now = utcnow()
+    # The UNIQUE operation_id decides whether this is a repeat (never SELECT-then-INSERT).
+    # ON CONFLICT DO NOTHING instead of catching the violation in a savepoint: the same
+    # guarantee without two more round trips inside the lock, and no rollback that
+    # could take the caller's transaction (a payment's state change) with it.
+    dialect_insert = pg_insert if db.engine.dialect.name == "postgresql" else sqlite_insert
+    entry_id = db.session.execute(
+        dialect_insert(LedgerEntry)
+        .values(
+            wallet_id=wallet_id,
+            operation_id=operation_id,
+            amount_minor=amount_minor,
+            kind=kind,
+            reference=reference[:200],
+            balance_after_minor=balance_after,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["operation_id"])
+        .returning(LedgerEntry.id)
+    ).scalar()
+    if entry_id is None:
+        # The operation id exists: a repeat; nothing was written, report the original.
         earlier = _existing(operation_id)
         if earlier is None:
-            raise
+            raise WalletError("the operation id is being used right now; retry")
         return _replay(earlier, wallet_id, amount_minor)
-    wallet.balance_minor = entry.balance_after_minor
-    return Movement(
-        entry.id, wallet.id, operation_id, amount_minor, entry.balance_after_minor, is_replay=False
+    db.session.execute(
+        update(Wallet)
+        .where(Wallet.id == wallet_id)
+        .values(balance_minor=balance_after, updated_at=now)
+        .execution_options(synchronize_session=False)
     )
+    _expire_cached(wallet_id)
+    return Movement(entry_id, wallet_id, operation_id, amount_minor, balance_after, is_replay=False)
+
+
+def _expire_cached(wallet_id: int) -> None:
+    """A Wallet object already loaded in this session must not show the old balance."""
+    cached = db.session.identity_map.get(db.session.identity_key(Wallet, wallet_id))
+    if cached is not None:
+        db.session.expire(cached)
 
 
 def _existing(operation_id: str) -> LedgerEntry | None:
@@ -146,3 +175,77 @@ def _replay(entry: LedgerEntry, wallet_id: int, amount_minor: int) -> Movement:
         entry.balance_after_minor,
         is_replay=True,
     )
+
+
+def wallet_of(customer: Customer, currency: str) -> Wallet:
+    wallet = db.session.scalar(
+        select(Wallet).where(Wallet.customer_id == customer.id, Wallet.currency == currency.upper())
+    )
+    if wallet is None:
+        raise WalletNotFoundError(f"you have no {currency.upper()} wallet")
+    return wallet
+
+
+def debit(
+    wallet: Wallet,
+    amount_minor: object,
+    operation_id: str,
+    *,
+    reference: str = "",
+    kind: str = "debit",
+) -> Movement:
+    """Take `amount_minor` from the wallet once per operation id. Commits.
+
+    Raises InsufficientFundsError (nothing written) and the other WalletErrors.
+    """
+    try:
+        movement = apply_movement(
+            _id_of(wallet),
+            -_positive(amount_minor),
+            None,  # the wallet's own currency
+            operation_id=operation_id,
+            kind=kind,
+            reference=reference,
+        )
+    except WalletError:
+        db.session.rollback()
+        raise
+    db.session.commit()
+    return movement
+
+
+def credit(
+    wallet: Wallet,
+    amount_minor: object,
+    operation_id: str,
+    *,
+    reference: str = "",
+    kind: str = "topup",
+) -> Movement:
+    """Add `amount_minor` to the wallet once per operation id. Commits."""
+    try:
+        movement = apply_movement(
+            _id_of(wallet),
+            _positive(amount_minor),
+            None,  # the wallet's own currency
+            operation_id=operation_id,
+            kind=kind,
+            reference=reference,
+        )
+    except WalletError:
+        db.session.rollback()
+        raise
+    db.session.commit()
+    return movement
+
+
+def _id_of(wallet: Wallet) -> int:
+    # The identity, without reloading an object expired by the last commit.
+    identity: tuple[Any, ...] | None = sa_inspect(wallet).identity
+    return int(identity[0]) if identity else wallet.id
+
+
+def _positive(amount_minor: object) -> int:
+    if isinstance(amount_minor, bool) or not isinstance(amount_minor, int) or amount_minor <= 0:
+        raise WalletError("amount_minor must be a positive integer")
+    return amount_minor

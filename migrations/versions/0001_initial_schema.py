@@ -9,6 +9,7 @@ Tables (each model's docstring says more):
   (provider, provider_payment_id); a CHECK ties the purpose to its target.
 - payment_transitions: the append-only audit trail of every status change.
 - processed_webhooks: UNIQUE(provider, event_id) makes webhook redelivery a no-op.
+- money columns are BIGINT minor units (a balance may outgrow 2^31).
 - wallets, ledger_entries: CHECK balance >= 0 is the last barrier against
   overdraft; UNIQUE operation_id makes each money movement happen once.
 
@@ -71,7 +72,7 @@ def upgrade():
     sa.Column('sku', sa.String(length=64), nullable=False),
     sa.Column('name', sa.String(length=200), nullable=False),
     sa.Column('description', sa.String(length=1000), nullable=False),
-    sa.Column('price_minor', sa.Integer(), nullable=False),
+    sa.Column('price_minor', sa.BigInteger(), nullable=False),
     sa.Column('currency', sa.String(length=3), nullable=False),
     sa.Column('is_active', sa.Boolean(), nullable=False),
     sa.CheckConstraint('price_minor > 0', name=op.f('ck_products_price_positive')),
@@ -82,7 +83,7 @@ def upgrade():
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('customer_id', sa.Integer(), nullable=False),
     sa.Column('status', sa.Enum('open', 'paid', 'cancelled', name='order_status', native_enum=False, create_constraint=True, length=16), nullable=False),
-    sa.Column('total_minor', sa.Integer(), nullable=False),
+    sa.Column('total_minor', sa.BigInteger(), nullable=False),
     sa.Column('currency', sa.String(length=3), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
@@ -98,7 +99,7 @@ def upgrade():
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('customer_id', sa.Integer(), nullable=False),
     sa.Column('currency', sa.String(length=3), nullable=False),
-    sa.Column('balance_minor', sa.Integer(), nullable=False),
+    sa.Column('balance_minor', sa.BigInteger(), nullable=False),
     sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
     sa.CheckConstraint('balance_minor >= 0', name=op.f('ck_wallets_balance_non_negative')),
     sa.ForeignKeyConstraint(['customer_id'], ['customers.id'], name=op.f('fk_wallets_customer_id_customers')),
@@ -109,10 +110,10 @@ def upgrade():
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('wallet_id', sa.Integer(), nullable=False),
     sa.Column('operation_id', sa.String(length=100), nullable=False),
-    sa.Column('amount_minor', sa.Integer(), nullable=False),
+    sa.Column('amount_minor', sa.BigInteger(), nullable=False),
     sa.Column('kind', sa.String(length=16), nullable=False),
     sa.Column('reference', sa.String(length=200), nullable=False),
-    sa.Column('balance_after_minor', sa.Integer(), nullable=False),
+    sa.Column('balance_after_minor', sa.BigInteger(), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.CheckConstraint('amount_minor <> 0', name=op.f('ck_ledger_entries_amount_non_zero')),
     sa.CheckConstraint('balance_after_minor >= 0', name=op.f('ck_ledger_entries_balance_after_non_negative')),
@@ -128,8 +129,8 @@ def upgrade():
     sa.Column('order_id', sa.Integer(), nullable=False),
     sa.Column('product_id', sa.Integer(), nullable=False),
     sa.Column('quantity', sa.Integer(), nullable=False),
-    sa.Column('unit_price_minor', sa.Integer(), nullable=False),
-    sa.Column('line_total_minor', sa.Integer(), nullable=False),
+    sa.Column('unit_price_minor', sa.BigInteger(), nullable=False),
+    sa.Column('line_total_minor', sa.BigInteger(), nullable=False),
     sa.CheckConstraint('line_total_minor = quantity * unit_price_minor', name=op.f('ck_order_lines_line_total')),
     sa.CheckConstraint('quantity > 0', name=op.f('ck_order_lines_quantity_positive')),
     sa.CheckConstraint('unit_price_minor > 0', name=op.f('ck_order_lines_unit_price_positive')),
@@ -146,7 +147,7 @@ def upgrade():
     sa.Column('order_id', sa.Integer(), nullable=True),
     sa.Column('wallet_id', sa.Integer(), nullable=True),
     sa.Column('provider', sa.String(length=32), nullable=False),
-    sa.Column('amount_minor', sa.Integer(), nullable=False),
+    sa.Column('amount_minor', sa.BigInteger(), nullable=False),
     sa.Column('currency', sa.String(length=3), nullable=False),
     sa.Column('status', sa.Enum('pending', 'unknown', 'succeeded', 'failed', 'needs_review', name='payment_status', native_enum=False, create_constraint=True, length=16), nullable=False),
     sa.Column('provider_payment_id', sa.String(length=255), nullable=True),

@@ -93,7 +93,7 @@ def test_twenty_concurrent_calls_with_one_key_make_one_payment_and_one_charge(
 ) -> None:
     order = api_order(client, api)
     key = str(uuid.uuid4())
-    barrier = threading.Barrier(20)
+    barrier = threading.Barrier(20, timeout=60)
     results: list[tuple[int, int]] = []
 
     def call() -> None:

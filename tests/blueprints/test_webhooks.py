@@ -119,7 +119,7 @@ def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) ->
 def test_ten_copies_at_once_credit_a_topup_once(app: Flask) -> None:
     payment_id = new_payment(app, topup=True)
     event = stripe_event(payment_id)
-    barrier = threading.Barrier(10)
+    barrier = threading.Barrier(10, timeout=60)
     states: list[str] = []
 
     def deliver() -> None:

@@ -1,0 +1,1 @@
+"""Benchmarks and drills (not imported by the app)."""

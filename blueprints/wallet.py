@@ -1,0 +1,109 @@
+"""Wallet pages: balances and history, top-ups through the provider, paying orders from it."""
+
+from __future__ import annotations
+
+import uuid
+
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user, login_required
+from sqlalchemy import func, select
+
+from extensions import db
+from models import LedgerEntry, Wallet
+from models.money import InvalidAmountError, format_money, parse_major_amount
+from services.checkout import parse_idempotency_key, start_topup_payment
+from services.errors import ClientError
+from services.wallet import wallet_of
+from services.wallet_payments import pay_order_from_wallet
+
+bp = Blueprint("wallet", __name__, url_prefix="/wallet")
+PAGE_SIZE = 20
+
+
+def _wallets() -> list[Wallet]:
+    return list(
+        db.session.scalars(
+            select(Wallet).where(Wallet.customer_id == current_user.id).order_by(Wallet.currency)
+        )
+    )
+
+
+@bp.get("")
+@login_required
+def overview() -> ResponseReturnValue:
+    wallets = _wallets()
+    if not wallets:
+        return render_template(
+            "wallet/overview.html", wallets=[], selected=None, entries=[], page=1, pages=1
+        )
+    currency = request.args.get("currency", wallets[0].currency).upper()
+    selected = next((w for w in wallets if w.currency == currency), wallets[0])
+    page = max(request.args.get("page", 1, type=int) or 1, 1)
+    total = (
+        db.session.scalar(
+            select(func.count())
+            .select_from(LedgerEntry)
+            .where(LedgerEntry.wallet_id == selected.id)
+        )
+        or 0
+    )
+    entries = db.session.scalars(
+        select(LedgerEntry)
+        .where(LedgerEntry.wallet_id == selected.id)
+        .order_by(LedgerEntry.id.desc())
+        .limit(PAGE_SIZE)
+        .offset((page - 1) * PAGE_SIZE)
+    ).all()
+    return render_template(
+        "wallet/overview.html",
+        wallets=wallets,
+        selected=selected,
+        entries=entries,
+        page=page,
+        pages=max(1, -(-total // PAGE_SIZE)),
+    )
+
+
+@bp.route("/topup", methods=["GET", "POST"])
+@login_required
+def topup() -> ResponseReturnValue:
+    currency = (request.values.get("currency") or current_app.config["CURRENCIES"][0]).upper()
+    if request.method == "GET":
+        return render_template(
+            "wallet/topup.html",
+            currency=currency,
+            currencies=[w.currency for w in _wallets()],
+            idempotency_key=uuid.uuid4(),
+            max_amount=format_money(current_app.config["MAX_AMOUNT_MINOR"], currency),
+        )
+    try:
+        target = wallet_of(current_user, currency)
+        amount_minor = parse_major_amount(request.form.get("amount", ""), currency)
+        key = parse_idempotency_key(request.form.get("idempotency_key"))
+        payment, _ = start_topup_payment(current_user, target, amount_minor, key)
+    except (ClientError, InvalidAmountError) as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+        return redirect(url_for("wallet.topup", currency=currency), code=303)
+    return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
+
+
+@bp.post("/pay/<int:order_id>")
+@login_required
+def pay_order(order_id: int) -> ResponseReturnValue:
+    operation_id = request.form.get("operation_id", "")
+    try:
+        uuid.UUID(operation_id)
+    except ValueError:
+        flash("This form is out of date; please try again.", "error")
+        return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
+    try:
+        pay_order_from_wallet(current_user, order_id, operation_id)
+    except ClientError as exc:
+        if exc.status == 404:
+            abort(404)
+        flash(str(exc), "error")
+        return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
+    flash(f"Order #{order_id} is paid from your wallet.", "ok")
+    return redirect(url_for("wallet.overview"), code=303)

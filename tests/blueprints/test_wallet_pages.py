@@ -1,0 +1,220 @@
+"""Wallet pages and API: top-ups through the provider, paying orders, debits, bad input."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
+
+from extensions import db
+from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
+from services import wallet
+from tests.blueprints.test_checkout_pages import checkout_form, login, place_order
+from tests.conftest import csrf_token_from
+from tests.helpers import api_customer, run_jobs, seed_catalog
+
+
+def fund(app: Flask, email: str, amount: int) -> None:
+    with app.app_context():
+        target = db.session.scalar(
+            select(Wallet)
+            .join(Customer, Customer.id == Wallet.customer_id)
+            .where(Customer.email == email, Wallet.currency == "EUR")
+        )
+        assert target is not None
+        wallet.credit(target, amount, f"fund:{uuid.uuid4()}")
+
+
+def ledger_rows(app: Flask) -> int:
+    with app.app_context():
+        return int(db.session.scalar(select(func.count()).select_from(LedgerEntry)) or 0)
+
+
+@pytest.fixture
+def shopper(app: Flask, client: FlaskClient) -> FlaskClient:
+    with app.app_context():
+        seed_catalog()
+    login(client, app)
+    return client
+
+
+def wallet_form(client: FlaskClient, order_id: int) -> dict[str, str]:
+    page = client.get(f"/orders/{order_id}/checkout").get_data(as_text=True)
+    op = re.search(r'name="operation_id" value="([^"]+)"', page)
+    assert op
+    return {"csrf_token": csrf_token_from(page), "operation_id": op.group(1)}
+
+
+def test_pay_an_order_from_the_wallet_once(shopper: FlaskClient, app: Flask) -> None:
+    fund(app, "shopper@example.com", 5000)
+    order_id = place_order(shopper)
+    form = wallet_form(shopper, order_id)
+    for _ in range(2):  # double click
+        response = shopper.post(f"/wallet/pay/{order_id}", data=form)
+        assert response.status_code == 303
+    with app.app_context():
+        assert db.session.get(Order, order_id).status == OrderStatus.PAID  # type: ignore[union-attr]
+        assert (
+            db.session.scalar(select(Wallet.balance_minor).where(Wallet.currency == "EUR"))
+            == 5000 - 2800
+        )
+    assert ledger_rows(app) == 2  # the funding and one debit
+    page = shopper.get("/wallet").get_data(as_text=True)
+    assert "order " + str(order_id) in page and "22.00 EUR" in page
+
+
+def test_insufficient_funds_leave_the_order_open(shopper: FlaskClient, app: Flask) -> None:
+    order_id = place_order(shopper)
+    response = shopper.post(f"/wallet/pay/{order_id}", data=wallet_form(shopper, order_id))
+    assert "balance 0 is less than 2800" in shopper.get(response.headers["Location"]).get_data(
+        as_text=True
+    )
+    with app.app_context():
+        assert db.session.get(Order, order_id).status == OrderStatus.OPEN  # type: ignore[union-attr]
+    assert ledger_rows(app) == 0
+
+
+def test_wallet_cannot_pay_an_order_a_card_payment_is_paying(
+    shopper: FlaskClient, app: Flask
+) -> None:
+    fund(app, "shopper@example.com", 5000)
+    order_id = place_order(shopper)
+    form = wallet_form(shopper, order_id)
+    shopper.post(f"/orders/{order_id}/pay", data=checkout_form(shopper, order_id))
+    response = shopper.post(f"/wallet/pay/{order_id}", data=form)
+    assert response.status_code == 303
+    assert ledger_rows(app) == 1  # only the funding
+
+
+def test_topup_through_the_provider_credits_once(
+    shopper: FlaskClient, app: Flask, sandbox: Any
+) -> None:
+    page = shopper.get("/wallet/topup?currency=EUR").get_data(as_text=True)
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
+    assert key
+    form = {
+        "csrf_token": csrf_token_from(page),
+        "idempotency_key": key.group(1),
+        "currency": "EUR",
+        "amount": "12.50",
+    }
+    first = shopper.post("/wallet/topup", data=form)
+    second = shopper.post("/wallet/topup", data=form)
+    assert first.headers["Location"] == second.headers["Location"]
+    run_jobs(app)
+    with app.app_context():
+        topup = db.session.scalar(select(Payment))
+        assert topup is not None and topup.purpose == PaymentPurpose.WALLET_TOPUP
+        assert topup.amount_minor == 1250
+        assert (
+            db.session.scalar(select(Wallet.balance_minor).where(Wallet.currency == "EUR")) == 1250
+        )
+    assert ledger_rows(app) == 1
+    assert "wallet has been credited" in shopper.get(first.headers["Location"]).get_data(
+        as_text=True
+    )
+    assert sandbox.succeeded_charges(str(topup.id)) == 1
+
+
+@pytest.mark.parametrize("amount", ["", "abc", "-5", "0", "12.345", "99999999", "NaN", "1e3x"])
+def test_bad_topup_amounts_write_nothing(shopper: FlaskClient, app: Flask, amount: str) -> None:
+    page = shopper.get("/wallet/topup").get_data(as_text=True)
+    form = {
+        "csrf_token": csrf_token_from(page),
+        "idempotency_key": str(uuid.uuid4()),
+        "currency": "EUR",
+        "amount": amount,
+    }
+    response = shopper.post("/wallet/topup", data=form)
+    assert response.status_code == 303 and "/wallet/topup" in response.headers["Location"]
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
+
+
+def test_wallet_pay_with_a_bad_operation_id_writes_nothing(
+    shopper: FlaskClient, app: Flask
+) -> None:
+    fund(app, "shopper@example.com", 5000)
+    order_id = place_order(shopper)
+    form = {**wallet_form(shopper, order_id), "operation_id": "x' OR 1=1"}
+    assert shopper.post(f"/wallet/pay/{order_id}", data=form).status_code == 303
+    assert ledger_rows(app) == 1
+
+
+def test_history_is_paginated(shopper: FlaskClient, app: Flask) -> None:
+    for _ in range(25):
+        fund(app, "shopper@example.com", 1)
+    first = shopper.get("/wallet").get_data(as_text=True)
+    assert "Page 1 of 2" in first and first.count("<tr>") == 21  # header + 20
+    second = shopper.get("/wallet?page=2").get_data(as_text=True)
+    assert "Page 2 of 2" in second and second.count("<tr>") == 6
+
+
+@pytest.fixture
+def api(app: Flask) -> tuple[int, dict[str, str]]:
+    return api_customer(app)
+
+
+def test_api_wallet_debits(
+    client: FlaskClient, app: Flask, api: tuple[int, dict[str, str]]
+) -> None:
+    customer_id, headers = api
+    with app.app_context():
+        target = db.session.scalar(
+            select(Wallet).where(Wallet.customer_id == customer_id, Wallet.currency == "EUR")
+        )
+        assert target is not None
+        wallet.credit(target, 100, "api-fund")
+    key = str(uuid.uuid4())
+    body = {"amount_minor": 60, "currency": "EUR", "reference": "coffee"}
+    first = client.post(
+        "/api/wallet/debits", json=body, headers={**headers, "Idempotency-Key": key}
+    )
+    assert first.status_code == 201 and first.get_json()["balance_after_minor"] == 40
+    again = client.post(
+        "/api/wallet/debits", json=body, headers={**headers, "Idempotency-Key": key}
+    )
+    assert again.status_code == 200 and again.get_json() == first.get_json()
+    broke = client.post(
+        "/api/wallet/debits", json=body, headers={**headers, "Idempotency-Key": str(uuid.uuid4())}
+    )
+    assert broke.status_code == 409
+    assert broke.get_json()["error"]["code"] == "insufficient_funds"
+    balances = client.get("/api/wallet", headers=headers).get_json()["wallets"]
+    assert {w["currency"]: w["balance_minor"] for w in balances}["EUR"] == 40
+
+
+@pytest.mark.parametrize(
+    ("body", "key", "status", "code"),
+    [
+        ({"amount_minor": 10, "currency": "EUR"}, None, 400, "idempotency_key_missing"),
+        ({"amount_minor": 10, "currency": "EUR"}, "nope", 400, "idempotency_key_invalid"),
+        ({"amount_minor": -10, "currency": "EUR"}, "k", 422, "invalid_wallet_operation"),
+        ({"amount_minor": "10", "currency": "EUR"}, "k", 422, "invalid_wallet_operation"),
+        ({"amount_minor": 10}, "k", 422, "invalid_currency"),
+        ({"amount_minor": 10, "currency": "JPY"}, "k", 404, "wallet_not_found"),
+        ({"amount_minor": 10, "currency": "EUR", "reference": 5}, "k", 422, "invalid_reference"),
+        ([1], "k", 400, "invalid_json"),
+    ],
+)
+def test_api_bad_debits_write_nothing(
+    client: FlaskClient,
+    app: Flask,
+    api: tuple[int, dict[str, str]],
+    body: Any,
+    key: str | None,
+    status: int,
+    code: str,
+) -> None:
+    headers = dict(api[1])
+    if key is not None:
+        headers["Idempotency-Key"] = str(uuid.uuid4()) if key == "k" else key
+    response = client.post("/api/wallet/debits", json=body, headers=headers)
+    assert response.status_code == status
+    assert response.get_json()["error"]["code"] == code
+    assert ledger_rows(app) == 0
