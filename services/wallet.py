@@ -8,13 +8,12 @@ original result and change nothing. The CHECK (balance >= 0) is the last barrier
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import current_app
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy import select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import select
 
 from extensions import db
 from models import Customer, LedgerEntry, Wallet
@@ -90,14 +89,11 @@ def apply_movement(
         raise WalletError(str(exc)) from None
     if not operation_id or len(operation_id) > 100:
         raise WalletError("operation_id must be 1 to 100 characters")
-    # Plain SQL on the session's connection: the row lock is held from this SELECT
-    # to COMMIT, so every microsecond spent in between is paid by every other
-    # client of a hot wallet.
-    locked = db.session.execute(
-        select(Wallet.balance_minor, Wallet.currency)
-        .where(Wallet.id == wallet_id)
-        .with_for_update()
-    ).one_or_none()
+    # The row lock is held from the SELECT to COMMIT, so every microsecond spent in
+    # between is paid by every other client of a hot wallet: the three statements
+    # go straight to the driver (see _HotPath).
+    hot = _HotPath.for_session()
+    locked = hot.lock(wallet_id)
     if locked is None:
         raise WalletNotFoundError(f"no wallet {wallet_id}")
     balance, wallet_currency = locked
@@ -120,35 +116,87 @@ def apply_movement(
     # ON CONFLICT DO NOTHING instead of catching the violation in a savepoint: the same
     # guarantee without two more round trips inside the lock, and no rollback that
     # could take the caller's transaction (a payment's state change) with it.
-    dialect_insert = pg_insert if db.engine.dialect.name == "postgresql" else sqlite_insert
-    entry_id = db.session.execute(
-        dialect_insert(LedgerEntry)
-        .values(
-            wallet_id=wallet_id,
-            operation_id=operation_id,
-            amount_minor=amount_minor,
-            kind=kind,
-            reference=reference[:200],
-            balance_after_minor=balance_after,
-            created_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["operation_id"])
-        .returning(LedgerEntry.id)
-    ).scalar()
+    entry_id = hot.insert_entry(
+        wallet_id, operation_id, amount_minor, kind, reference[:200], balance_after, now
+    )
     if entry_id is None:
         # The operation id exists: a repeat; nothing was written, report the original.
         earlier = _existing(operation_id)
         if earlier is None:
             raise WalletError("the operation id is being used right now; retry")
         return _replay(earlier, wallet_id, amount_minor)
-    db.session.execute(
-        update(Wallet)
-        .where(Wallet.id == wallet_id)
-        .values(balance_minor=balance_after, updated_at=now)
-        .execution_options(synchronize_session=False)
-    )
+    hot.set_balance(wallet_id, balance_after, now)
     _expire_cached(wallet_id)
     return Movement(entry_id, wallet_id, operation_id, amount_minor, balance_after, is_replay=False)
+
+
+class _HotPath:
+    """The debit's three statements, on the session's own connection and transaction.
+
+    On PostgreSQL they go straight to the psycopg cursor: SQLAlchemy's per-statement
+    CPU cost, paid while holding the row lock, was what limited a hot wallet
+    (bench/wallet_debits.py). SQLite (development) uses the same SQL through SQLAlchemy.
+    """
+
+    LOCK = "SELECT balance_minor, currency FROM wallets WHERE id = {p} FOR UPDATE"
+    INSERT = (
+        "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
+        "reference, balance_after_minor, created_at) VALUES ({p}, {p}, {p}, {p}, {p}, "
+        "{p}, {p}) ON CONFLICT (operation_id) DO NOTHING RETURNING id"
+    )
+    UPDATE = "UPDATE wallets SET balance_minor = {p}, updated_at = {p} WHERE id = {p}"
+
+    def __init__(self, cursor: Any, is_postgres: bool) -> None:
+        self.cursor = cursor
+        self.is_postgres = is_postgres
+        mark = "%s" if is_postgres else "?"
+        self.lock_sql = (
+            self.LOCK.format(p=mark)
+            if is_postgres
+            else self.LOCK.format(p=mark).replace(" FOR UPDATE", "")
+        )
+        self.insert_sql = self.INSERT.format(p=mark)
+        self.update_sql = self.UPDATE.format(p=mark)
+
+    @classmethod
+    def for_session(cls) -> _HotPath:
+        connection = db.session.connection()
+        driver = connection.connection.driver_connection
+        if driver is None:
+            raise RuntimeError("the session's connection has no driver connection")
+        return cls(driver.cursor(), connection.dialect.name == "postgresql")
+
+    def lock(self, wallet_id: int) -> tuple[int, str] | None:
+        self.cursor.execute(self.lock_sql, (wallet_id,))
+        row = self.cursor.fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def insert_entry(
+        self,
+        wallet_id: int,
+        operation_id: str,
+        amount_minor: int,
+        kind: str,
+        reference: str,
+        balance_after: int,
+        now: datetime,
+    ) -> int | None:
+        created = now if self.is_postgres else _sqlite_time(now)
+        self.cursor.execute(
+            self.insert_sql,
+            (wallet_id, operation_id, amount_minor, kind, reference, balance_after, created),
+        )
+        row = self.cursor.fetchone()
+        return int(row[0]) if row else None
+
+    def set_balance(self, wallet_id: int, balance_after: int, now: datetime) -> None:
+        updated = now if self.is_postgres else _sqlite_time(now)
+        self.cursor.execute(self.update_sql, (balance_after, updated, wallet_id))
+
+
+def _sqlite_time(moment: datetime) -> str:
+    # SQLAlchemy's storage format for SQLite DATETIME: naive UTC, space-separated.
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ")
 
 
 def _expire_cached(wallet_id: int) -> None:

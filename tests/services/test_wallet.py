@@ -201,3 +201,34 @@ def test_random_mixed_workload_keeps_the_books_balanced(
                 done.append((op_id, amount, "topup"))
         assert db.session.get(Wallet, target.id).balance_minor == expected  # type: ignore[union-attr]
         assert audit_wallets().is_ok
+
+
+def test_the_wallet_works_on_sqlite_too(make_app: Any, tmp_path: Any) -> None:
+    """`make run` uses SQLite: the hot path's SQL must hold there as well."""
+    from flask_migrate import upgrade
+
+    sqlite_app = make_app(SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp_path}/wallet.db")
+    with sqlite_app.app_context():
+        upgrade()
+        target = make_wallet(make_customer())
+        db.session.commit()
+        wallet.credit(target, 100, "sq-in")
+        first = wallet.debit(target, 60, "sq-out")
+        assert wallet.debit(target, 60, "sq-out") == replayed(first)
+        with pytest.raises(wallet.InsufficientFundsError):
+            wallet.debit(target, 60, "sq-more")
+        assert db.session.get(Wallet, target.id).balance_minor == 40  # type: ignore[union-attr]
+        entry = db.session.scalar(select(LedgerEntry).where(LedgerEntry.operation_id == "sq-out"))
+        assert entry is not None and entry.created_at.tzinfo is not None
+        assert audit_wallets().is_ok
+
+
+def replayed(original: wallet.Movement) -> wallet.Movement:
+    return wallet.Movement(
+        original.entry_id,
+        original.wallet_id,
+        original.operation_id,
+        original.amount_minor,
+        original.balance_after_minor,
+        is_replay=True,
+    )
