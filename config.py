@@ -95,6 +95,24 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         )
     sandbox_url = env.get("SANDBOX_URL", DEFAULT_SANDBOX_URL)
 
+    def per_provider(name: str, default: float) -> dict[str, float]:
+        # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only.
+        base = _float(env, name, default)
+        return {p: _float(env, f"{name}_{p.upper()}", base) for p in providers}
+
+    call_budget_s = _float(env, "PROVIDER_CALL_BUDGET_S", 15.0)
+    breakers = {
+        "failure_threshold": per_provider("BREAKER_FAILURE_THRESHOLD", 5),
+        "window_s": per_provider("BREAKER_WINDOW_S", 60),
+        "min_calls": per_provider("BREAKER_MIN_CALLS", 10),
+        "failure_rate": per_provider("BREAKER_FAILURE_RATE", 0.5),
+        "open_s": per_provider("BREAKER_OPEN_S", 15),
+        "open_max_s": per_provider("BREAKER_OPEN_MAX_S", 300),
+        "slow_call_s": per_provider("BREAKER_SLOW_CALL_S", 3),
+        # The probe's lease outlives its call: the call budget plus a margin.
+        "probe_lease_s": per_provider("BREAKER_PROBE_LEASE_S", call_budget_s + 5),
+    }
+
     return {
         "APP_ENV": app_env,
         "IS_PRODUCTION": is_production,
@@ -122,7 +140,12 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # HTTP policy towards providers (see providers/http.py for why each value).
         "PROVIDER_CONNECT_TIMEOUT_S": _float(env, "PROVIDER_CONNECT_TIMEOUT_S", 2.0),
         "PROVIDER_READ_TIMEOUT_S": _float(env, "PROVIDER_READ_TIMEOUT_S", 5.0),
-        "PROVIDER_CALL_BUDGET_S": _float(env, "PROVIDER_CALL_BUDGET_S", 15.0),
+        "PROVIDER_CALL_BUDGET_S": call_budget_s,
+        # Circuit breakers: {setting: {provider: value}} (resilience/breaker.py).
+        "BREAKERS": breakers,
+        # Failover (off when empty): a payment never sent may move to this provider
+        # while its own provider's circuit is open.
+        "PAYMENTS_FAILOVER_PROVIDER": env.get("PAYMENTS_FAILOVER_PROVIDER", ""),
         "PROVIDER_MAX_RETRIES": _int(env, "PROVIDER_MAX_RETRIES", 2),
         "PROVIDER_RETRY_AFTER_CAP_S": _int(env, "PROVIDER_RETRY_AFTER_CAP_S", 5),
         # Reconciliation of unknown outcomes: growing delays between lookups, then review.

@@ -138,7 +138,7 @@ def _payment_outcome(payment: dict[str, Any]) -> Outcome:
         return Succeeded(payment_id)
     if payment.get("status") == "declined":
         return Declined(payment.get("decline_reason") or "declined", "", payment_id)
-    return Unknown(f"payment {payment_id} is {payment.get('status')}")
+    return Unknown(f"payment {payment_id} is {payment.get('status')}", is_provider_failure=False)
 
 
 def _json(response: requests.Response) -> dict[str, Any]:

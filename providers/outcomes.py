@@ -43,6 +43,7 @@ class Unknown:
     """
 
     reason: str
+    is_provider_failure: bool = True  # False when the provider answered, just not finally
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,13 @@ class Absent:
 
 Outcome = Succeeded | Declined | NotSent | Unknown
 LookupOutcome = Succeeded | Declined | NotSent | Unknown | Absent
+
+
+def is_provider_failure(outcome: Outcome | Absent) -> bool:
+    """Does this outcome count against the provider's circuit breaker?
+
+    Timeouts, connection errors, 429 and 5xx do; declines and other answers don't.
+    """
+    if isinstance(outcome, NotSent | Unknown):
+        return outcome.is_provider_failure
+    return False

@@ -146,7 +146,9 @@ class StripeProvider:
         intents = _json(response).get("data") or []
         if not intents:
             if _is_within(request.first_sent_at, SEARCH_LAG_S):
-                return Unknown("not found by search yet (search may lag)")
+                return Unknown(
+                    "not found by search yet (search may lag)", is_provider_failure=False
+                )
             return Absent("no payment_intent with this payment_id")
         succeeded = [i for i in intents if i.get("status") == "succeeded"]
         if len(succeeded) > 1:
@@ -177,7 +179,9 @@ class StripeProvider:
         if status >= 500:
             return Unknown(f"provider error {status}: {error.get('message', '')}")
         if error.get("type") == "idempotency_error":
-            return Unknown(f"idempotency_error: {error.get('message', '')}")
+            return Unknown(
+                f"idempotency_error: {error.get('message', '')}", is_provider_failure=False
+            )
         if status in (401, 403):
             log.error("stripe rejected our API key (%s): check STRIPE_SECRET_KEY", status)
             return NotSent(f"authentication failed ({status})", is_provider_failure=False)
@@ -209,7 +213,7 @@ def _intent_outcome(intent: dict[str, Any]) -> Outcome:
             "the card needs authentication, which this checkout does not support",
             intent_id,
         )
-    return Unknown(f"payment_intent {intent_id} is {status}")
+    return Unknown(f"payment_intent {intent_id} is {status}", is_provider_failure=False)
 
 
 def _json(response: requests.Response) -> dict[str, Any]:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from flask import current_app
+from redis.exceptions import RedisError
 from sqlalchemy import CursorResult, or_, update
 
 from extensions import db
@@ -26,10 +28,19 @@ from jobs.queues import JOB_TIMEOUT_S
 from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.base import ChargeRequest
-from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Succeeded, Unknown
+from providers.outcomes import (
+    Absent,
+    Declined,
+    LookupOutcome,
+    NotSent,
+    Succeeded,
+    Unknown,
+    is_provider_failure,
+)
+from resilience.breaker import Decision, Verdict
 from services import queueing
-from services.payment_state import lock_payment, move
-from services.provider_clients import provider_for
+from services.payment_state import lock_payment, move, note
+from services.provider_clients import breaker_for, provider_for
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +48,8 @@ log = logging.getLogger(__name__)
 # longer than any provider call budget, so a live job never loses its lease.
 LEASE_S = JOB_TIMEOUT_S
 
-FollowUp = Callable[[], object]  # what to enqueue once the transaction has committed
+FollowUp = Callable[[], object]
+T = TypeVar("T")  # what to enqueue once the transaction has committed
 
 
 def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> ChargeRequest:
@@ -84,12 +96,28 @@ def charge_payment(payment_id: int) -> None:
     payment = _claim(payment_id, PaymentStatus.PENDING, now)
     if payment is None:
         return
+    decision = _ask_breaker(payment.provider)
+    if not decision.is_allowed:
+        follow_up = _reroute(payment) or _defer_charge(
+            payment,
+            NotSent(
+                "circuit open", _seconds_until(decision.retry_at_ms), is_provider_failure=False
+            ),
+            payment.first_sent_at,
+            is_marked=False,
+        )
+        payment.lease_expires_at = None
+        db.session.commit()
+        follow_up()
+        return
     previously_sent = _mark_sending(payment, now)
     request = charge_request_for(payment, previously_sent)
     provider_name = payment.provider
     db.session.commit()
 
-    outcome = provider_for(provider_name).charge(request)
+    outcome = _guarded_call(
+        provider_name, decision, lambda: provider_for(provider_name).charge(request)
+    )
 
     payment = lock_payment(payment_id)
     assert payment is not None
@@ -105,12 +133,28 @@ def reconcile_payment(payment_id: int) -> None:
     payment = _claim(payment_id, PaymentStatus.UNKNOWN, now)
     if payment is None:
         return
+    decision = _ask_breaker(payment.provider)
+    if not decision.is_allowed:
+        # The provider is down: ask again when the circuit may let us, without
+        # spending one of the payment's lookups (but still escalating in time).
+        payment.lease_expires_at = None
+        follow_up: FollowUp = _schedule_reconcile(
+            payment,
+            delay_s=_seconds_until(decision.retry_at_ms) or current_app.config["CHARGE_DEFER_S"],
+            job_suffix="-deferred",
+        )
+        db.session.commit()
+        follow_up()
+        return
     payment.reconcile_attempts += 1
     request = charge_request_for(payment, payment.first_sent_at)
     provider = provider_for(payment.provider)
+    provider_name = payment.provider
     db.session.commit()
 
-    outcome: LookupOutcome = provider.lookup(request)
+    outcome: LookupOutcome = _guarded_call(
+        provider_name, decision, lambda: provider.lookup(request)
+    )
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such payment: it was never charged, so send it
         # now (we hold the lease; the client looks up once more right before sending).
@@ -132,7 +176,7 @@ def reconcile_payment(payment_id: int) -> None:
             source=TransitionSource.RECONCILE,
             reason=f"provider has no record of the payment: {outcome.reason}",
         )
-        follow_up: FollowUp = _nothing
+        follow_up = _nothing
     else:
         follow_up = _apply(payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at)
     db.session.commit()
@@ -181,10 +225,17 @@ def _apply(
     return _schedule_reconcile(payment)
 
 
-def _defer_charge(payment: Payment, outcome: NotSent, previously_sent: datetime | None) -> FollowUp:
-    # Provably not sent: undo "may have been sent", so failover stays possible.
-    payment.first_sent_at = previously_sent
-    payment.send_count -= 1
+def _defer_charge(
+    payment: Payment,
+    outcome: NotSent,
+    previously_sent: datetime | None,
+    *,
+    is_marked: bool = True,
+) -> FollowUp:
+    if is_marked:
+        # Provably not sent: undo "may have been sent", so failover stays possible.
+        payment.first_sent_at = previously_sent
+        payment.send_count -= 1
     if payment.status != PaymentStatus.PENDING:
         return _nothing
     delay_s = outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"]
@@ -205,12 +256,16 @@ def _defer_charge(payment: Payment, outcome: NotSent, previously_sent: datetime 
     )
 
 
-def _schedule_reconcile(payment: Payment) -> FollowUp:
+def _schedule_reconcile(
+    payment: Payment, *, delay_s: float | None = None, job_suffix: str = ""
+) -> FollowUp:
     """Plan the next lookup with a growing delay, or escalate to needs_review in time."""
     config = current_app.config
     delays = config["RECONCILE_DELAYS_S"]
     attempts = payment.reconcile_attempts
-    delay_s = delays[min(attempts, len(delays) - 1)] * random.uniform(1.0, 1.2)
+    if delay_s is None:
+        delay_s = delays[min(attempts, len(delays) - 1)]
+    delay_s *= random.uniform(1.0, 1.2)
     due = utcnow() + timedelta(seconds=delay_s)
     deadline = _key_deadline(payment)
     if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline is not None and due > deadline):
@@ -228,7 +283,7 @@ def _schedule_reconcile(payment: Payment) -> FollowUp:
         return _nothing
     payment.next_reconcile_at = due
     payment_id, provider = payment.id, payment.provider
-    job_id = queueing.reconcile_job_id(payment_id, attempts)
+    job_id = queueing.reconcile_job_id(payment_id, attempts, job_suffix)
     return lambda: queueing.enqueue(
         provider, queueing.RECONCILE_JOB, payment_id, job_id=job_id, delay_s=delay_s
     )
@@ -240,3 +295,80 @@ def _key_deadline(payment: Payment) -> datetime | None:
     if window_s is None or payment.first_sent_at is None:
         return None
     return payment.first_sent_at + timedelta(seconds=window_s)
+
+
+def _ask_breaker(provider: str) -> Decision:
+    """The provider's shared breaker; if Redis is unreachable, let the call through."""
+    try:
+        return breaker_for(provider).allow()
+    except RedisError as exc:
+        log.warning("breaker of %s unreachable (%s): calling without it", provider, exc)
+        return Decision(Verdict.ALLOW)
+
+
+def _guarded_call(provider: str, decision: Decision, call: Callable[[], T]) -> T:
+    """Make the provider call and tell the breaker how it went (failure, or too slow)."""
+    started = time.monotonic()
+    outcome = call()
+    try:
+        breaker_for(provider).record(
+            is_failure=is_provider_failure(outcome),  # type: ignore[arg-type]
+            duration_s=time.monotonic() - started,
+            token=decision.token,
+        )
+    except RedisError as exc:
+        log.warning("breaker of %s unreachable (%s): call not recorded", provider, exc)
+    return outcome
+
+
+def _seconds_until(at_ms: int | None) -> float | None:
+    if at_ms is None or at_ms < 0:
+        return None
+    return max(0.0, at_ms / 1000 - time.time())
+
+
+def _reroute(payment: Payment) -> FollowUp | None:
+    """Fail over a payment that was NEVER sent to the configured fallback provider.
+
+    A payment that was ever sent (or may have been) stays with its provider: only
+    that provider can tell what happened to it.
+    """
+    fallback = current_app.config["PAYMENTS_FAILOVER_PROVIDER"]
+    if (
+        not fallback
+        or fallback == payment.provider
+        or payment.first_sent_at is not None
+        or payment.send_count
+    ):
+        return None
+    if not _is_closed(fallback):
+        return None
+    primary, payment.provider = payment.provider, fallback
+    note(
+        payment,
+        source=TransitionSource.CHARGE,
+        reason=f"rerouted from {primary} to {fallback}: {primary}'s circuit is open and "
+        "the payment was never sent",
+    )
+    log.warning(
+        "payment %s (key %s) rerouted from %s to %s",
+        payment.id,
+        payment.idempotency_key,
+        primary,
+        fallback,
+    )
+    payment_id = payment.id
+    return lambda: queueing.enqueue(
+        fallback,
+        queueing.CHARGE_JOB,
+        payment_id,
+        job_id=queueing.charge_job_id(payment_id, f"-{fallback}"),
+    )
+
+
+def _is_closed(provider: str) -> bool:
+    """Is this provider's circuit closed? (Read only: no probe is taken here.)"""
+    try:
+        return breaker_for(provider).snapshot()["state"] in ("closed", "forced_closed")
+    except RedisError:
+        return False

@@ -101,6 +101,13 @@ def move(
     return True
 
 
+def note(
+    payment: Payment, *, source: TransitionSource, reason: str, actor: str | None = None
+) -> None:
+    """Record a fact about a payment that does not change its status (e.g. a reroute)."""
+    _record(payment, payment.status, payment.status, source, reason, actor)
+
+
 def _record(
     payment: Payment,
     from_status: PaymentStatus,

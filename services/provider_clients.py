@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from flask import current_app
 
+from extensions import redis_client
 from providers.base import Provider
 from providers.registry import build_provider
+from resilience.breaker import BreakerConfig, CircuitBreaker
 
 
 def provider_for(name: str) -> Provider:
@@ -14,3 +16,18 @@ def provider_for(name: str) -> Provider:
     if name not in clients:
         clients[name] = build_provider(name, current_app.config)
     return clients[name]
+
+
+def breaker_for(name: str) -> CircuitBreaker:
+    """The shared breaker of provider `name` (its state lives in Redis)."""
+    breakers: dict[str, CircuitBreaker] = current_app.extensions.setdefault("breakers", {})
+    if name not in breakers:
+        settings = current_app.config["BREAKERS"]
+        config = BreakerConfig(
+            **{
+                key: values.get(name, next(iter(values.values())))
+                for key, values in settings.items()
+            }
+        )
+        breakers[name] = CircuitBreaker(redis_client.client, name, config)
+    return breakers[name]

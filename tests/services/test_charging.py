@@ -16,6 +16,7 @@ from extensions import db
 from models import OrderStatus, Payment, PaymentStatus, PaymentTransition
 from models.types import utcnow
 from services.charging import LEASE_S, charge_payment, reconcile_payment
+from services.provider_clients import breaker_for
 from services.sweeps import sweep_pending, sweep_unknown
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import (
@@ -159,6 +160,8 @@ def test_reconciliation_without_answers_escalates_before_the_key_expires(
 ) -> None:
     sandbox.add_fault("error", status=503, dialect="stripe")  # every endpoint, forever
     payment_id = new_payment(app)
+    with app.app_context():  # this test is about reconciliation, not about the breaker
+        breaker_for("stripe").force("closed", actor="test", reason="isolate reconciliation")
     with app.app_context():
         charge_payment(payment_id)
     first_sent = payment(app, payment_id).first_sent_at

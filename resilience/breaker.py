@@ -1,0 +1,309 @@
+"""A circuit breaker per provider whose state lives in Redis, shared by every worker.
+
+Every operation is one Lua script (one round trip, Redis server time, no
+read-then-write from Python), so fifty workers on ten hosts agree on one state:
+
+- closed: calls pass; it opens after `failure_threshold` consecutive failures, or
+  when the failure rate over the sliding `window_s` reaches `failure_rate` with
+  at least `min_calls` calls;
+- open: calls are rejected until `open_until`; each opening lasts longer
+  (`open_s` doubled per consecutive opening, capped at `open_max_s`);
+- half-open: exactly one caller in the whole cluster is the probe, under a lease
+  that expires if the prober dies (`probe_lease_s`, longer than a provider
+  call's total budget); its success closes the circuit, its failure reopens it.
+
+Admin overrides (forced open, forced closed, reset) are stored in Redis too.
+
+When Redis itself is unreachable, `allow()` raises RedisError and the callers
+let the call through (fail open): a worker that cannot reach Redis cannot
+dequeue jobs either, so this only matters for a job already running, and the
+provider's own timeouts still bound it. The web tier never consults the breaker.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from redis import Redis
+
+log = logging.getLogger(__name__)
+
+
+class BreakerState(enum.StrEnum):
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+    FORCED_OPEN = "forced_open"
+    FORCED_CLOSED = "forced_closed"
+
+
+class Verdict(enum.StrEnum):
+    ALLOW = "allow"
+    REJECT = "reject"
+    PROBE = "probe"
+
+
+@dataclass(frozen=True)
+class BreakerConfig:
+    failure_threshold: float = 5  # consecutive failures that open the circuit
+    window_s: float = 60.0  # sliding window of the failure rate
+    min_calls: float = 10  # the rate counts only with this many calls in the window
+    failure_rate: float = 0.5  # share of failed calls that opens the circuit
+    open_s: float = 15.0  # first open period
+    open_max_s: float = 300.0  # cap of the growing open period
+    slow_call_s: float = 3.0  # a call slower than this counts as a failure (latency kills too)
+    probe_lease_s: float = 20.0  # longer than the provider's total HTTP budget
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    retry_at_ms: int | None = None  # when a rejected caller may try again (Redis time)
+    token: str | None = None  # the probe's token, to be passed to record()
+
+    @property
+    def is_allowed(self) -> bool:
+        return self.verdict != Verdict.REJECT
+
+
+# KEYS[1] state hash, KEYS[2] calls zset, KEYS[3] failures zset, KEYS[4] event log list
+_PRELUDE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function log_event(text)
+  redis.call('LPUSH', KEYS[4], now .. ' ' .. text)
+  redis.call('LTRIM', KEYS[4], 0, 99)
+  redis.call('HINCRBY', KEYS[1], 'transitions', 1)
+end
+local function open_circuit(reason, base_ms, max_ms)
+  local openings = redis.call('HINCRBY', KEYS[1], 'openings', 1)
+  local duration = math.min(base_ms * (2 ^ (openings - 1)), max_ms)
+  redis.call('HSET', KEYS[1], 'state', 'open', 'open_until', now + duration,
+             'consecutive_failures', 0)
+  redis.call('HDEL', KEYS[1], 'probe_token', 'probe_lease_until')
+  redis.call('DEL', KEYS[2], KEYS[3])
+  log_event('open ' .. duration .. 'ms: ' .. reason)
+  return duration
+end
+"""
+
+# ARGV: token, probe_lease_ms
+_ALLOW = (
+    _PRELUDE
+    + """
+local forced = redis.call('HGET', KEYS[1], 'forced')
+if forced == 'open' then
+  redis.call('HINCRBY', KEYS[1], 'rejected', 1)
+  return {'reject', -1}
+end
+if forced == 'closed' then return {'allow', 0} end
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state == 'closed' then return {'allow', 0} end
+if state == 'open' then
+  local open_until = tonumber(redis.call('HGET', KEYS[1], 'open_until') or 0)
+  if now < open_until then
+    redis.call('HINCRBY', KEYS[1], 'rejected', 1)
+    return {'reject', open_until}
+  end
+  redis.call('HSET', KEYS[1], 'state', 'half_open')
+  log_event('half_open')
+end
+local lease = tonumber(redis.call('HGET', KEYS[1], 'probe_lease_until') or 0)
+if now < lease then
+  redis.call('HINCRBY', KEYS[1], 'rejected', 1)
+  return {'reject', lease}
+end
+redis.call('HSET', KEYS[1], 'probe_token', ARGV[1], 'probe_lease_until', now + tonumber(ARGV[2]))
+redis.call('HINCRBY', KEYS[1], 'probes', 1)
+return {'probe', now + tonumber(ARGV[2])}
+"""
+)
+
+# ARGV: is_failure (0/1), token ('' if none), window_ms, threshold, min_calls,
+#       failure_rate, open_base_ms, open_max_ms, member (unique id of this call)
+_RECORD = (
+    _PRELUDE
+    + """
+local is_failure = ARGV[1] == '1'
+redis.call('HINCRBY', KEYS[1], is_failure and 'failures_total' or 'successes_total', 1)
+if redis.call('HGET', KEYS[1], 'forced') then return 'forced' end
+local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+if state == 'half_open' then
+  if ARGV[2] == '' or redis.call('HGET', KEYS[1], 'probe_token') ~= ARGV[2] then
+    return 'ignored'
+  end
+  if is_failure then
+    open_circuit('probe failed', tonumber(ARGV[7]), tonumber(ARGV[8]))
+    return 'open'
+  end
+  redis.call('HSET', KEYS[1], 'state', 'closed', 'consecutive_failures', 0, 'openings', 0)
+  redis.call('HDEL', KEYS[1], 'probe_token', 'probe_lease_until', 'open_until')
+  log_event('closed: probe succeeded')
+  return 'closed'
+end
+if state == 'open' then return 'ignored' end
+local window_start = now - tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', window_start)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', window_start)
+redis.call('ZADD', KEYS[2], now, ARGV[9])
+redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
+if not is_failure then
+  redis.call('HSET', KEYS[1], 'consecutive_failures', 0)
+  return 'closed'
+end
+redis.call('ZADD', KEYS[3], now, ARGV[9])
+redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[3]))
+local consecutive = redis.call('HINCRBY', KEYS[1], 'consecutive_failures', 1)
+if consecutive >= tonumber(ARGV[4]) then
+  open_circuit(consecutive .. ' consecutive failures', tonumber(ARGV[7]), tonumber(ARGV[8]))
+  return 'open'
+end
+local calls = redis.call('ZCARD', KEYS[2])
+local failures = redis.call('ZCARD', KEYS[3])
+if calls >= tonumber(ARGV[5]) and failures / calls >= tonumber(ARGV[6]) then
+  open_circuit(failures .. '/' .. calls .. ' calls failed', tonumber(ARGV[7]), tonumber(ARGV[8]))
+  return 'open'
+end
+return 'closed'
+"""
+)
+
+# ARGV: action ('open' | 'closed' | 'reset'), audit text
+_OVERRIDE = (
+    _PRELUDE
+    + """
+redis.call('LPUSH', KEYS[5], now .. ' ' .. ARGV[2])
+redis.call('LTRIM', KEYS[5], 0, 99)
+if ARGV[1] == 'reset' then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  log_event('reset')
+  return 'closed'
+end
+redis.call('HSET', KEYS[1], 'forced', ARGV[1])
+log_event('forced ' .. ARGV[1])
+return ARGV[1]
+"""
+)
+
+
+class CircuitBreaker:
+    """The breaker of one provider; cheap to construct (it holds no state of its own)."""
+
+    def __init__(self, redis: Redis, provider: str, config: BreakerConfig) -> None:
+        self.redis = redis
+        self.provider = provider
+        self.config = config
+        prefix = f"breaker:{{{provider}}}"  # one hash slot per provider (Redis Cluster)
+        self.keys = [
+            f"{prefix}:state",
+            f"{prefix}:calls",
+            f"{prefix}:failures",
+            f"{prefix}:log",
+            f"{prefix}:audit",
+        ]
+        self._allow = redis.register_script(_ALLOW)
+        self._record = redis.register_script(_RECORD)
+        self._override = redis.register_script(_OVERRIDE)
+
+    def allow(self) -> Decision:
+        """Allow, reject until a time, or make the caller the half-open probe."""
+        token = secrets.token_hex(8)
+        verdict, until = self._allow(
+            keys=self.keys[:4], args=[token, int(self.config.probe_lease_s * 1000)]
+        )
+        decision = Decision(
+            Verdict(_text(verdict)),
+            int(until) if int(until) > 0 else None,
+            token if _text(verdict) == "probe" else None,
+        )
+        if decision.verdict == Verdict.REJECT:
+            log.info("breaker %s rejected a call (open until %s)", self.provider, until)
+        elif decision.verdict == Verdict.PROBE:
+            log.warning("breaker %s is half-open: this call is the probe", self.provider)
+        return decision
+
+    def record(self, *, is_failure: bool, duration_s: float, token: str | None = None) -> str:
+        """Record a call's result; returns the state afterwards (closed/open/ignored/forced)."""
+        is_failure = is_failure or duration_s > self.config.slow_call_s
+        c = self.config
+        result = _text(
+            self._record(
+                keys=self.keys[:4],
+                args=[
+                    "1" if is_failure else "0",
+                    token or "",
+                    int(c.window_s * 1000),
+                    c.failure_threshold,
+                    c.min_calls,
+                    c.failure_rate,
+                    int(c.open_s * 1000),
+                    int(c.open_max_s * 1000),
+                    secrets.token_hex(8),
+                ],
+            )
+        )
+        if result == "open":
+            log.warning(
+                "breaker %s opened after a %s call (%.2f s)",
+                self.provider,
+                "failed" if is_failure else "slow",
+                duration_s,
+            )
+        elif result == "closed" and token:
+            log.warning("breaker %s closed: the probe succeeded", self.provider)
+        return result
+
+    def force(self, action: str, *, actor: str, reason: str) -> str:
+        """Admin override: 'open', 'closed' or 'reset'; audited in Redis (who, why)."""
+        if action not in ("open", "closed", "reset"):
+            raise ValueError("action must be 'open', 'closed' or 'reset'")
+        if not reason.strip():
+            raise ValueError("a reason is required")
+        text = f"{action} by {actor}: {reason.strip()[:200]}"
+        log.warning("breaker %s %s", self.provider, text)
+        return _text(self._override(keys=self.keys, args=[action, text]))
+
+    def snapshot(self) -> dict[str, Any]:
+        """The breaker as the dashboard shows it (one pipeline round trip)."""
+        pipe = self.redis.pipeline()
+        pipe.hgetall(self.keys[0])
+        pipe.zcard(self.keys[1])
+        pipe.zcard(self.keys[2])
+        pipe.lrange(self.keys[3], 0, 9)
+        pipe.lrange(self.keys[4], 0, 9)
+        pipe.time()
+        raw, calls, failures, events, audit, (seconds, micros) = pipe.execute()
+        fields = {_text(k): _text(v) for k, v in raw.items()}
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        state = BreakerState(fields.get("state", "closed"))
+        if fields.get("forced") == "open":
+            state = BreakerState.FORCED_OPEN
+        elif fields.get("forced") == "closed":
+            state = BreakerState.FORCED_CLOSED
+        elif state == BreakerState.OPEN and now_ms >= int(fields.get("open_until", 0)):
+            state = BreakerState.HALF_OPEN  # the next caller will probe
+        lease = int(fields.get("probe_lease_until", 0))
+        return {
+            "provider": self.provider,
+            "state": state.value,
+            "consecutive_failures": int(fields.get("consecutive_failures", 0)),
+            "window_calls": calls,
+            "window_failures": failures,
+            "failure_rate": round(failures / calls, 3) if calls else 0.0,
+            "open_until_ms": int(fields["open_until"]) if "open_until" in fields else None,
+            "is_probe_in_flight": now_ms < lease,
+            "rejected": int(fields.get("rejected", 0)),
+            "probes": int(fields.get("probes", 0)),
+            "transitions": int(fields.get("transitions", 0)),
+            "recent_events": [_text(e) for e in events],
+            "audit": [_text(a) for a in audit],
+            "now_ms": now_ms,
+        }
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

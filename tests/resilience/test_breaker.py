@@ -1,0 +1,185 @@
+"""The shared breaker against real Redis: states, probes, leases, overrides, slow calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from resilience.breaker import BreakerConfig, CircuitBreaker, Verdict
+
+FAST = BreakerConfig(
+    failure_threshold=3,
+    window_s=10,
+    min_calls=4,
+    failure_rate=0.5,
+    open_s=0.3,
+    open_max_s=1.0,
+    slow_call_s=0.5,
+    probe_lease_s=0.5,
+)
+
+
+@pytest.fixture
+def redis(server_urls: dict[str, str]) -> Iterator[Redis]:
+    client = Redis.from_url(server_urls["redis"])
+    client.flushdb()
+    yield client
+    client.close()
+
+
+def breaker(redis: Redis, config: BreakerConfig = FAST, provider: str = "stripe") -> CircuitBreaker:
+    return CircuitBreaker(redis, provider, config)
+
+
+def fail(b: CircuitBreaker, times: int) -> None:
+    for _ in range(times):
+        b.record(is_failure=True, duration_s=0.01)
+
+
+def test_opens_after_consecutive_failures_and_rejects(redis: Redis) -> None:
+    b = breaker(redis, BreakerConfig(failure_threshold=3, min_calls=100, open_s=5))
+    fail(b, 2)
+    assert b.allow().verdict == Verdict.ALLOW
+    b.record(is_failure=False, duration_s=0.01)  # a success resets the streak
+    fail(b, 2)
+    assert b.allow().verdict == Verdict.ALLOW
+    fail(b, 1)
+    decision = b.allow()
+    assert decision.verdict == Verdict.REJECT and decision.retry_at_ms
+    assert b.snapshot()["state"] == "open"
+    assert b.snapshot()["rejected"] == 1
+
+
+def test_opens_on_failure_rate_with_enough_calls(redis: Redis) -> None:
+    b = breaker(
+        redis,
+        BreakerConfig(failure_threshold=100, min_calls=4, failure_rate=0.5, open_s=5, window_s=10),
+    )
+    for is_failure in (True, False, True):
+        b.record(is_failure=is_failure, duration_s=0.01)
+    assert b.snapshot()["state"] == "closed"  # 2/3 failed but only 3 calls
+    b.record(is_failure=False, duration_s=0.01)  # 2/4 = 0.5
+    assert b.snapshot()["state"] == "closed"
+    b.record(is_failure=True, duration_s=0.01)  # 3/5
+    assert b.snapshot()["state"] == "open"
+
+
+def test_slow_calls_count_as_failures(redis: Redis) -> None:
+    b = breaker(redis)
+    for _ in range(3):
+        b.record(is_failure=False, duration_s=0.9)  # succeeded, but slower than 0.5 s
+    assert b.allow().verdict == Verdict.REJECT
+
+
+def test_half_open_lets_exactly_one_probe_of_twenty(redis: Redis) -> None:
+    b = breaker(redis, BreakerConfig(failure_threshold=1, open_s=0.2, probe_lease_s=5))
+    fail(b, 1)
+    time.sleep(0.25)
+    barrier = threading.Barrier(20, timeout=10)
+    verdicts: list[Verdict] = []
+
+    def call() -> None:
+        own = CircuitBreaker(Redis.from_url(_url(redis)), "stripe", b.config)  # own connection
+        barrier.wait()
+        verdicts.append(own.allow().verdict)
+        own.redis.close()
+
+    threads = [threading.Thread(target=call) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert verdicts.count(Verdict.PROBE) == 1
+    assert verdicts.count(Verdict.REJECT) == 19
+
+
+def _url(redis: Redis) -> str:
+    kwargs: dict[str, Any] = redis.connection_pool.connection_kwargs
+    return f"redis://{kwargs['host']}:{kwargs['port']}/{kwargs.get('db', 0)}"
+
+
+def test_probe_success_closes_and_failure_reopens_longer(redis: Redis) -> None:
+    b = breaker(redis)
+    fail(b, 3)
+    first_until = b.allow().retry_at_ms
+    time.sleep(0.35)
+    probe = b.allow()
+    assert probe.verdict == Verdict.PROBE
+    assert b.record(is_failure=True, duration_s=0.01, token=probe.token) == "open"
+    second = b.allow()
+    assert second.verdict == Verdict.REJECT
+    assert first_until and second.retry_at_ms
+    snapshot = b.snapshot()
+    # The second opening lasts twice as long as the first (0.3 s -> 0.6 s).
+    assert 550 <= snapshot["open_until_ms"] - snapshot["now_ms"] <= 650
+    time.sleep(0.65)
+    probe = b.allow()
+    assert probe.verdict == Verdict.PROBE
+    assert b.record(is_failure=False, duration_s=0.01, token=probe.token) == "closed"
+    assert b.allow().verdict == Verdict.ALLOW
+
+
+def test_open_duration_is_capped(redis: Redis) -> None:
+    b = breaker(
+        redis, BreakerConfig(failure_threshold=1, open_s=0.1, open_max_s=0.25, probe_lease_s=1)
+    )
+    fail(b, 1)
+    for _ in range(3):  # 0.1 -> 0.2 -> 0.25 (cap) -> 0.25
+        time.sleep(0.3)
+        probe = b.allow()
+        assert probe.verdict == Verdict.PROBE
+        b.record(is_failure=True, duration_s=0.01, token=probe.token)
+    snapshot = b.snapshot()
+    assert snapshot["open_until_ms"] - snapshot["now_ms"] <= 250
+
+
+def test_a_dead_probers_lease_expires(redis: Redis) -> None:
+    b = breaker(redis)
+    fail(b, 3)
+    time.sleep(0.35)
+    assert b.allow().verdict == Verdict.PROBE  # ...and this prober dies without recording
+    assert b.allow().verdict == Verdict.REJECT
+    assert b.snapshot()["is_probe_in_flight"]
+    time.sleep(0.55)  # the 0.5 s lease runs out
+    assert b.allow().verdict == Verdict.PROBE
+
+
+def test_results_of_non_probes_while_half_open_are_ignored(redis: Redis) -> None:
+    b = breaker(redis)
+    fail(b, 3)
+    time.sleep(0.35)
+    probe = b.allow()
+    assert b.record(is_failure=False, duration_s=0.01) == "ignored"  # a late, older call
+    assert b.record(is_failure=False, duration_s=0.01, token="forged") == "ignored"
+    assert b.record(is_failure=False, duration_s=0.01, token=probe.token) == "closed"
+
+
+def test_admin_overrides_are_audited(redis: Redis) -> None:
+    b = breaker(redis)
+    with pytest.raises(ValueError, match="reason"):
+        b.force("open", actor="ops@example.com", reason=" ")
+    b.force("open", actor="ops@example.com", reason="provider incident 42")
+    assert b.allow().verdict == Verdict.REJECT
+    assert b.snapshot()["state"] == "forced_open"
+    b.force("closed", actor="ops@example.com", reason="maintenance over")
+    fail(b, 10)
+    assert b.allow().verdict == Verdict.ALLOW  # forced closed ignores failures
+    b.force("reset", actor="ops@example.com", reason="back to automatic")
+    snapshot = b.snapshot()
+    assert snapshot["state"] == "closed"
+    assert [a.split(" ", 1)[1] for a in snapshot["audit"]] == [
+        "reset by ops@example.com: back to automatic",
+        "closed by ops@example.com: maintenance over",
+        "open by ops@example.com: provider incident 42",
+    ]
+
+
+def test_breakers_are_per_provider(redis: Redis) -> None:
+    fail(breaker(redis, provider="stripe"), 3)
+    assert breaker(redis, provider="stripe").allow().verdict == Verdict.REJECT
+    assert breaker(redis, provider="acquirer").allow().verdict == Verdict.ALLOW
