@@ -1,0 +1,71 @@
+"""Eight real worker processes against a hanging provider share one breaker."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import select
+
+from extensions import db
+from models import Payment, PaymentStatus
+from services import queueing
+from services.provider_clients import breaker_for
+from tests.factories import make_customer, make_order, make_payment
+from tests.worker_support import start_worker, stop_workers, wait_for
+
+WORKERS = 8
+THRESHOLD = 3
+
+
+def enqueue_payments(app: Flask, count: int) -> list[int]:
+    with app.app_context():
+        customer = make_customer()
+        ids = [make_payment(make_order(customer)).id for _ in range(count)]
+        db.session.commit()
+        for payment_id in ids:
+            queueing.enqueue(
+                "stripe", queueing.CHARGE_JOB, payment_id, job_id=queueing.charge_job_id(payment_id)
+            )
+        return ids
+
+
+def test_the_breaker_contains_an_outage_across_processes(app: Flask, sandbox: Any) -> None:
+    sandbox.add_fault("hang", seconds=5, dialect="stripe")  # the 30 s incident, shortened
+    ids = enqueue_payments(app, 30)
+    settings = {
+        "BREAKER_FAILURE_THRESHOLD": THRESHOLD,
+        "BREAKER_MIN_CALLS": 1000,
+        "BREAKER_OPEN_S": 3,
+        "PROVIDER_MAX_RETRIES": 0,
+        "PROVIDER_READ_TIMEOUT_S": 1.0,
+    }
+    workers = [start_worker(app, sandbox, **settings) for _ in range(WORKERS)]
+    try:
+        with app.app_context():
+            wait_for(lambda: breaker_for("stripe").snapshot()["state"] != "closed", 60)
+        burst = len(sandbox.requests_log(endpoint="create"))
+        # A per-process breaker would let WORKERS x THRESHOLD = 24 through.
+        assert THRESHOLD <= burst <= THRESHOLD + WORKERS - 1
+        time.sleep(9)  # two or three open periods (3 s, then 6 s) with deferred jobs waiting
+        with app.app_context():
+            snapshot = breaker_for("stripe").snapshot()
+    finally:
+        stop_workers(workers)
+    total = len(sandbox.requests_log(endpoint="create"))
+    # While open nothing got through; each half-open period let exactly one probe through.
+    assert snapshot["probes"] >= 1
+    assert total - burst == snapshot["probes"]
+    assert snapshot["rejected"] > 0
+    with app.app_context():
+        statuses = {
+            p.status for p in db.session.scalars(select(Payment).where(Payment.id.in_(ids)))
+        }
+        deferred = db.session.scalars(
+            select(Payment).where(
+                Payment.status == PaymentStatus.PENDING, Payment.next_attempt_at.is_not(None)
+            )
+        ).all()
+    assert PaymentStatus.FAILED not in statuses  # an outage is not a decline
+    assert deferred and all(p.first_sent_at is None for p in deferred)  # provably never sent

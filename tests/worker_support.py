@@ -1,0 +1,71 @@
+"""Real RQ worker processes for tests (started with `flask worker`, killed for sure)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from jobs.queues import provider_queue_name
+from tests.conftest import FAST_PROVIDER_CONFIG
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+def wait_for(predicate: Any, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of `pid` (RQ's work horse runs in its own session)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            children.append(int(stat.parent.name))
+    return children
+
+
+def start_worker(app: Flask, sandbox: Any, **settings: object) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+        "REDIS_URL": app.config["REDIS_URL"],
+        "STRIPE_API_BASE": sandbox.url,
+        "SECRET_KEY": "test",
+        **{k: str(v) for k, v in {**FAST_PROVIDER_CONFIG, **settings}.items()},
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "flask", "--app", "app", "worker", provider_queue_name("stripe")],
+        cwd=PROJECT_DIR,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
+    """SIGKILL each worker and its work horse (which runs in a session of its own)."""
+    for worker in workers:
+        if worker.poll() is None:
+            for pid in [*children_of(worker.pid), worker.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    for worker in workers:
+        worker.wait(timeout=10)
