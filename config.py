@@ -143,6 +143,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "PROVIDER_CALL_BUDGET_S": call_budget_s,
         # Circuit breakers: {setting: {provider: value}} (resilience/breaker.py).
         "BREAKERS": breakers,
+        # Job throttling per provider queue (resilience/throttle.py).
+        "THROTTLE_MAX_EXCEPTIONS": _int(env, "THROTTLE_MAX_EXCEPTIONS", 5),
+        "THROTTLE_WINDOW_S": _float(env, "THROTTLE_WINDOW_S", 60),
+        "THROTTLE_DECAY_S": _float(env, "THROTTLE_DECAY_S", 30),
+        "THROTTLE_JITTER_S": _float(env, "THROTTLE_JITTER_S", 10),
         # Failover (off when empty): a payment never sent may move to this provider
         # while its own provider's circuit is open.
         "PAYMENTS_FAILOVER_PROVIDER": env.get("PAYMENTS_FAILOVER_PROVIDER", ""),

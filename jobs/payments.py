@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from jobs.throttled import throttled
 from services import charging, sweeps
 
 
+@throttled
 def charge_payment_job(payment_id: int) -> None:
     charging.charge_payment(payment_id)
 
 
+@throttled
 def reconcile_payment_job(payment_id: int) -> None:
     charging.reconcile_payment(payment_id)
 
