@@ -41,3 +41,40 @@ def write_results(name: str, results: dict[str, Any]) -> Path:
     path = RESULTS_DIR / f"{name}.json"
     path.write_text(json.dumps({"machine": machine(), **results}, indent=2))
     return path
+
+
+@contextmanager
+def redis_url() -> Iterator[str]:
+    """BENCH_REDIS_URL when set, else a throwaway Redis."""
+    from devtools.servers import throwaway_redis
+
+    given = os.environ.get("BENCH_REDIS_URL", "")
+    if given:
+        yield given
+        return
+    with throwaway_redis() as url:
+        yield url
+
+
+@contextmanager
+def sandbox_url() -> Iterator[str]:
+    """A throwaway provider sandbox process on a free port."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from devtools.servers import free_port, wait_for_port
+
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sandbox", "--port", str(port), "--db", f"{tmp}/sandbox.db"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_for_port(port)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)

@@ -23,9 +23,16 @@ DEFERRED = "deferred by the throttle"
 
 def throttle_for(key: str) -> JobThrottle:
     config = current_app.config
-    return JobThrottle(redis_client.client, key, ThrottleConfig(
-        max_exceptions=config["THROTTLE_MAX_EXCEPTIONS"], window_s=config["THROTTLE_WINDOW_S"],
-        decay_s=config["THROTTLE_DECAY_S"], jitter_s=config["THROTTLE_JITTER_S"]))
+    return JobThrottle(
+        redis_client.client,
+        key,
+        ThrottleConfig(
+            max_exceptions=config["THROTTLE_MAX_EXCEPTIONS"],
+            window_s=config["THROTTLE_WINDOW_S"],
+            decay_s=config["THROTTLE_DECAY_S"],
+            jitter_s=config["THROTTLE_JITTER_S"],
+        ),
+    )
 
 
 def throttled(func: F) -> F:
@@ -44,8 +51,12 @@ def throttled(func: F) -> F:
             delay_s = remaining_s + random.uniform(0, throttle.config.jitter_s)
             base_id = job.id.split("_t")[0]
             Queue(job.origin, connection=redis_client.client).enqueue_in(
-                timedelta(seconds=delay_s), job.func, *job.args,
-                job_id=f"{base_id}_t{int(time.time() * 1000)}", **job.kwargs)
+                timedelta(seconds=delay_s),
+                job.func,
+                *job.args,
+                job_id=f"{base_id}_t{int(time.time() * 1000)}",
+                **job.kwargs,
+            )
             log.info("job %s on %s throttled; back in %.1f s", job.id, job.origin, delay_s)
             return DEFERRED
         try:

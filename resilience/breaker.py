@@ -64,6 +64,8 @@ class Decision:
     verdict: Verdict
     retry_at_ms: int | None = None  # when a rejected caller may try again (Redis time)
     token: str | None = None  # the probe's token, to be passed to record()
+    # False on the healthy path: a fast success then changes nothing and is not sent.
+    needs_record: bool = True
 
     @property
     def is_allowed(self) -> bool:
@@ -91,23 +93,29 @@ local function open_circuit(reason, base_ms, max_ms)
 end
 """
 
-# ARGV: token, probe_lease_ms
+# ARGV: token, probe_lease_ms, window_ms. Returns {verdict, until_ms, needs_record}:
+# a success needs recording only while failures are on record (the closed happy path
+# then costs one round trip).
 _ALLOW = (
     _PRELUDE
     + """
-local forced = redis.call('HGET', KEYS[1], 'forced')
+local fields = redis.call('HMGET', KEYS[1], 'forced', 'state', 'consecutive_failures')
+local forced, state = fields[1], fields[2] or 'closed'
 if forced == 'open' then
   redis.call('HINCRBY', KEYS[1], 'rejected', 1)
-  return {'reject', -1}
+  return {'reject', -1, 0}
 end
-if forced == 'closed' then return {'allow', 0} end
-local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
-if state == 'closed' then return {'allow', 0} end
+if forced == 'closed' then return {'allow', 0, 0} end
+if state == 'closed' then
+  local failing = tonumber(fields[3] or 0) > 0 or
+    redis.call('ZCOUNT', KEYS[3], now - tonumber(ARGV[3]), '+inf') > 0
+  return {'allow', 0, failing and 1 or 0}
+end
 if state == 'open' then
   local open_until = tonumber(redis.call('HGET', KEYS[1], 'open_until') or 0)
   if now < open_until then
     redis.call('HINCRBY', KEYS[1], 'rejected', 1)
-    return {'reject', open_until}
+    return {'reject', open_until, 0}
   end
   redis.call('HSET', KEYS[1], 'state', 'half_open')
   log_event('half_open')
@@ -115,11 +123,11 @@ end
 local lease = tonumber(redis.call('HGET', KEYS[1], 'probe_lease_until') or 0)
 if now < lease then
   redis.call('HINCRBY', KEYS[1], 'rejected', 1)
-  return {'reject', lease}
+  return {'reject', lease, 0}
 end
 redis.call('HSET', KEYS[1], 'probe_token', ARGV[1], 'probe_lease_until', now + tonumber(ARGV[2]))
 redis.call('HINCRBY', KEYS[1], 'probes', 1)
-return {'probe', now + tonumber(ARGV[2])}
+return {'probe', now + tonumber(ARGV[2]), 1}
 """
 )
 
@@ -212,13 +220,15 @@ class CircuitBreaker:
     def allow(self) -> Decision:
         """Allow, reject until a time, or make the caller the half-open probe."""
         token = secrets.token_hex(8)
-        verdict, until = self._allow(
-            keys=self.keys[:4], args=[token, int(self.config.probe_lease_s * 1000)]
+        verdict, until, needs_record = self._allow(
+            keys=self.keys[:4],
+            args=[token, int(self.config.probe_lease_s * 1000), int(self.config.window_s * 1000)],
         )
         decision = Decision(
             Verdict(_text(verdict)),
             int(until) if int(until) > 0 else None,
             token if _text(verdict) == "probe" else None,
+            bool(needs_record),
         )
         if decision.verdict == Verdict.REJECT:
             log.info("breaker %s rejected a call (open until %s)", self.provider, until)
@@ -226,9 +236,22 @@ class CircuitBreaker:
             log.warning("breaker %s is half-open: this call is the probe", self.provider)
         return decision
 
-    def record(self, *, is_failure: bool, duration_s: float, token: str | None = None) -> str:
-        """Record a call's result; returns the state afterwards (closed/open/ignored/forced)."""
+    def record(
+        self,
+        *,
+        is_failure: bool,
+        duration_s: float,
+        token: str | None = None,
+        needs_record: bool = True,
+    ) -> str:
+        """Record a call's result; returns the state afterwards (closed/open/ignored/forced).
+
+        Pass the decision's `needs_record`: a fast success on the healthy path then
+        is not sent to Redis at all (the happy path costs one round trip in all).
+        """
         is_failure = is_failure or duration_s > self.config.slow_call_s
+        if not is_failure and not needs_record:
+            return "closed"
         c = self.config
         result = _text(
             self._record(

@@ -62,8 +62,9 @@ class JobThrottle:
 
     def record_failure(self) -> None:
         c = self.config
-        self._failure(keys=[self.key], args=[c.max_exceptions, int(c.window_s * 1000),
-                                             int(c.decay_s * 1000)])
+        self._failure(
+            keys=[self.key], args=[c.max_exceptions, int(c.window_s * 1000), int(c.decay_s * 1000)]
+        )
 
     def record_success(self) -> None:
         self.redis.hdel(self.key, "count", "throttled_until", "window_until")

@@ -315,6 +315,7 @@ def _guarded_call(provider: str, decision: Decision, call: Callable[[], T]) -> T
             is_failure=is_provider_failure(outcome),  # type: ignore[arg-type]
             duration_s=time.monotonic() - started,
             token=decision.token,
+            needs_record=decision.needs_record,
         )
     except RedisError as exc:
         log.warning("breaker of %s unreachable (%s): call not recorded", provider, exc)

@@ -20,9 +20,11 @@ QUEUE = "payments-stripe"
 
 @pytest.fixture
 def throttle_app(app: Flask) -> Iterator[Flask]:
-    saved = {k: app.config[k] for k in ("THROTTLE_MAX_EXCEPTIONS", "THROTTLE_DECAY_S",
-                                        "THROTTLE_JITTER_S")}
-    app.config.update(THROTTLE_MAX_EXCEPTIONS=3, THROTTLE_DECAY_S=1.0, THROTTLE_JITTER_S=2.0)
+    saved = {
+        k: app.config[k]
+        for k in ("THROTTLE_MAX_EXCEPTIONS", "THROTTLE_DECAY_S", "THROTTLE_JITTER_S")
+    }
+    app.config.update(THROTTLE_MAX_EXCEPTIONS=3, THROTTLE_DECAY_S=4.0, THROTTLE_JITTER_S=2.0)
     try:
         yield app
     finally:
@@ -56,7 +58,7 @@ def test_throttle_defers_then_releases_with_jitter(throttle_app: Flask) -> None:
     assert (max(times) - min(times)).total_seconds() >= 0.5  # spread out, not a herd
 
     redis.delete(FAIL_FLAG)  # the provider recovers
-    time.sleep(3.2)  # decay (1 s) + the largest jitter (2 s)
+    time.sleep(6.2)  # decay (4 s) + the largest jitter (2 s)
     scheduler = RQScheduler([queue], connection=redis)
     scheduler.acquire_locks()
     scheduler.enqueue_scheduled_jobs()
