@@ -54,3 +54,17 @@ def test_session_cookies_are_httponly_and_samesite() -> None:
     settings = settings_from_env({})
     assert settings["SESSION_COOKIE_HTTPONLY"] is True
     assert settings["SESSION_COOKIE_SAMESITE"] == "Lax"
+
+
+def test_breaker_settings_can_be_set_per_provider() -> None:
+    settings = settings_from_env({"BREAKER_OPEN_S": "20", "BREAKER_OPEN_S_ACQUIRER": "90"})
+    assert settings["BREAKERS"]["open_s"] == {"stripe": 20.0, "acquirer": 90.0}
+    # The probe's lease outlives a whole provider call, retries included.
+    assert settings["BREAKERS"]["probe_lease_s"]["stripe"] > settings["PROVIDER_CALL_BUDGET_S"]
+
+
+def test_the_job_timeout_outlives_a_provider_call() -> None:
+    from jobs.queues import JOB_TIMEOUT_S
+
+    settings = settings_from_env({})
+    assert 2 * settings["PROVIDER_CALL_BUDGET_S"] < JOB_TIMEOUT_S  # a charge plus a lookup
