@@ -138,15 +138,36 @@ def test_open_duration_is_capped(redis: Redis) -> None:
     assert snapshot["open_until_ms"] - snapshot["now_ms"] <= 250
 
 
-def test_a_dead_probers_lease_expires(redis: Redis) -> None:
+def _probe_then_hang(url: str, config: BreakerConfig, out: Any) -> None:
+    own = CircuitBreaker(Redis.from_url(url), "stripe", config)
+    out.put(own.allow().verdict.value)
+    time.sleep(60)  # "calling the provider" until it is killed
+
+
+def test_a_killed_probers_lease_expires(redis: Redis) -> None:
+    import multiprocessing
+    import os
+    import signal
+
     b = breaker(redis)
     fail(b, 3)
     time.sleep(0.35)
-    assert b.allow().verdict == Verdict.PROBE  # ...and this prober dies without recording
-    assert b.allow().verdict == Verdict.REJECT
-    assert b.snapshot()["is_probe_in_flight"]
-    time.sleep(0.55)  # the 0.5 s lease runs out
-    assert b.allow().verdict == Verdict.PROBE
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    prober = ctx.Process(target=_probe_then_hang, args=(_url(redis), FAST, out))
+    prober.start()
+    try:
+        assert out.get(timeout=30) == "probe"
+        assert b.allow().verdict == Verdict.REJECT  # the probe is in flight
+        assert b.snapshot()["is_probe_in_flight"]
+        assert prober.pid is not None
+        os.kill(prober.pid, signal.SIGKILL)  # the prober dies mid-call, never records
+        prober.join(timeout=10)
+        time.sleep(0.55)  # the 0.5 s lease runs out
+        assert b.allow().verdict == Verdict.PROBE
+    finally:
+        if prober.is_alive():
+            prober.kill()
 
 
 def test_results_of_non_probes_while_half_open_are_ignored(redis: Redis) -> None:
