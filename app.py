@@ -46,7 +46,7 @@ def register_extensions(app: Flask) -> None:
 
 
 def register_blueprints(app: Flask) -> None:
-    from blueprints import api, auth, checkout, errors, health, shop, wallet, webhooks
+    from blueprints import admin, api, auth, checkout, errors, health, shop, wallet, webhooks
 
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
@@ -55,6 +55,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(wallet.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(webhooks.bp)
+    admin.register(app)
     errors.register(app)
 
 

@@ -10,7 +10,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from extensions import csrf, db
 from providers.events import WebhookError
-from services.webhooks import UnknownProviderError, receive
+from services import metrics
+from services.webhooks import UnknownProviderError, receive, record_duplicate
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 csrf.exempt(bp)  # authenticated by the provider's signature, not by a session
@@ -32,9 +33,11 @@ def receive_webhook(provider: str) -> ResponseReturnValue:
     try:
         state = receive(provider, {k.lower(): v for k, v in request.headers.items()}, body)
     except UnknownProviderError:
+        metrics.WEBHOOK_EVENTS.labels("unknown", "rejected").inc()
         return _error(404, "unknown_provider", f"no webhook endpoint for {provider!r}")
     except WebhookError as exc:
         db.session.rollback()
+        metrics.WEBHOOK_EVENTS.labels(provider, "rejected").inc()
         return _error(400, "invalid_webhook", str(exc))
     except IntegrityError:
         raise  # a bug, not a transient failure: let it be seen
@@ -47,4 +50,7 @@ def receive_webhook(provider: str) -> ResponseReturnValue:
             type(exc.orig).__name__,
         )
         return _error(503, "temporarily_unavailable", "try again later")
+    metrics.WEBHOOK_EVENTS.labels(provider, state).inc()
+    if state == "duplicate":
+        record_duplicate(provider)
     return jsonify(status=state)

@@ -38,7 +38,7 @@ from providers.outcomes import (
     is_provider_failure,
 )
 from resilience.breaker import Decision, Verdict
-from services import queueing
+from services import metrics, queueing
 from services.payment_state import lock_payment, move, note
 from services.provider_clients import breaker_for, provider_for
 
@@ -152,8 +152,9 @@ def reconcile_payment(payment_id: int) -> None:
     provider_name = payment.provider
     db.session.commit()
 
+    metrics.RECONCILE_ATTEMPTS.labels(provider_name).inc()
     outcome: LookupOutcome = _guarded_call(
-        provider_name, decision, lambda: provider.lookup(request)
+        provider_name, decision, lambda: provider.lookup(request), "lookup"
     )
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such payment: it was never charged, so send it
@@ -300,16 +301,23 @@ def _key_deadline(payment: Payment) -> datetime | None:
 def _ask_breaker(provider: str) -> Decision:
     """The provider's shared breaker; if Redis is unreachable, let the call through."""
     try:
-        return breaker_for(provider).allow()
+        decision = breaker_for(provider).allow()
+        if not decision.is_allowed:
+            metrics.BREAKER_REJECTIONS.labels(provider).inc()
+        return decision
     except RedisError as exc:
         log.warning("breaker of %s unreachable (%s): calling without it", provider, exc)
         return Decision(Verdict.ALLOW)
 
 
-def _guarded_call(provider: str, decision: Decision, call: Callable[[], T]) -> T:
+def _guarded_call(
+    provider: str, decision: Decision, call: Callable[[], T], name: str = "charge"
+) -> T:
     """Make the provider call and tell the breaker how it went (failure, or too slow)."""
     started = time.monotonic()
     outcome = call()
+    metrics.PROVIDER_CALLS.labels(provider, name, type(outcome).__name__).inc()
+    metrics.PROVIDER_LATENCY.labels(provider).observe(time.monotonic() - started)
     try:
         breaker_for(provider).record(
             is_failure=is_provider_failure(outcome),  # type: ignore[arg-type]

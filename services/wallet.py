@@ -19,6 +19,7 @@ from extensions import db
 from models import Customer, LedgerEntry, Wallet
 from models.money import InvalidAmountError, validate_money
 from models.types import utcnow
+from services import metrics
 from services.errors import ClientError
 
 
@@ -255,10 +256,12 @@ def debit(
             kind=kind,
             reference=reference,
         )
-    except WalletError:
+    except WalletError as exc:
         db.session.rollback()
+        metrics.WALLET_OPERATIONS.labels(kind, exc.code).inc()
         raise
     db.session.commit()
+    metrics.WALLET_OPERATIONS.labels(kind, "replay" if movement.is_replay else "ok").inc()
     return movement
 
 
@@ -280,10 +283,12 @@ def credit(
             kind=kind,
             reference=reference,
         )
-    except WalletError:
+    except WalletError as exc:
         db.session.rollback()
+        metrics.WALLET_OPERATIONS.labels(kind, exc.code).inc()
         raise
     db.session.commit()
+    metrics.WALLET_OPERATIONS.labels(kind, "replay" if movement.is_replay else "ok").inc()
     return movement
 
 

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
+from redis.exceptions import RedisError
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from extensions import db
+from extensions import db, redis_client
 from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource
 from models.types import utcnow
 from providers.events import (
@@ -217,3 +218,17 @@ def backfill(provider_name: str, events: list[dict[str, Any]]) -> dict[str, int]
         state = ingest(provider_name, event, payload)
         counts[state] = counts.get(state, 0) + 1
     return counts
+
+
+def duplicates_key(day: str) -> str:
+    return f"webhooks:duplicates:{day}"
+
+
+def record_duplicate(provider: str) -> None:
+    """Count a redelivery for the dashboard (best effort: Redis may be down)."""
+    try:
+        key = duplicates_key(utcnow().date().isoformat())
+        redis_client.client.incr(key)
+        redis_client.client.expire(key, 3 * 24 * 3600)
+    except RedisError as exc:
+        log.warning("could not count a duplicate %s webhook: %s", provider, exc)

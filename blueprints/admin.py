@@ -1,0 +1,289 @@
+"""The admin dashboard (Flask-Admin 2): every page and action behind the admin login."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask.typing import ResponseReturnValue
+from flask_admin import Admin, AdminIndexView, BaseView, expose
+from flask_admin.contrib.sqla import ModelView
+from flask_admin.theme import Bootstrap4Theme
+from markupsafe import Markup
+from redis.exceptions import RedisError
+
+from extensions import db
+from models import (
+    Customer,
+    LedgerEntry,
+    Order,
+    Payment,
+    PaymentStatus,
+    PaymentTransition,
+    ProcessedWebhook,
+    Wallet,
+)
+from models.money import format_money
+from services import admin_actions, admin_auth, dashboard
+from services.errors import ClientError
+from services.provider_clients import breaker_for
+
+bp = Blueprint("admin_auth", __name__, url_prefix="/admin")
+REFRESH_S = 10  # the overview reloads itself: an operator at 3 a.m. should not have to
+
+
+def _safe_next(target: str | None) -> str:
+    if target and target.startswith("/admin") and not urlsplit(target).netloc:
+        return target
+    return url_for("admin.index")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> ResponseReturnValue:
+    if request.method == "POST":
+        try:
+            admin = admin_auth.authenticate(
+                request.form.get("email", ""),
+                request.form.get("password", ""),
+                request.remote_addr or "unknown",
+            )
+        except admin_auth.TooManyAttemptsError:
+            flash("Too many attempts. Wait 15 minutes and try again.", "error")
+            return render_template("dashboard/login.html"), 429
+        if admin is None:
+            flash("Email or password is wrong.", "error")
+            return render_template("dashboard/login.html"), 400
+        admin_auth.log_in(admin)
+        return redirect(_safe_next(request.args.get("next")))
+    return render_template("dashboard/login.html")
+
+
+@bp.post("/logout")
+def logout() -> ResponseReturnValue:
+    admin_auth.log_out()
+    return redirect(url_for("admin_auth.login"))
+
+
+class AdminOnly:
+    """Mixed into every admin view: no admin session, no page (redirect to the login)."""
+
+    def is_accessible(self) -> bool:
+        return admin_auth.current_admin() is not None
+
+    def inaccessible_callback(self, name: Any, **kwargs: Any) -> ResponseReturnValue:
+        return redirect(url_for("admin_auth.login", next=request.full_path.rstrip("?")))
+
+
+class OverviewView(AdminOnly, AdminIndexView):
+    @expose("/")
+    def index(self) -> ResponseReturnValue:
+        return self.render(
+            "dashboard/overview.html",
+            data=dashboard.overview(),
+            refresh_s=REFRESH_S,
+            admin_user=admin_auth.current_admin(),
+        )
+
+    @expose("/breakers/<provider>", methods=["POST"])
+    def breaker_action(self, provider: str) -> ResponseReturnValue:
+        admin = admin_auth.current_admin()
+        assert admin is not None
+        action = request.form.get("action", "")
+        reason = request.form.get("reason", "")
+        if request.form.get("confirm") != "yes":
+            flash("Tick the confirmation box to change a breaker.", "error")
+        elif provider not in current_app.config["PAYMENTS_PROVIDERS"]:
+            flash(f"Unknown provider {provider}.", "error")
+        else:
+            try:
+                breaker_for(provider).force(action, actor=admin.email, reason=reason)
+                flash(f"Breaker {provider}: {action} ({reason.strip()}).", "success")
+            except ValueError as exc:
+                flash(str(exc), "error")
+            except RedisError as exc:
+                flash(f"Redis is unreachable: {exc}", "error")
+        return redirect(url_for("admin.index"))
+
+
+class UnknownPaymentsView(AdminOnly, BaseView):
+    @expose("/")
+    def index(self) -> ResponseReturnValue:
+        return self.render("dashboard/unknown.html", rows=dashboard.unknown_payments())
+
+    @expose("/<int:payment_id>/reconcile", methods=["POST"])
+    def reconcile(self, payment_id: int) -> ResponseReturnValue:
+        try:
+            admin_actions.reconcile_now(payment_id)
+            flash(f"Payment {payment_id}: a lookup is queued.", "success")
+        except ClientError as exc:
+            flash(str(exc), "error")
+        return redirect(url_for("unknown.index"))
+
+    @expose("/<int:payment_id>/resolve", methods=["POST"])
+    def resolve(self, payment_id: int) -> ResponseReturnValue:
+        admin = admin_auth.current_admin()
+        assert admin is not None
+        try:
+            admin_actions.resolve(
+                payment_id, request.form.get("outcome", ""), request.form.get("reason", ""), admin
+            )
+            flash(f"Payment {payment_id} resolved as {request.form.get('outcome')}.", "success")
+        except ClientError as exc:
+            flash(str(exc), "error")
+        return redirect(url_for("unknown.index"))
+
+
+class QueuesView(AdminOnly, BaseView):
+    @expose("/")
+    def index(self) -> ResponseReturnValue:
+        return self.render("dashboard/queues.html", queues=dashboard.queues())
+
+
+def _money(view: Any, context: Any, model: Any, name: str) -> str:
+    return format_money(getattr(model, name), model.currency)
+
+
+class ReadOnlyView(AdminOnly, ModelView):
+    """Look, filter and search; never edit: every money change goes through services."""
+
+    can_create = False
+    can_edit = False
+    can_delete = False
+    can_view_details = True
+    can_export = False
+    page_size = 50
+
+
+class PaymentView(ReadOnlyView):
+    column_list = (
+        "id",
+        "status",
+        "purpose",
+        "provider",
+        "amount_minor",
+        "order_id",
+        "idempotency_key",
+        "provider_payment_id",
+        "reconcile_attempts",
+        "created_at",
+        "updated_at",
+    )
+    column_filters = ("status", "provider", "purpose")
+    column_searchable_list = ("provider_payment_id",)
+    column_default_sort = ("id", True)
+    column_formatters = {"amount_minor": _money}
+    column_details_list = (
+        *column_list,
+        "currency",
+        "decline_code",
+        "first_sent_at",
+        "last_sent_at",
+        "send_count",
+        "next_reconcile_at",
+        "last_error",
+        "transitions",
+    )
+    column_formatters_detail = {
+        "amount_minor": _money,
+        "transitions": lambda v, c, m, n: Markup("<br>").join(
+            f"{t.created_at:%Y-%m-%d %H:%M:%S} {t.from_status or '-'} -> {t.to_status} "
+            f"({t.source}{', ' + t.actor if t.actor else ''}): {t.reason}"
+            for t in db.session.query(PaymentTransition)
+            .filter(PaymentTransition.payment_id == m.id)
+            .order_by(PaymentTransition.id)
+        ),
+    }
+
+
+class OrderView(ReadOnlyView):
+    column_list = (
+        "id",
+        "customer_id",
+        "status",
+        "total_minor",
+        "currency",
+        "created_at",
+        "paid_at",
+    )
+    column_filters = ("status", "customer_id")
+    column_formatters = {"total_minor": _money}
+    column_default_sort = ("id", True)
+
+
+class WebhookView(ReadOnlyView):
+    column_list = (
+        "id",
+        "provider",
+        "event_id",
+        "event_type",
+        "state",
+        "payment_id",
+        "note",
+        "event_created_at",
+        "received_at",
+    )
+    column_filters = ("provider", "state", "event_type")
+    column_searchable_list = ("event_id",)
+    column_default_sort = ("id", True)
+    column_details_list = (*column_list, "processed_at", "payload")
+
+
+class WalletView(ReadOnlyView):
+    column_list = ("id", "customer_id", "currency", "balance_minor", "updated_at")
+    column_filters = ("currency", "customer_id")
+    column_formatters = {"balance_minor": _money}
+
+
+class LedgerView(ReadOnlyView):
+    column_list = (
+        "id",
+        "wallet_id",
+        "operation_id",
+        "kind",
+        "amount_minor",
+        "balance_after_minor",
+        "reference",
+        "created_at",
+    )
+    column_filters = ("wallet_id", "kind")
+    column_searchable_list = ("operation_id", "reference")
+    column_default_sort = ("id", True)
+
+
+class CustomerView(ReadOnlyView):
+    column_list = ("id", "email", "created_at")
+    column_details_list = column_list
+    column_searchable_list = ("email",)
+
+
+def register(app: Flask) -> None:
+    app.register_blueprint(bp)
+    admin = Admin(
+        app,
+        name="Payments admin",
+        url="/admin",
+        index_view=OverviewView(name="Overview", url="/admin"),
+        theme=Bootstrap4Theme(swatch="default", fluid=True),
+    )
+    admin.add_view(UnknownPaymentsView(name="Unknown payments", endpoint="unknown"))
+    admin.add_view(QueuesView(name="Queues", endpoint="queues"))
+    for model, view in (
+        (Payment, PaymentView),
+        (Order, OrderView),
+        (ProcessedWebhook, WebhookView),
+        (Wallet, WalletView),
+        (LedgerEntry, LedgerView),
+        (Customer, CustomerView),
+    ):
+        admin.add_view(view(model, db, category="Records", endpoint=f"admin_{model.__tablename__}"))
+    app.jinja_env.globals["PaymentStatus"] = PaymentStatus

@@ -1,0 +1,48 @@
+"""What an admin may do to payments: ask the provider now, or decide with a reason."""
+
+from __future__ import annotations
+
+from extensions import db
+from models import AdminUser, Payment, PaymentStatus, TransitionSource
+from services import queueing
+from services.errors import ClientError, NotFoundError
+from services.payment_state import lock_payment, move
+
+RESOLVABLE = (PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)
+
+
+def reconcile_now(payment_id: int) -> bool:
+    """Enqueue one lookup on the payment's provider queue (a second click adds nothing)."""
+    payment = db.session.get(Payment, payment_id)
+    if payment is None:
+        raise NotFoundError(f"no payment {payment_id}")
+    if payment.status not in RESOLVABLE:
+        raise ClientError(f"payment {payment_id} is {payment.status.value}", status=409)
+    if payment.status == PaymentStatus.NEEDS_REVIEW:
+        raise ClientError("a payment under review is resolved by hand, with a reason", status=409)
+    job_id = queueing.reconcile_job_id(payment.id, payment.reconcile_attempts, "-now")
+    return queueing.enqueue(payment.provider, queueing.RECONCILE_JOB, payment.id, job_id=job_id)
+
+
+def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> None:
+    """Move an unknown or needs-review payment to succeeded/failed, recording who and why."""
+    if outcome not in ("succeeded", "failed"):
+        raise ClientError("outcome must be succeeded or failed")
+    if len(reason.strip()) < 5:
+        raise ClientError("a reason (at least 5 characters) is required", code="reason_required")
+    payment = lock_payment(payment_id)
+    if payment is None:
+        db.session.rollback()
+        raise NotFoundError(f"no payment {payment_id}")
+    if payment.status not in RESOLVABLE:
+        db.session.rollback()
+        raise ClientError(f"payment {payment_id} is {payment.status.value}", status=409)
+    move(
+        payment,
+        PaymentStatus(outcome),
+        source=TransitionSource.ADMIN,
+        reason=reason.strip()[:450],
+        actor=admin.email,
+    )
+    payment.next_reconcile_at = None
+    db.session.commit()

@@ -1,0 +1,164 @@
+"""What the admin dashboard shows: read-only queries over the database, Redis and RQ."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import current_app
+from redis.exceptions import RedisError
+from rq import Queue, Worker
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+from sqlalchemy import func, select
+
+from extensions import db, redis_client
+from jobs.queues import MAINTENANCE_QUEUE, provider_queue_name
+from models import Payment, PaymentStatus, ProcessedWebhook
+from models.types import utcnow
+from services.provider_clients import breaker_for, provider_for
+from services.wallet_audit import last_audit
+from services.webhooks import duplicates_key
+
+WATCHED = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)
+
+
+def breakers() -> list[dict[str, Any]]:
+    rows = []
+    for provider in current_app.config["PAYMENTS_PROVIDERS"]:
+        try:
+            rows.append(breaker_for(provider).snapshot())
+        except RedisError as exc:
+            rows.append({"provider": provider, "state": "unreachable", "error": str(exc)})
+    return rows
+
+
+def queues() -> list[dict[str, Any]]:
+    names = [provider_queue_name(p) for p in current_app.config["PAYMENTS_PROVIDERS"]]
+    rows = []
+    for name in [*names, MAINTENANCE_QUEUE]:
+        try:
+            queue = Queue(name, connection=redis_client.client)
+            rows.append(
+                {
+                    "name": name,
+                    "depth": queue.count,
+                    "running": StartedJobRegistry(queue=queue).count,
+                    "failed": FailedJobRegistry(queue=queue).count,
+                    "scheduled": ScheduledJobRegistry(queue=queue).count,
+                    "workers": len(Worker.all(queue=queue)),
+                }
+            )
+        except RedisError as exc:
+            rows.append({"name": name, "error": str(exc)})
+    return rows
+
+
+def payment_stats(now: datetime | None = None) -> dict[str, Any]:
+    """Counts and oldest age per watched status, lookup lag, and the last hour's results."""
+    now = now or utcnow()
+    watched = {}
+    for status in WATCHED:
+        count, oldest = db.session.execute(
+            select(func.count(), func.min(Payment.created_at)).where(Payment.status == status)
+        ).one()
+        watched[status.value] = {
+            "count": count,
+            "oldest_age_s": _age(now, oldest) if oldest else None,
+        }
+    oldest_due = db.session.scalar(
+        select(func.min(Payment.next_reconcile_at)).where(
+            Payment.status == PaymentStatus.UNKNOWN, Payment.next_reconcile_at <= now
+        )
+    )
+    hour_ago = now - timedelta(hours=1)
+    last_hour = dict(
+        db.session.execute(
+            select(Payment.status, func.count())
+            .where(
+                Payment.status.in_([PaymentStatus.SUCCEEDED, PaymentStatus.FAILED]),
+                Payment.updated_at >= hour_ago,
+            )
+            .group_by(Payment.status)
+        ).all()
+    )
+    return {
+        "watched": watched,
+        "reconcile_lag_s": _age(now, oldest_due) if oldest_due else 0,
+        "succeeded_last_hour": last_hour.get(PaymentStatus.SUCCEEDED, 0),
+        "failed_last_hour": last_hour.get(PaymentStatus.FAILED, 0),
+    }
+
+
+def webhook_stats(now: datetime | None = None) -> dict[str, Any]:
+    now = now or utcnow()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    received = (
+        db.session.scalar(
+            select(func.count())
+            .select_from(ProcessedWebhook)
+            .where(ProcessedWebhook.received_at >= midnight)
+        )
+        or 0
+    )
+    pending = (
+        db.session.scalar(
+            select(func.count())
+            .select_from(ProcessedWebhook)
+            .where(ProcessedWebhook.state == "pending")
+        )
+        or 0
+    )
+    try:
+        duplicates = int(redis_client.client.get(duplicates_key(now.date().isoformat())) or 0)
+    except RedisError:
+        duplicates = None
+    return {
+        "received_today": received,
+        "duplicates_today": duplicates,
+        "pending_unmatched": pending,
+    }
+
+
+def overview() -> dict[str, Any]:
+    return {
+        "breakers": breakers(),
+        "queues": queues(),
+        "payments": payment_stats(),
+        "webhooks": webhook_stats(),
+        "wallet_audit": last_audit(),
+        "now": utcnow(),
+    }
+
+
+def unknown_payments(limit: int = 200) -> list[dict[str, Any]]:
+    """Unknown and needs-review payments, oldest first, with what an operator needs."""
+    now = utcnow()
+    payments = db.session.scalars(
+        select(Payment)
+        .where(Payment.status.in_([PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW]))
+        .order_by(Payment.created_at)
+        .limit(limit)
+    ).all()
+    rows = []
+    for payment in payments:
+        lifetime = provider_for(payment.provider).capabilities.key_lifetime_s
+        key_left = None
+        if lifetime and payment.first_sent_at:
+            key_left = (payment.first_sent_at + timedelta(seconds=lifetime) - now).total_seconds()
+        rows.append(
+            {"payment": payment, "age_s": _age(now, payment.created_at), "key_left_s": key_left}
+        )
+    return rows
+
+
+def payment_counts_by_status() -> dict[str, int]:
+    return {
+        status.value: count
+        for status, count in db.session.execute(
+            select(Payment.status, func.count()).group_by(Payment.status)
+        ).all()
+    }
+
+
+def _age(now: datetime, then: datetime) -> float:
+    return max(0.0, (now - then).total_seconds())

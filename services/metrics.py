@@ -1,0 +1,78 @@
+"""Prometheus metrics. Counters are incremented where things happen; gauges are read at
+scrape time. With PROMETHEUS_MULTIPROC_DIR set (supervisor sets it for every process),
+counts from all gunicorn and RQ worker processes on the host are added up."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import REGISTRY, Collector
+
+PROVIDER_CALLS = Counter(
+    "provider_calls_total",
+    "Provider calls by provider and outcome",
+    ["provider", "call", "outcome"],
+)
+PROVIDER_LATENCY = Histogram(
+    "provider_call_seconds",
+    "Provider call latency",
+    ["provider"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
+)
+RECONCILE_ATTEMPTS = Counter(
+    "reconcile_attempts_total", "Lookups of unknown payments", ["provider"]
+)
+WEBHOOK_EVENTS = Counter(
+    "webhook_events_total", "Webhook deliveries by result", ["provider", "result"]
+)
+WALLET_OPERATIONS = Counter("wallet_operations_total", "Wallet movements", ["kind", "result"])
+BREAKER_REJECTIONS = Counter(
+    "breaker_rejections_total", "Calls refused by an open circuit", ["provider"]
+)
+
+
+class LiveStateCollector(Collector):
+    """Payments by status and breaker states, read from the database and Redis at scrape."""
+
+    def __init__(self, read_state: object) -> None:
+        self.read_state = read_state
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        payments, breakers = self.read_state()  # type: ignore[operator]
+        by_status = GaugeMetricFamily("payments", "Payments by status", labels=["status"])
+        for status, count in payments.items():
+            by_status.add_metric([status], count)
+        yield by_status
+        states = GaugeMetricFamily(
+            "breaker_state", "1 for the breaker's current state", labels=["provider", "state"]
+        )
+        transitions = GaugeMetricFamily(
+            "breaker_transitions", "Breaker transitions so far", labels=["provider"]
+        )
+        for snapshot in breakers:
+            states.add_metric([snapshot["provider"], snapshot["state"]], 1)
+            transitions.add_metric([snapshot["provider"]], snapshot["transitions"])
+        yield states
+        yield transitions
+
+
+def render(read_state: object) -> bytes:
+    """The exposition text: process counters (all processes in multiprocess mode) + live state."""
+    registry = CollectorRegistry()
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        MultiProcessCollector(registry)
+        text = generate_latest(registry)
+    else:
+        text = generate_latest(REGISTRY)
+    live = CollectorRegistry()
+    live.register(LiveStateCollector(read_state))
+    return text + generate_latest(live)
