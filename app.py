@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from flask import Flask
 
+import logs
 from config import INSTANCE_DIR, settings_from_env
 from extensions import csrf, db, login_manager, migrate, redis_client
 from models.money import format_money
@@ -75,7 +75,5 @@ def register_commands(app: Flask) -> None:
 
 
 def configure_logging(app: Flask) -> None:
-    if not app.debug and not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"
-        )
+    if not app.testing:
+        logs.configure()

@@ -23,9 +23,9 @@ class TooManyAttemptsError(Exception):
 
 def _count(key: str) -> int:
     pipe = redis_client.client.pipeline()
+    pipe.set(key, 0, ex=ATTEMPT_WINDOW_S, nx=True)  # the window starts at the first attempt
     pipe.incr(key)
-    pipe.expire(key, ATTEMPT_WINDOW_S, nx=True)
-    return int(pipe.execute()[0])
+    return int(pipe.execute()[1])
 
 
 def authenticate(email: str, password: str, address: str) -> AdminUser | None:

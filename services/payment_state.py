@@ -25,6 +25,15 @@ log = logging.getLogger(__name__)
 RESOLVED = (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED)
 
 
+def log_context(payment: Payment) -> dict[str, object]:
+    """The fields every log line about a payment carries (see logs.py)."""
+    return {
+        "payment_id": payment.id,
+        "idempotency_key": str(payment.idempotency_key),
+        "provider": payment.provider,
+    }
+
+
 def lock_payment(payment_id: int) -> Payment | None:
     """The payment row, locked until the transaction ends (SELECT ... FOR UPDATE)."""
     return db.session.scalar(
@@ -95,6 +104,7 @@ def move(
         to.value,
         source.value,
         reason,
+        extra=log_context(payment),
     )
     if to == PaymentStatus.SUCCEEDED:
         _apply_success(payment, source)

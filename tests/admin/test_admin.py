@@ -1,0 +1,177 @@
+"""The admin dashboard: login, access control, CSRF, actions, overview, metrics."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import select
+
+from extensions import db
+from models import PaymentStatus, PaymentTransition
+from models.types import utcnow
+from services.charging import charge_payment
+from services.customers import create_customer
+from services.provider_clients import breaker_for
+from tests.admin.conftest import admin_login, make_admin
+from tests.conftest import csrf_token_from
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import payment, queued_job_ids
+
+ADMIN_URLS = ["/admin/", "/admin/unknown/", "/admin/queues/", "/admin/admin_payments/",
+              "/admin/admin_payments/details/?id=1", "/admin/admin_orders/",
+              "/admin/admin_processed_webhooks/", "/admin/admin_wallets/",
+              "/admin/admin_ledger_entries/", "/admin/admin_customers/"]
+
+
+def unknown_payment(app: Flask) -> int:
+    with app.app_context():
+        created = make_payment(make_order(make_customer()))
+        created.status = PaymentStatus.UNKNOWN
+        created.first_sent_at = utcnow()
+        db.session.commit()
+        return created.id
+
+
+@pytest.mark.parametrize("url", ADMIN_URLS)
+def test_every_admin_url_needs_an_admin_login(client: FlaskClient, url: str) -> None:
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/admin/login")
+
+
+@pytest.mark.parametrize("url", ADMIN_URLS)
+def test_every_admin_url_works_for_an_admin(admin_client: FlaskClient, app: Flask,
+                                            url: str) -> None:
+    unknown_payment(app)
+    assert admin_client.get(url).status_code == 200
+
+
+def test_a_customer_session_cannot_reach_the_admin(app: Flask, client: FlaskClient) -> None:
+    with app.app_context():
+        create_customer("shopper@example.com", "password123", app.config["CURRENCIES"])
+    token = csrf_token_from(client.get("/login").get_data(as_text=True))
+    client.post("/login", data={"email": "shopper@example.com", "password": "password123",
+                                "csrf_token": token})
+    response = client.get("/admin/")
+    assert response.status_code == 302 and "/admin/login" in response.headers["Location"]
+
+
+def test_wrong_password_and_rate_limit(app: Flask, client: FlaskClient) -> None:
+    make_admin(app)
+    for _ in range(5):
+        assert admin_login(client, "wrong password!").status_code == 400
+    assert admin_login(client).status_code == 429  # locked, even with the right password
+    assert client.get("/admin/").status_code == 302
+
+
+def test_actions_without_csrf_are_refused(admin_client: FlaskClient, app: Flask) -> None:
+    payment_id = unknown_payment(app)
+    response = admin_client.post(f"/admin/unknown/{payment_id}/resolve",
+                                 data={"outcome": "succeeded", "reason": "seen at provider"})
+    assert response.status_code == 400
+    response = admin_client.post("/admin/breakers/stripe",
+                                 data={"action": "open", "reason": "x", "confirm": "yes"})
+    assert response.status_code == 400
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+
+
+def _token(client: FlaskClient, url: str = "/admin/unknown/") -> str:
+    return csrf_token_from(client.get(url).get_data(as_text=True))
+
+
+def test_resolve_needs_a_reason_and_records_the_admin(admin_client: FlaskClient,
+                                                      app: Flask) -> None:
+    payment_id = unknown_payment(app)
+    admin_client.post(f"/admin/unknown/{payment_id}/resolve",
+                      data={"outcome": "succeeded", "reason": "", "csrf_token": _token(admin_client)})
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    admin_client.post(f"/admin/unknown/{payment_id}/resolve",
+                      data={"outcome": "succeeded", "reason": "confirmed in Stripe dashboard",
+                            "csrf_token": _token(admin_client)})
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    with app.app_context():
+        last = db.session.scalars(select(PaymentTransition).order_by(
+            PaymentTransition.id.desc())).first()
+    assert last is not None and last.source.value == "admin"
+    assert last.actor == "ops@example.com" and "Stripe dashboard" in last.reason
+
+
+def test_reconcile_now_enqueues_one_job_when_clicked_twice(admin_client: FlaskClient,
+                                                          app: Flask) -> None:
+    payment_id = unknown_payment(app)
+    for _ in range(2):
+        admin_client.post(f"/admin/unknown/{payment_id}/reconcile",
+                          data={"csrf_token": _token(admin_client)})
+    assert queued_job_ids(app) == [f"reconcile-{payment_id}-0-now"]
+
+
+def test_breaker_controls_are_confirmed_and_audited(admin_client: FlaskClient,
+                                                    app: Flask) -> None:
+    admin_client.post("/admin/breakers/stripe", data={
+        "action": "open", "reason": "incident 7", "csrf_token": _token(admin_client, "/admin/")})
+    with app.app_context():
+        assert breaker_for("stripe").snapshot()["state"] == "closed"  # not confirmed
+    admin_client.post("/admin/breakers/stripe", data={
+        "action": "open", "reason": "incident 7", "confirm": "yes",
+        "csrf_token": _token(admin_client, "/admin/")})
+    page = admin_client.get("/admin/").get_data(as_text=True)
+    assert "FORCED OPEN" in page and "open by ops@example.com: incident 7" in page
+
+
+def test_overview_shows_an_open_breaker_and_an_unknown_payment(admin_client: FlaskClient,
+                                                               app: Flask,
+                                                               sandbox: Any) -> None:
+    sandbox.add_fault("hang", seconds=3, dialect="stripe")  # the provider hangs
+    app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
+    app.extensions.pop("breakers", None)
+    try:
+        with app.app_context():
+            created = make_payment(make_order(make_customer()))
+            db.session.commit()
+            charge_payment(created.id)
+            payment_id = created.id
+    finally:
+        app.config["BREAKERS"]["failure_threshold"]["stripe"] = 5
+        app.extensions.pop("breakers", None)
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    page = admin_client.get("/admin/").get_data(as_text=True)
+    assert re.search(r'data-provider="stripe" data-state="open"', page)
+    assert re.search(r'data-status="unknown".*?<div class="h3 mb-0 count">1</div>', page, re.S)
+    unknown_page = admin_client.get("/admin/unknown/").get_data(as_text=True)
+    assert f'data-payment="{payment_id}"' in unknown_page
+
+
+def test_metrics_parse_and_count_a_charge(client: FlaskClient, app: Flask,
+                                          sandbox: Any) -> None:
+    def charges() -> float:
+        text = client.get("/metrics").get_data(as_text=True)
+        for family in text_string_to_metric_families(text):
+            if family.name == "provider_calls":
+                return sum(s.value for s in family.samples
+                           if s.name == "provider_calls_total"
+                           and s.labels == {"provider": "stripe", "call": "charge",
+                                            "outcome": "Succeeded"})
+        return 0.0
+
+    before = charges()
+    with app.app_context():
+        created = make_payment(make_order(make_customer()))
+        db.session.commit()
+        charge_payment(created.id)
+    assert charges() == before + 1
+    families = {f.name for f in text_string_to_metric_families(
+        client.get("/metrics").get_data(as_text=True))}
+    assert {"payments", "breaker_state", "webhook_events", "wallet_operations"} <= families
+
+
+def test_admin_create_command(runner: Any, app: Flask) -> None:
+    result = runner.invoke(args=["admin", "create", "new-ops@example.com"], input="\n")
+    assert result.exit_code == 0 and "password:" in result.output
+    again = runner.invoke(args=["admin", "create", "new-ops@example.com",
+                                "--password", "another long one"])
+    assert again.exit_code != 0 and "already exists" in again.output

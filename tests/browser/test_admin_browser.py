@@ -1,0 +1,73 @@
+"""An operator at 3 a.m.: logs in, sees the open breaker and the unknown payment, fixes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import requests
+from flask import Flask
+
+from extensions import db
+from models import PaymentStatus
+from services.charging import charge_payment
+from tests.admin.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import payment, run_jobs
+
+
+def test_operator_sees_the_outage_and_reconciles(app: Flask, browser: Any, live_server: str,
+                                                 sandbox: Any, artifacts: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    make_admin(app)
+    fault = sandbox.add_fault("hang", seconds=3, dialect="stripe")
+    app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
+    app.extensions.pop("breakers", None)
+    try:
+        with app.app_context():
+            created = make_payment(make_order(make_customer()))
+            db.session.commit()
+            payment_id = created.id
+            charge_payment(payment_id)  # times out: unknown, and the breaker opens
+    finally:
+        app.config["BREAKERS"]["failure_threshold"]["stripe"] = 5
+        app.extensions.pop("breakers", None)
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)  # provider is back
+
+    wait = WebDriverWait(browser, 15)
+    browser.delete_all_cookies()
+    browser.get(f"{live_server}/admin/")
+    wait.until(ec.url_contains("/admin/login"))
+    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
+    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    breaker = wait.until(ec.presence_of_element_located(
+        (By.CSS_SELECTOR, '.breaker[data-provider="stripe"]')))
+    assert breaker.get_attribute("data-state") == "open"
+    unknown = browser.find_element(By.CSS_SELECTOR, '[data-status="unknown"] .count')
+    assert unknown.text == "1"
+    browser.save_screenshot(str(artifacts / "admin-overview.png"))
+
+    form = breaker.find_element(By.TAG_NAME, "form")  # the provider is back: reset it
+    form.find_element(By.CSS_SELECTOR, 'select[name="action"] option[value="reset"]').click()
+    form.find_element(By.NAME, "reason").send_keys("provider recovered")
+    form.find_element(By.NAME, "confirm").click()
+    form.find_element(By.TAG_NAME, "button").click()
+    wait.until(ec.presence_of_element_located(
+        (By.CSS_SELECTOR, '.breaker[data-provider="stripe"][data-state="closed"]')))
+
+    browser.get(f"{live_server}/admin/unknown/")
+    row = wait.until(ec.presence_of_element_located(
+        (By.CSS_SELECTOR, f'tr[data-payment="{payment_id}"]')))
+    browser.save_screenshot(str(artifacts / "admin-unknown-payments.png"))
+    row.find_element(By.XPATH, ".//button[text()='Reconcile now']").click()
+    wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".alert"), "lookup is queued"))
+    run_jobs(app)
+    browser.get(f"{live_server}/admin/unknown/")
+    wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".alert-success"),
+                                                "every payment is final"))
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
