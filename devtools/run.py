@@ -7,6 +7,7 @@ are used when DATABASE_URL / REDIS_URL are unset. Ctrl-C stops everything.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +30,9 @@ def main() -> None:
     bin_dir = Path(sys.executable).parent
     for sub in ("logs", "redis"):
         (INSTANCE_DIR / sub).mkdir(parents=True, exist_ok=True)
+    # Prometheus multiprocess files describe processes of one run: start empty.
+    shutil.rmtree(INSTANCE_DIR / "prometheus", ignore_errors=True)
+    (INSTANCE_DIR / "prometheus").mkdir()
     env = os.environ
     is_embedded_redis = not env.get("REDIS_URL")
     if is_embedded_redis:

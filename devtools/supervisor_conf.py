@@ -50,6 +50,9 @@ def _program(name: str, command: str, layout: Layout, **options: object) -> str:
         "killasgroup=true",
         "redirect_stderr=true",
         f"stdout_logfile={layout.run_dir}/logs/{name}.log",
+        # Metrics from every process on the host are added up from this folder,
+        # which must exist and be emptied before the programs start.
+        f'environment=PROMETHEUS_MULTIPROC_DIR="{layout.run_dir}/prometheus"',
         "stdout_logfile_maxbytes=10MB",
         "stdout_logfile_backups=3",
     ]

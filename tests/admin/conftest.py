@@ -17,15 +17,17 @@ ADMIN_PASSWORD = "correct horse battery"
 
 def make_admin(app: Flask) -> None:
     with app.app_context():
-        db.session.add(AdminUser(email=ADMIN_EMAIL,
-                                 password_hash=generate_password_hash(ADMIN_PASSWORD)))
+        db.session.add(
+            AdminUser(email=ADMIN_EMAIL, password_hash=generate_password_hash(ADMIN_PASSWORD))
+        )
         db.session.commit()
 
 
 def admin_login(client: FlaskClient, password: str = ADMIN_PASSWORD) -> Any:
     token = csrf_token_from(client.get("/admin/login").get_data(as_text=True))
-    return client.post("/admin/login", data={"email": ADMIN_EMAIL, "password": password,
-                                             "csrf_token": token})
+    return client.post(
+        "/admin/login", data={"email": ADMIN_EMAIL, "password": password, "csrf_token": token}
+    )
 
 
 @pytest.fixture

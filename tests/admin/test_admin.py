@@ -22,10 +22,18 @@ from tests.conftest import csrf_token_from
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment, queued_job_ids
 
-ADMIN_URLS = ["/admin/", "/admin/unknown/", "/admin/queues/", "/admin/admin_payments/",
-              "/admin/admin_payments/details/?id=1", "/admin/admin_orders/",
-              "/admin/admin_processed_webhooks/", "/admin/admin_wallets/",
-              "/admin/admin_ledger_entries/", "/admin/admin_customers/"]
+ADMIN_URLS = [
+    "/admin/",
+    "/admin/unknown/",
+    "/admin/queues/",
+    "/admin/admin_payments/",
+    "/admin/admin_payments/details/?id=1",
+    "/admin/admin_orders/",
+    "/admin/admin_processed_webhooks/",
+    "/admin/admin_wallets/",
+    "/admin/admin_ledger_entries/",
+    "/admin/admin_customers/",
+]
 
 
 def unknown_payment(app: Flask) -> int:
@@ -45,8 +53,9 @@ def test_every_admin_url_needs_an_admin_login(client: FlaskClient, url: str) -> 
 
 
 @pytest.mark.parametrize("url", ADMIN_URLS)
-def test_every_admin_url_works_for_an_admin(admin_client: FlaskClient, app: Flask,
-                                            url: str) -> None:
+def test_every_admin_url_works_for_an_admin(
+    admin_client: FlaskClient, app: Flask, url: str
+) -> None:
     unknown_payment(app)
     assert admin_client.get(url).status_code == 200
 
@@ -55,8 +64,10 @@ def test_a_customer_session_cannot_reach_the_admin(app: Flask, client: FlaskClie
     with app.app_context():
         create_customer("shopper@example.com", "password123", app.config["CURRENCIES"])
     token = csrf_token_from(client.get("/login").get_data(as_text=True))
-    client.post("/login", data={"email": "shopper@example.com", "password": "password123",
-                                "csrf_token": token})
+    client.post(
+        "/login",
+        data={"email": "shopper@example.com", "password": "password123", "csrf_token": token},
+    )
     response = client.get("/admin/")
     assert response.status_code == 302 and "/admin/login" in response.headers["Location"]
 
@@ -71,11 +82,14 @@ def test_wrong_password_and_rate_limit(app: Flask, client: FlaskClient) -> None:
 
 def test_actions_without_csrf_are_refused(admin_client: FlaskClient, app: Flask) -> None:
     payment_id = unknown_payment(app)
-    response = admin_client.post(f"/admin/unknown/{payment_id}/resolve",
-                                 data={"outcome": "succeeded", "reason": "seen at provider"})
+    response = admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={"outcome": "succeeded", "reason": "seen at provider"},
+    )
     assert response.status_code == 400
-    response = admin_client.post("/admin/breakers/stripe",
-                                 data={"action": "open", "reason": "x", "confirm": "yes"})
+    response = admin_client.post(
+        "/admin/breakers/stripe", data={"action": "open", "reason": "x", "confirm": "yes"}
+    )
     assert response.status_code == 400
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
 
@@ -84,48 +98,70 @@ def _token(client: FlaskClient, url: str = "/admin/unknown/") -> str:
     return csrf_token_from(client.get(url).get_data(as_text=True))
 
 
-def test_resolve_needs_a_reason_and_records_the_admin(admin_client: FlaskClient,
-                                                      app: Flask) -> None:
+def test_resolve_needs_a_reason_and_records_the_admin(
+    admin_client: FlaskClient, app: Flask
+) -> None:
     payment_id = unknown_payment(app)
-    admin_client.post(f"/admin/unknown/{payment_id}/resolve",
-                      data={"outcome": "succeeded", "reason": "", "csrf_token": _token(admin_client)})
+    admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={"outcome": "succeeded", "reason": "", "csrf_token": _token(admin_client)},
+    )
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
-    admin_client.post(f"/admin/unknown/{payment_id}/resolve",
-                      data={"outcome": "succeeded", "reason": "confirmed in Stripe dashboard",
-                            "csrf_token": _token(admin_client)})
+    admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={
+            "outcome": "succeeded",
+            "reason": "confirmed in Stripe dashboard",
+            "csrf_token": _token(admin_client),
+        },
+    )
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     with app.app_context():
-        last = db.session.scalars(select(PaymentTransition).order_by(
-            PaymentTransition.id.desc())).first()
+        last = db.session.scalars(
+            select(PaymentTransition).order_by(PaymentTransition.id.desc())
+        ).first()
     assert last is not None and last.source.value == "admin"
     assert last.actor == "ops@example.com" and "Stripe dashboard" in last.reason
 
 
-def test_reconcile_now_enqueues_one_job_when_clicked_twice(admin_client: FlaskClient,
-                                                          app: Flask) -> None:
+def test_reconcile_now_enqueues_one_job_when_clicked_twice(
+    admin_client: FlaskClient, app: Flask
+) -> None:
     payment_id = unknown_payment(app)
     for _ in range(2):
-        admin_client.post(f"/admin/unknown/{payment_id}/reconcile",
-                          data={"csrf_token": _token(admin_client)})
+        admin_client.post(
+            f"/admin/unknown/{payment_id}/reconcile", data={"csrf_token": _token(admin_client)}
+        )
     assert queued_job_ids(app) == [f"reconcile-{payment_id}-0-now"]
 
 
-def test_breaker_controls_are_confirmed_and_audited(admin_client: FlaskClient,
-                                                    app: Flask) -> None:
-    admin_client.post("/admin/breakers/stripe", data={
-        "action": "open", "reason": "incident 7", "csrf_token": _token(admin_client, "/admin/")})
+def test_breaker_controls_are_confirmed_and_audited(admin_client: FlaskClient, app: Flask) -> None:
+    admin_client.post(
+        "/admin/breakers/stripe",
+        data={
+            "action": "open",
+            "reason": "incident 7",
+            "csrf_token": _token(admin_client, "/admin/"),
+        },
+    )
     with app.app_context():
         assert breaker_for("stripe").snapshot()["state"] == "closed"  # not confirmed
-    admin_client.post("/admin/breakers/stripe", data={
-        "action": "open", "reason": "incident 7", "confirm": "yes",
-        "csrf_token": _token(admin_client, "/admin/")})
+    admin_client.post(
+        "/admin/breakers/stripe",
+        data={
+            "action": "open",
+            "reason": "incident 7",
+            "confirm": "yes",
+            "csrf_token": _token(admin_client, "/admin/"),
+        },
+    )
     page = admin_client.get("/admin/").get_data(as_text=True)
     assert "FORCED OPEN" in page and "open by ops@example.com: incident 7" in page
 
 
-def test_overview_shows_an_open_breaker_and_an_unknown_payment(admin_client: FlaskClient,
-                                                               app: Flask,
-                                                               sandbox: Any) -> None:
+def test_overview_shows_an_open_breaker_and_an_unknown_payment(
+    admin_client: FlaskClient, app: Flask, sandbox: Any
+) -> None:
     sandbox.add_fault("hang", seconds=3, dialect="stripe")  # the provider hangs
     app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
     app.extensions.pop("breakers", None)
@@ -146,16 +182,17 @@ def test_overview_shows_an_open_breaker_and_an_unknown_payment(admin_client: Fla
     assert f'data-payment="{payment_id}"' in unknown_page
 
 
-def test_metrics_parse_and_count_a_charge(client: FlaskClient, app: Flask,
-                                          sandbox: Any) -> None:
+def test_metrics_parse_and_count_a_charge(client: FlaskClient, app: Flask, sandbox: Any) -> None:
     def charges() -> float:
         text = client.get("/metrics").get_data(as_text=True)
         for family in text_string_to_metric_families(text):
             if family.name == "provider_calls":
-                return sum(s.value for s in family.samples
-                           if s.name == "provider_calls_total"
-                           and s.labels == {"provider": "stripe", "call": "charge",
-                                            "outcome": "Succeeded"})
+                return sum(
+                    s.value
+                    for s in family.samples
+                    if s.name == "provider_calls_total"
+                    and s.labels == {"provider": "stripe", "call": "charge", "outcome": "Succeeded"}
+                )
         return 0.0
 
     before = charges()
@@ -164,14 +201,17 @@ def test_metrics_parse_and_count_a_charge(client: FlaskClient, app: Flask,
         db.session.commit()
         charge_payment(created.id)
     assert charges() == before + 1
-    families = {f.name for f in text_string_to_metric_families(
-        client.get("/metrics").get_data(as_text=True))}
+    families = {
+        f.name
+        for f in text_string_to_metric_families(client.get("/metrics").get_data(as_text=True))
+    }
     assert {"payments", "breaker_state", "webhook_events", "wallet_operations"} <= families
 
 
 def test_admin_create_command(runner: Any, app: Flask) -> None:
     result = runner.invoke(args=["admin", "create", "new-ops@example.com"], input="\n")
     assert result.exit_code == 0 and "password:" in result.output
-    again = runner.invoke(args=["admin", "create", "new-ops@example.com",
-                                "--password", "another long one"])
+    again = runner.invoke(
+        args=["admin", "create", "new-ops@example.com", "--password", "another long one"]
+    )
     assert again.exit_code != 0 and "already exists" in again.output

@@ -16,8 +16,9 @@ from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment, run_jobs
 
 
-def test_operator_sees_the_outage_and_reconciles(app: Flask, browser: Any, live_server: str,
-                                                 sandbox: Any, artifacts: Path) -> None:
+def test_operator_sees_the_outage_and_reconciles(
+    app: Flask, browser: Any, live_server: str, sandbox: Any, artifacts: Path
+) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
@@ -44,8 +45,9 @@ def test_operator_sees_the_outage_and_reconciles(app: Flask, browser: Any, live_
     browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
     browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    breaker = wait.until(ec.presence_of_element_located(
-        (By.CSS_SELECTOR, '.breaker[data-provider="stripe"]')))
+    breaker = wait.until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, '.breaker[data-provider="stripe"]'))
+    )
     assert breaker.get_attribute("data-state") == "open"
     unknown = browser.find_element(By.CSS_SELECTOR, '[data-status="unknown"] .count')
     assert unknown.text == "1"
@@ -56,18 +58,25 @@ def test_operator_sees_the_outage_and_reconciles(app: Flask, browser: Any, live_
     form.find_element(By.NAME, "reason").send_keys("provider recovered")
     form.find_element(By.NAME, "confirm").click()
     form.find_element(By.TAG_NAME, "button").click()
-    wait.until(ec.presence_of_element_located(
-        (By.CSS_SELECTOR, '.breaker[data-provider="stripe"][data-state="closed"]')))
+    wait.until(
+        ec.presence_of_element_located(
+            (By.CSS_SELECTOR, '.breaker[data-provider="stripe"][data-state="closed"]')
+        )
+    )
 
     browser.get(f"{live_server}/admin/unknown/")
-    row = wait.until(ec.presence_of_element_located(
-        (By.CSS_SELECTOR, f'tr[data-payment="{payment_id}"]')))
+    row = wait.until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, f'tr[data-payment="{payment_id}"]'))
+    )
     browser.save_screenshot(str(artifacts / "admin-unknown-payments.png"))
     row.find_element(By.XPATH, ".//button[text()='Reconcile now']").click()
     wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".alert"), "lookup is queued"))
     run_jobs(app)
     browser.get(f"{live_server}/admin/unknown/")
-    wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, ".alert-success"),
-                                                "every payment is final"))
+    wait.until(
+        ec.text_to_be_present_in_element(
+            (By.CSS_SELECTOR, ".alert-success"), "every payment is final"
+        )
+    )
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     assert sandbox.succeeded_charges(str(payment_id)) == 1
