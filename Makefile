@@ -27,6 +27,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.wallet_debits
 	$(BIN)/python -m bench.breaker
+	$(BIN)/python -m bench.dashboard
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .mypy_cache .ruff_cache
