@@ -12,7 +12,14 @@ from typing import Any
 import requests
 
 from providers.base import Capabilities, ChargeRequest
-from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
+from providers.http import (
+    HttpPolicy,
+    build_session,
+    classify_exception,
+    fetch_list,
+    json_object,
+    parse_retry_after,
+)
 from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Outcome, Succeeded, Unknown
 
 log = logging.getLogger(__name__)
@@ -79,7 +86,7 @@ class AcquirerProvider:
             return Absent(f"no payment {request.provider_payment_id}")
         if response.status_code != 200:
             return self._outcome_of(response)
-        body = _json(response)
+        body = json_object(response)
         if "data" not in body:
             return _payment_outcome(body)
         payments = body.get("data") or []
@@ -97,23 +104,17 @@ class AcquirerProvider:
 
     def undelivered_events(self) -> list[dict[str, Any]] | None:
         """Events the acquirer failed to deliver to us (None when it cannot be asked now)."""
-        try:
-            response = self.session.get(
-                f"{self.api_base}/events",
-                params={"delivered": "false"},
-                timeout=self.policy.timeout,
-            )
-        except requests.RequestException as exc:
-            log.warning("acquirer events backfill failed: %s", exc)
-            return None
-        if response.status_code != 200:
-            log.warning("acquirer events backfill answered %s", response.status_code)
-            return None
-        return [e for e in _json(response).get("data") or [] if isinstance(e, dict)]
+        return fetch_list(
+            self.session,
+            f"{self.api_base}/events",
+            {"delivered": "false"},
+            self.policy,
+            "acquirer events backfill",
+        )
 
     def _outcome_of(self, response: requests.Response) -> Outcome:
         status = response.status_code
-        body = _json(response)
+        body = json_object(response)
         if 200 <= status < 300:
             return _payment_outcome(body)
         error = body.get("error") or {}
@@ -139,11 +140,3 @@ def _payment_outcome(payment: dict[str, Any]) -> Outcome:
     if payment.get("status") == "declined":
         return Declined(payment.get("decline_reason") or "declined", "", payment_id)
     return Unknown(f"payment {payment_id} is {payment.get('status')}", is_provider_failure=False)
-
-
-def _json(response: requests.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}

@@ -214,3 +214,27 @@ def parse_retry_after(response: requests.Response) -> float | None:
         return max(0.0, float(raw))
     except ValueError:
         return None
+
+
+def json_object(response: requests.Response) -> dict[str, Any]:
+    """The response body as a dict; {} for anything else (HTML error pages, garbage)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def fetch_list(
+    session: requests.Session, url: str, params: dict[str, str], policy: HttpPolicy, what: str
+) -> list[dict[str, Any]] | None:
+    """GET a provider list (`{"data": [...]}`); None when the provider cannot be asked now."""
+    try:
+        response = session.get(url, params=params, timeout=policy.timeout)
+    except requests.RequestException as exc:
+        log.warning("%s failed: %s", what, exc)
+        return None
+    if response.status_code != 200:
+        log.warning("%s answered %s", what, response.status_code)
+        return None
+    return [item for item in json_object(response).get("data") or [] if isinstance(item, dict)]

@@ -9,7 +9,14 @@ from typing import Any
 import requests
 
 from providers.base import Capabilities, ChargeRequest
-from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
+from providers.http import (
+    HttpPolicy,
+    build_session,
+    classify_exception,
+    fetch_list,
+    json_object,
+    parse_retry_after,
+)
 from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Outcome, Succeeded, Unknown
 
 log = logging.getLogger(__name__)
@@ -83,19 +90,13 @@ class StripeProvider:
 
     def undelivered_events(self) -> list[dict[str, Any]] | None:
         """Events Stripe failed to deliver to us (None when Stripe cannot be asked now)."""
-        try:
-            response = self.session.get(
-                f"{self.api_base}/v1/events",
-                params={"delivery_success": "false"},
-                timeout=self.policy.timeout,
-            )
-        except requests.RequestException as exc:
-            log.warning("stripe events backfill failed: %s", exc)
-            return None
-        if response.status_code != 200:
-            log.warning("stripe events backfill answered %s", response.status_code)
-            return None
-        return [e for e in _json(response).get("data") or [] if isinstance(e, dict)]
+        return fetch_list(
+            self.session,
+            f"{self.api_base}/v1/events",
+            {"delivery_success": "false"},
+            self.policy,
+            "stripe events backfill",
+        )
 
     # -- HTTP --------------------------------------------------------------------------
 
@@ -143,7 +144,7 @@ class StripeProvider:
             return classify_exception(exc)
         if response.status_code != 200:
             return self._outcome_of(response)
-        intents = _json(response).get("data") or []
+        intents = json_object(response).get("data") or []
         if not intents:
             if _is_within(request.first_sent_at, SEARCH_LAG_S):
                 return Unknown(
@@ -162,7 +163,7 @@ class StripeProvider:
 
     def _outcome_of(self, response: requests.Response) -> Outcome:
         status = response.status_code
-        body = _json(response)
+        body = json_object(response)
         if 200 <= status < 300:
             return _intent_outcome(body)
         error = body.get("error") or {}
@@ -214,11 +215,3 @@ def _intent_outcome(intent: dict[str, Any]) -> Outcome:
             intent_id,
         )
     return Unknown(f"payment_intent {intent_id} is {status}", is_provider_failure=False)
-
-
-def _json(response: requests.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}

@@ -71,12 +71,14 @@ class RequestFaults:
     """The faults drawn for one request, applied at the phase where each belongs."""
 
     faults: list[Fault]
+    generation: int = 0
 
     @classmethod
     def draw(cls, dialect: str, endpoint: str) -> RequestFaults:
         key = request.headers.get("Idempotency-Key")
+        generation = store().generation
         store().log_request(dialect, endpoint, request.method, key)
-        return cls(draw_faults(store(), REQUEST_KINDS, dialect, endpoint))
+        return cls(draw_faults(store(), REQUEST_KINDS, dialect, endpoint), generation)
 
     def _first(self, kind: str, **match: Any) -> Fault | None:
         for fault in self.faults:
@@ -106,12 +108,17 @@ class RequestFaults:
         return None
 
     def slow_down(self) -> None:
-        """Latency and hangs happen inside the provider, while the request is in flight."""
+        """Latency and hangs happen inside the provider, while the request is in flight.
+
+        A request that outlived a reset of the sandbox is cut off instead of processed.
+        """
         for fault in self.faults:
             if fault.kind == "latency":
                 time.sleep(float(fault.params["ms"]) / 1000)
             elif fault.kind == "hang":
                 time.sleep(float(fault.params["seconds"]))
+        if store().generation != self.generation:
+            drop_connection()
 
     def internal_error_before(self) -> bool:
         return self._first("error", status=500, phase="before") is not None

@@ -50,6 +50,9 @@ class Store:
     def __init__(self, path: str) -> None:
         self.path = path
         self._local = threading.local()
+        # Bumped by reset(): a request that began before a reset (a hung one, say)
+        # must not write into the new, empty world when it finally wakes up.
+        self.generation = 0
         self._conn().executescript(SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
@@ -105,6 +108,7 @@ class Store:
         )
 
     def reset(self) -> None:
+        self.generation += 1
         with self.transaction() as conn:
             for table in (
                 "payment_intents",

@@ -247,22 +247,7 @@ def debit(
 
     Raises InsufficientFundsError (nothing written) and the other WalletErrors.
     """
-    try:
-        movement = apply_movement(
-            _id_of(wallet),
-            -_positive(amount_minor),
-            None,  # the wallet's own currency
-            operation_id=operation_id,
-            kind=kind,
-            reference=reference,
-        )
-    except WalletError as exc:
-        db.session.rollback()
-        metrics.WALLET_OPERATIONS.labels(kind, exc.code).inc()
-        raise
-    db.session.commit()
-    metrics.WALLET_OPERATIONS.labels(kind, "replay" if movement.is_replay else "ok").inc()
-    return movement
+    return _commit_movement(wallet, -_positive(amount_minor), operation_id, reference, kind)
 
 
 def credit(
@@ -274,11 +259,18 @@ def credit(
     kind: str = "topup",
 ) -> Movement:
     """Add `amount_minor` to the wallet once per operation id. Commits."""
+    return _commit_movement(wallet, _positive(amount_minor), operation_id, reference, kind)
+
+
+def _commit_movement(
+    wallet: Wallet, amount_minor: int, operation_id: str, reference: str, kind: str
+) -> Movement:
+    """One movement as its own transaction: committed, or rolled back with the error."""
     try:
         movement = apply_movement(
             _id_of(wallet),
-            _positive(amount_minor),
-            None,  # the wallet's own currency
+            amount_minor,
+            None,
             operation_id=operation_id,
             kind=kind,
             reference=reference,
