@@ -1,0 +1,432 @@
+"""The outage drill: reproduce the incident of DESIGN.md against this system and against
+the naive integration that caused it, with the same traffic and the same faults.
+
+    flask --app app drill outage [--viewers 4] [--pay-rate 2] [--phase-s 8] [--hang-s 8]
+
+Phases: baseline (provider at ~300 ms), outage (the provider hangs), degraded
+(commit-then-timeout and 5xx), recovery. Reported as a table and as JSON
+(bench/results/outage.json).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from bench.common import write_results
+from bench.drills.stack import PROJECT_DIR, Stack, running_stack
+from devtools.servers import free_port, wait_for_port
+
+PHASES = ("baseline", "outage", "degraded", "recovery")
+FINAL = {"succeeded", "failed", "needs_review"}
+
+# This system, tuned so a drill takes a minute, not an hour (same ratios as production).
+SETTINGS = {
+    "PROVIDER_CONNECT_TIMEOUT_S": "1",
+    "PROVIDER_READ_TIMEOUT_S": "2",
+    "PROVIDER_CALL_BUDGET_S": "5",
+    "PROVIDER_MAX_RETRIES": "1",
+    "BREAKER_FAILURE_THRESHOLD": "3",
+    "BREAKER_OPEN_S": "3",
+    "BREAKER_OPEN_MAX_S": "8",
+    "BREAKER_MIN_CALLS": "20",
+    "BREAKER_SLOW_CALL_S": "1.5",
+    "RECONCILE_DELAYS_S": "2,4,8,15",
+    "CHARGE_DEFER_S": "2",
+    "PENDING_SWEEP_GRACE_S": "5",
+}
+
+
+@dataclass
+class Observations:
+    page_ms: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PHASES})
+    page_errors: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PHASES, 0))
+    pay_ms: list[float] = field(default_factory=list)
+    payment_ids: list[int] = field(default_factory=list)
+    phase: str = "baseline"
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def page(self, ok: bool, ms: float) -> None:
+        with self.lock:
+            if ok:
+                self.page_ms[self.phase].append(ms)
+            else:
+                self.page_errors[self.phase] += 1
+
+
+def _percentile(values: list[float], share: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 1)
+
+
+def _viewer(base: str, obs: Observations, stop: threading.Event) -> None:
+    """A customer browsing pages that have nothing to do with payments."""
+    session = requests.Session()
+    while not stop.is_set():
+        started = time.perf_counter()
+        try:
+            ok = session.get(f"{base}/", timeout=10).status_code == 200
+        except requests.RequestException:
+            ok = False
+        obs.page(ok, (time.perf_counter() - started) * 1000)
+        time.sleep(0.1)
+
+
+def _payers(obs: Observations, pay: Any, rate_per_s: float, stop: threading.Event) -> None:
+    """Customers pressing "Pay" at a steady rate, each in a request of their own."""
+    inflight: list[threading.Thread] = []
+
+    def one() -> None:
+        started = time.perf_counter()
+        pay()
+        with obs.lock:
+            obs.pay_ms.append((time.perf_counter() - started) * 1000)
+
+    while not stop.is_set():
+        if obs.phase != "recovery":
+            thread = threading.Thread(target=one, daemon=True)
+            thread.start()
+            inflight.append(thread)
+        time.sleep(1 / rate_per_s)
+    for thread in inflight:
+        thread.join(timeout=60)
+
+
+def _faults(sandbox: str, phase: str, hang_s: float) -> None:
+    requests.delete(f"{sandbox}/_sandbox/faults", timeout=5)
+
+    def add(**spec: Any) -> None:
+        requests.post(f"{sandbox}/_sandbox/faults", json=spec, timeout=5)
+
+    add(kind="latency", ms=300, dialect="stripe")
+    if phase == "outage":
+        add(kind="hang", seconds=hang_s, dialect="stripe")
+    elif phase == "degraded":
+        add(kind="commit_timeout", hold_s=3, rate=0.5, dialect="stripe", endpoint="create")
+        add(kind="error", status=503, rate=0.3, dialect="stripe")
+
+
+def _page_stats(obs: Observations) -> dict[str, Any]:
+    return {
+        phase: {
+            "p50_ms": _percentile(obs.page_ms[phase], 0.5),
+            "p99_ms": _percentile(obs.page_ms[phase], 0.99),
+            "error_rate": round(
+                obs.page_errors[phase] / max(1, obs.page_errors[phase] + len(obs.page_ms[phase])), 3
+            ),
+        }
+        for phase in PHASES
+    }
+
+
+def drill_ours(
+    viewers: int, pay_rate: float, phase_s: float, hang_s: float, settle_s: float
+) -> dict[str, Any]:
+    with running_stack(settings=SETTINGS) as stack:
+        token = _api_token(stack)
+        auth = {"Authorization": f"Bearer {token}"}
+        obs = Observations()
+
+        def pay() -> None:
+            session = requests.Session()
+            try:
+                order = session.post(
+                    f"{stack.web_url}/api/orders",
+                    headers=auth,
+                    timeout=10,
+                    json={"items": [{"sku": "MUG-001", "quantity": 1}]},
+                ).json()
+                payment = session.post(
+                    f"{stack.web_url}/api/orders/{order['id']}/payments",
+                    headers={**auth, "Idempotency-Key": str(uuid.uuid4())},
+                    timeout=10,
+                ).json()
+                with obs.lock:
+                    obs.payment_ids.append(payment["id"])
+            except (requests.RequestException, KeyError, ValueError):
+                pass
+
+        sweeper = _Sweeper(stack)
+        result, recovered_at = _run_phases_with(
+            obs,
+            stack.web_url,
+            stack.sandbox_url,
+            pay,
+            viewers,
+            pay_rate,
+            phase_s,
+            hang_s,
+            sweeper.tick,
+        )
+        statuses: dict[int, str] = {}
+        deadline = time.monotonic() + settle_s
+        all_final_at = None
+        while time.monotonic() < deadline:
+            sweeper.tick()
+            statuses = _statuses(stack, auth, result.payment_ids)
+            if statuses and all(s in FINAL for s in statuses.values()):
+                all_final_at = time.monotonic()
+                break
+            time.sleep(1)
+        charges = requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=10).json()
+        breaker = sweeper.breaker_snapshot()
+        return {
+            "pages": _page_stats(result),
+            "payments": len(result.payment_ids),
+            "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
+            "double_charges": len(charges["double_charged_payments"]),
+            "not_final_at_end": sum(1 for s in statuses.values() if s not in FINAL),
+            "final_statuses": _count(statuses.values()),
+            "recovery_to_all_final_s": round(all_final_at - recovered_at, 1)
+            if all_final_at
+            else None,
+            "breaker_probes": breaker.get("probes"),
+            "breaker_rejected_calls": breaker.get("rejected"),
+            "provider_requests": requests.get(
+                f"{stack.sandbox_url}/_sandbox/requests", timeout=10
+            ).json()["count"],
+        }
+
+
+def _run_phases_with(
+    obs: Observations,
+    base: str,
+    sandbox: str,
+    pay: Any,
+    viewers: int,
+    pay_rate_per_s: float,
+    phase_s: float,
+    hang_s: float,
+    on_tick: Any,
+) -> tuple[Observations, float]:
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=_viewer, args=(base, obs, stop), daemon=True)
+        for _ in range(viewers)
+    ]
+    threads.append(
+        threading.Thread(target=_payers, args=(obs, pay, pay_rate_per_s, stop), daemon=True)
+    )
+    _faults(sandbox, "baseline", hang_s)
+    for thread in threads:
+        thread.start()
+    recovered_at = 0.0
+    for phase in PHASES:
+        obs.phase = phase
+        _faults(sandbox, phase, hang_s)
+        if phase == "recovery":
+            recovered_at = time.monotonic()
+        deadline = time.monotonic() + phase_s
+        while time.monotonic() < deadline:
+            on_tick()
+            time.sleep(0.5)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=90)
+    return obs, recovered_at
+
+
+def drill_naive(
+    viewers: int,
+    pay_rate: float,
+    phase_s: float,
+    hang_s: float,
+    naive_timeout_s: float,
+    settle_s: float,
+) -> dict[str, Any]:
+    sandbox_port, web_port = free_port(), free_port()
+    sandbox = f"http://127.0.0.1:{sandbox_port}"
+    with tempfile.TemporaryDirectory(prefix="naive-") as tmp:
+        env = {**os.environ, "NAIVE_PROVIDER_URL": sandbox, "NAIVE_TIMEOUT_S": str(naive_timeout_s)}
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "sandbox",
+                    "--port",
+                    str(sandbox_port),
+                    "--db",
+                    f"{tmp}/sandbox.db",
+                ],
+                cwd=PROJECT_DIR,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            ),
+            subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "gunicorn"),
+                    "bench.drills.naive_app:app",
+                    "--bind",
+                    f"127.0.0.1:{web_port}",
+                    "--workers",
+                    "2",
+                    "--worker-class",
+                    "gthread",
+                    "--threads",
+                    "4",
+                    "--timeout",
+                    "120",
+                ],
+                cwd=PROJECT_DIR,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            ),
+        ]
+        try:
+            wait_for_port(sandbox_port)
+            wait_for_port(web_port)
+            base = f"http://127.0.0.1:{web_port}"
+            counter = iter(range(10**9))
+            obs = Observations()
+
+            def pay() -> None:
+                ref = next(counter)
+                with contextlib.suppress(requests.RequestException):
+                    requests.post(f"{base}/pay/{ref}", timeout=naive_timeout_s * 3)
+                with obs.lock:
+                    obs.payment_ids.append(ref)
+
+            result, _ = _run_phases_with(
+                obs, base, sandbox, pay, viewers, pay_rate, phase_s, hang_s, lambda: None
+            )
+            time.sleep(min(settle_s, hang_s + naive_timeout_s * 2))  # let hung requests land
+            charges = requests.get(f"{sandbox}/_sandbox/charges", timeout=10).json()
+            return {
+                "pages": _page_stats(result),
+                "payments": len(result.payment_ids),
+                "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
+                "double_charges": len(charges["double_charged_payments"]),
+                "not_final_at_end": None,
+                "provider_requests": requests.get(
+                    f"{sandbox}/_sandbox/requests", timeout=10
+                ).json()["count"],
+            }
+        finally:
+            for proc in procs:
+                proc.terminate()
+                proc.wait(timeout=10)
+
+
+class _Sweeper:
+    """Runs the sweeps every couple of seconds (the scheduler's job, compressed in time)."""
+
+    def __init__(self, stack: Stack) -> None:
+        from app import create_app
+
+        self.app = create_app(
+            {
+                "SQLALCHEMY_DATABASE_URI": stack.database_url,
+                "REDIS_URL": stack.redis_url,
+                "PENDING_SWEEP_GRACE_S": int(SETTINGS["PENDING_SWEEP_GRACE_S"]),
+                "STRIPE_API_BASE": stack.sandbox_url,
+            }
+        )
+        self.last = 0.0
+
+    def tick(self) -> None:
+        if time.monotonic() - self.last < 2:
+            return
+        self.last = time.monotonic()
+        from services.sweeps import sweep_pending, sweep_unknown
+
+        with self.app.app_context():
+            sweep_pending()
+            sweep_unknown()
+
+    def breaker_snapshot(self) -> dict[str, Any]:
+        from services.provider_clients import breaker_for
+
+        with self.app.app_context():
+            return breaker_for("stripe").snapshot()
+
+
+def _api_token(stack: Stack) -> str:
+    stack.flask("seed")
+    output = stack.flask("customers", "create", f"drill-{uuid.uuid4().hex[:8]}@example.com")
+    return output.stdout.split("api token: ")[1].strip()
+
+
+def _statuses(stack: Stack, auth: dict[str, str], ids: list[int]) -> dict[int, str]:
+    found = {}
+    for payment_id in ids:
+        try:
+            found[payment_id] = requests.get(
+                f"{stack.web_url}/api/payments/{payment_id}", headers=auth, timeout=10
+            ).json()["status"]
+        except (requests.RequestException, KeyError, ValueError):
+            found[payment_id] = "?"
+    return found
+
+
+def _count(values: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def run(
+    viewers: int = 4,
+    pay_rate: float = 2.0,
+    phase_s: float = 8,
+    hang_s: float = 8,
+    naive_timeout_s: float = 5,
+    settle_s: float = 90,
+) -> dict[str, Any]:
+    ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s)
+    naive = drill_naive(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, settle_s)
+    results = {
+        "viewers": viewers,
+        "payments_per_s": pay_rate,
+        "phase_s": phase_s,
+        "hang_s": hang_s,
+        "naive_timeout_s": naive_timeout_s,
+        "this_system": ours,
+        "naive": naive,
+    }
+    print_table(results)
+    path = write_results("outage", results)
+    print(f"results in {path}")
+    return results
+
+
+def print_table(results: dict[str, Any]) -> None:
+    ours, naive = results["this_system"], results["naive"]
+    print(f"{'':38} {'this system':>14} {'naive':>14}")
+    for label, key in (
+        ("payments attempted", "payments"),
+        ("double charges", "double_charges"),
+        ("payments not final at the end", "not_final_at_end"),
+        ("requests the provider received", "provider_requests"),
+        ("pay request p99 ms", "pay_request_p99_ms"),
+    ):
+        print(f"{label:38} {ours.get(key)!s:>14} {naive.get(key)!s:>14}")
+    for phase in PHASES:
+        for stat in ("p50_ms", "p99_ms", "error_rate"):
+            print(
+                f"{'page ' + phase + ' ' + stat:38} {ours['pages'][phase][stat]!s:>14} "
+                f"{naive['pages'][phase][stat]!s:>14}"
+            )
+    print(
+        f"{'recovery -> every payment final (s)':38} "
+        f"{ours.get('recovery_to_all_final_s')!s:>14} {'-':>14}"
+    )
+    print(
+        f"{'breaker probes / rejected calls':38} "
+        f"{str(ours.get('breaker_probes')) + ' / ' + str(ours.get('breaker_rejected_calls')):>14}"
+    )

@@ -1,0 +1,30 @@
+"""`flask drill outage`: the drills live in bench/, imported only when asked for."""
+
+from __future__ import annotations
+
+import click
+from flask.cli import AppGroup
+
+drill_cli = AppGroup("drill", help="Reproduce provider outages against the whole system.")
+
+
+@drill_cli.command("outage")
+@click.option(
+    "--viewers", default=4, show_default=True, help="Customers browsing non-payment pages."
+)
+@click.option("--pay-rate", default=2.0, show_default=True, help="Payments per second.")
+@click.option("--phase-s", default=8.0, show_default=True, help="Length of each phase.")
+@click.option("--hang-s", default=8.0, show_default=True, help="How long the provider hangs.")
+@click.option(
+    "--naive-timeout-s",
+    default=5.0,
+    show_default=True,
+    help="The naive integration's read timeout (its 'default').",
+)
+def outage_command(
+    viewers: int, pay_rate: float, phase_s: float, hang_s: float, naive_timeout_s: float
+) -> None:
+    """Baseline, outage, degraded, recovery: this system next to the naive integration."""
+    from bench.drills import outage
+
+    outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s)
