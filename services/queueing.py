@@ -4,14 +4,14 @@ the committed row is the intent, and the sweeps enqueue it later (an outbox)."""
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from redis.exceptions import RedisError
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from extensions import redis_client
-from jobs.queues import provider_queue
+from jobs.queues import JOB_TIMEOUT_S, provider_queue
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +40,10 @@ def enqueue(
 ) -> bool:
     """Enqueue on the provider's queue unless a job with this id is already waiting or running.
 
-    `is_started_job_dead`: the caller knows nobody works on the payment (its lease
-    expired), so a job still marked started belongs to a killed worker: replace it.
+    `is_started_job_dead`: the caller knows nobody works on the payment (its lease is
+    free), so a job still marked started past the job timeout belongs to a killed
+    worker: replace it. (A job may be started with the lease free for a moment, right
+    after it released the lease; such a job is left alone.)
     Returns False (and logs) when Redis is unreachable; the sweeps will retry.
     """
     try:
@@ -51,7 +53,7 @@ def enqueue(
             existing = None
         if existing is not None:
             status = existing.get_status()
-            if status == JobStatus.STARTED and is_started_job_dead:
+            if status == JobStatus.STARTED and is_started_job_dead and _outlived(existing):
                 log.warning(
                     "job %s of payment %s died with its worker; enqueueing it again",
                     job_id,
@@ -75,3 +77,13 @@ def enqueue(
             exc,
         )
         return False
+
+
+def _outlived(job: Job) -> bool:
+    """Started longer ago than any live job may run (RQ kills it at the job timeout)."""
+    started = job.started_at
+    if started is None:
+        return True
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - started).total_seconds() > JOB_TIMEOUT_S + 5
