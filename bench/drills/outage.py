@@ -183,6 +183,7 @@ def drill_ours(
             time.sleep(1)
         charges = requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=10).json()
         breaker = sweeper.breaker_snapshot()
+        sweeper.close()
         return {
             "pages": _page_stats(result),
             "payments": len(result.payment_ids),
@@ -347,6 +348,14 @@ class _Sweeper:
         with self.app.app_context():
             sweep_pending()
             sweep_unknown()
+
+    def close(self) -> None:
+        from extensions import db, redis_client
+
+        with self.app.app_context():
+            db.session.remove()
+            db.engine.dispose()
+            redis_client.client.close()
 
     def breaker_snapshot(self) -> dict[str, Any]:
         from services.provider_clients import breaker_for

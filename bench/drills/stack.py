@@ -44,15 +44,15 @@ class Stack:
 
 
 def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    handle = open(log, "wb")  # noqa: SIM115 - closed when the process is stopped
-    return subprocess.Popen(
-        cmd,
-        cwd=PROJECT_DIR,
-        env=env,
-        stdout=handle,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with open(log, "wb") as handle:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            cmd,
+            cwd=PROJECT_DIR,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
