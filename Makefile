@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.wallet_debits
 	$(BIN)/python -m bench.breaker
 	$(BIN)/python -m bench.dashboard
+	$(BIN)/python -m bench.intake
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .mypy_cache .ruff_cache

@@ -37,6 +37,7 @@ def enqueue(
     job_id: str,
     delay_s: float | None = None,
     is_started_job_dead: bool = False,
+    is_first: bool = False,
 ) -> bool:
     """Enqueue on the provider's queue unless a job with this id is already waiting or running.
 
@@ -44,13 +45,16 @@ def enqueue(
     free), so a job still marked started past the job timeout belongs to a killed
     worker: replace it. (A job may be started with the lease free for a moment, right
     after it released the lease; such a job is left alone.)
+    `is_first`: the payment was just created, so no job can exist yet: skip the check.
     Returns False (and logs) when Redis is unreachable; the sweeps will retry.
     """
     try:
-        try:
-            existing: Job | None = Job.fetch(job_id, connection=redis_client.client)
-        except NoSuchJobError:
-            existing = None
+        existing: Job | None = None
+        if not is_first:
+            try:
+                existing = Job.fetch(job_id, connection=redis_client.client)
+            except NoSuchJobError:
+                existing = None
         if existing is not None:
             status = existing.get_status()
             if status == JobStatus.STARTED and is_started_job_dead and _outlived(existing):
