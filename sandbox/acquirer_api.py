@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from sandbox.app import RequestFaults, settings, store
+from sandbox.app import RequestFaults, settings, store, with_faults
 from sandbox.events import create_event
 
 bp = Blueprint("acquirer", __name__)
@@ -43,11 +43,8 @@ def _payment_json(row: Any) -> dict[str, Any]:
 
 
 @bp.post("/payments")
-def create_payment() -> Response:
-    faults = RequestFaults.draw("acquirer", "create")
-    early = faults.before_provider()
-    if early is not None:
-        return early
+@with_faults("acquirer", "create")
+def create_payment(faults: RequestFaults) -> Response:
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         return _error(400, "invalid_json", "the body must be a JSON object")
@@ -107,11 +104,8 @@ def create_payment() -> Response:
 
 
 @bp.get("/payments/<payment_id>")
-def retrieve_payment(payment_id: str) -> Response:
-    faults = RequestFaults.draw("acquirer", "retrieve")
-    early = faults.before_provider()
-    if early is not None:
-        return early
+@with_faults("acquirer", "retrieve")
+def retrieve_payment(faults: RequestFaults, payment_id: str) -> Response:
     faults.slow_down()
     rows = store().query("SELECT * FROM acquirer_payments WHERE id = ?", (payment_id,))
     if not rows:
@@ -120,11 +114,8 @@ def retrieve_payment(payment_id: str) -> Response:
 
 
 @bp.get("/payments")
-def find_payments() -> Response:
-    faults = RequestFaults.draw("acquirer", "search")
-    early = faults.before_provider()
-    if early is not None:
-        return early
+@with_faults("acquirer", "search")
+def find_payments(faults: RequestFaults) -> Response:
     reference = request.args.get("reference")
     if not reference:
         return _error(400, "invalid_reference", "the reference query parameter is required")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
 import struct
 import time
@@ -33,6 +34,26 @@ class SandboxConfig:
 
 class ConnectionDropped(Exception):
     """The sandbox cut the connection on purpose; nothing is sent back."""
+
+
+def with_faults(
+    dialect: str, endpoint: str
+) -> Callable[[Callable[..., Response]], Callable[..., Response]]:
+    """Draw this request's faults, answer for the ones in front of the provider, and hand
+    the rest to the view as its first argument."""
+
+    def decorate(view: Callable[..., Response]) -> Callable[..., Response]:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Response:
+            faults = RequestFaults.draw(dialect, endpoint)
+            early = faults.before_provider()
+            if early is not None:
+                return early
+            return view(faults, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 def create_app(config: SandboxConfig) -> Flask:

@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from sandbox.app import RequestFaults, settings, store
+from sandbox.app import RequestFaults, settings, store, with_faults
 from sandbox.events import create_event
 from sandbox.store import dumps
 
@@ -159,11 +159,8 @@ def _release_key(key: str | None) -> None:
 
 
 @bp.post("/v1/payment_intents")
-def create_payment_intent() -> Response:
-    faults = RequestFaults.draw("stripe", "create")
-    early = faults.before_provider()
-    if early is not None:
-        return early
+@with_faults("stripe", "create")
+def create_payment_intent(faults: RequestFaults) -> Response:
     params, invalid = _parse_create()
     if invalid is not None:
         return invalid  # validation failures are not stored under the key (as Stripe)
@@ -255,11 +252,8 @@ def _charge(params: dict[str, Any]) -> Response:
 
 
 @bp.get("/v1/payment_intents/<intent_id>")
-def retrieve_payment_intent(intent_id: str) -> Response:
-    faults = RequestFaults.draw("stripe", "retrieve")
-    early = faults.before_provider()
-    if early is not None:
-        return early
+@with_faults("stripe", "retrieve")
+def retrieve_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
     faults.slow_down()
     rows = store().query("SELECT * FROM payment_intents WHERE id = ?", (intent_id,))
     if not rows:
@@ -273,11 +267,8 @@ def retrieve_payment_intent(intent_id: str) -> Response:
 
 
 @bp.get("/v1/payment_intents/search")
-def search_payment_intents() -> Response:
-    faults = RequestFaults.draw("stripe", "search")
-    early = faults.before_provider()
-    if early is not None:
-        return early
+@with_faults("stripe", "search")
+def search_payment_intents(faults: RequestFaults) -> Response:
     match = SEARCH_RE.match(request.args.get("query", ""))
     if not match:
         return _error(
@@ -302,11 +293,8 @@ def search_payment_intents() -> Response:
 
 
 @bp.get("/v1/events")
-def list_events() -> Response:
-    faults = RequestFaults.draw("stripe", "events")
-    early = faults.before_provider()
-    if early is not None:
-        return early
+@with_faults("stripe", "events")
+def list_events(faults: RequestFaults) -> Response:
     sql = "SELECT body FROM events WHERE dialect = 'stripe'"
     if request.args.get("delivery_success") == "false":
         sql += " AND delivered_at IS NULL"
