@@ -20,10 +20,12 @@ from services.checkout import (
     parse_idempotency_key,
     parse_items,
     start_order_payment,
+    start_topup_payment,
 )
 from services.customers import customer_for_token
 from services.errors import ClientError
 from services.presenters import movement_json, order_json, payment_json
+from services.wallet_payments import pay_order_from_wallet
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry one
@@ -119,3 +121,27 @@ def post_debit() -> ResponseReturnValue:
         reference=reference[:200],
     )
     return jsonify(movement_json(movement)), 200 if movement.is_replay else 201
+
+
+@bp.post("/orders/<int:order_id>/wallet-payments")
+@token_required
+def post_wallet_payment(order_id: int) -> ResponseReturnValue:
+    """Pay an open order from the wallet; the Idempotency-Key is the debit's operation id."""
+    operation_id = str(parse_idempotency_key(request.headers.get("Idempotency-Key")))
+    movement = pay_order_from_wallet(g.customer, order_id, operation_id)
+    return jsonify(movement_json(movement)), 200 if movement.is_replay else 201
+
+
+@bp.post("/wallet/topups")
+@token_required
+def post_topup() -> ResponseReturnValue:
+    """Top a wallet up through the provider: a payment like an order's, same key rules."""
+    key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
+    body = _json_body()
+    currency = body.get("currency")
+    if not isinstance(currency, str):
+        raise ClientError("currency must be an ISO 4217 code", code="invalid_currency", status=422)
+    payment, is_new = start_topup_payment(
+        g.customer, wallet.wallet_of(g.customer, currency), body.get("amount_minor"), key
+    )
+    return jsonify(payment_json(payment)), 201 if is_new else 200

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, Response, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException, InternalServerError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from sqlalchemy.exc import InterfaceError, OperationalError
+from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
 from extensions import db
 
@@ -18,10 +22,13 @@ JSON_PREFIXES = ("/api/", "/webhooks/")
 def register(app: Flask) -> None:
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(Exception, unexpected_error)
+    for outage in (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError):
+        app.register_error_handler(outage, dependency_down)
 
 
-def http_error(exc: HTTPException) -> ResponseReturnValue:
-    db.session.rollback()
+def http_error(exc: HTTPException) -> tuple[Response | str, int]:
+    with suppress(Exception):  # the database may be the thing that is down
+        db.session.rollback()
     code = exc.code or 500
     if request.path.startswith(JSON_PREFIXES):
         error_code = (
@@ -38,3 +45,10 @@ def http_error(exc: HTTPException) -> ResponseReturnValue:
 def unexpected_error(exc: Exception) -> ResponseReturnValue:
     log.exception("unhandled error on %s %s", request.method, request.path)
     return http_error(InternalServerError())
+
+
+def dependency_down(exc: Exception) -> ResponseReturnValue:
+    """The database or Redis is unreachable (or SQLite is locked): a 503 to retry, not a 500."""
+    log.warning("dependency down on %s %s: %s", request.method, request.path, exc)
+    body, code = http_error(ServiceUnavailable("Temporarily unavailable; please try again."))
+    return body, code, {"Retry-After": "1"}

