@@ -182,14 +182,14 @@ def start_order_payment(customer: Customer, order_id: int, key: uuid.UUID) -> tu
 
 
 def start_topup_payment(
-    customer: Customer, wallet: Wallet, amount_minor: int, key: uuid.UUID
+    customer: Customer, wallet: Wallet, amount: object, key: uuid.UUID
 ) -> tuple[Payment, bool]:
     """Record the intent to top a wallet up through the provider; same rules as orders."""
     if wallet.customer_id != customer.id:
         raise NotFoundError(f"no wallet {wallet.id}", code="wallet_not_found")
     try:
-        validate_money(
-            amount_minor,
+        amount_minor, _ = validate_money(
+            amount,
             wallet.currency,
             max_minor=current_app.config["MAX_AMOUNT_MINOR"],
             allowed=current_app.config["CURRENCIES"],
