@@ -28,3 +28,32 @@ def outage_command(
     from bench.drills import outage
 
     outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s)
+
+
+@drill_cli.command("chaos")
+@click.option("--seed", type=int, default=None, help="Replay a run (printed at the start).")
+@click.option("--operations", default=200, show_default=True, help="Customer operations.")
+@click.option("--customers", default=4, show_default=True, help="Concurrent API clients.")
+@click.option("--fault-every-s", default=3.0, show_default=True, help="Seconds per fault.")
+@click.option("--settle-s", default=120.0, show_default=True, help="Longest wait at the end.")
+@click.option(
+    "--database",
+    type=click.Choice(["postgres", "sqlite"]),
+    default="postgres",
+    show_default=True,
+    help="A throwaway PostgreSQL (or DRILL_DATABASE_URL), or the embedded SQLite default.",
+)
+def chaos_command(
+    seed: int | None,
+    operations: int,
+    customers: int,
+    fault_every_s: float,
+    settle_s: float,
+    database: str,
+) -> None:
+    """Payments, top-ups and wallet debits under random faults; exit 1 if an invariant breaks."""
+    from bench.drills import chaos
+
+    results = chaos.run(seed, operations, customers, fault_every_s, settle_s, database)
+    if not results["ok"]:
+        raise SystemExit(1)

@@ -17,6 +17,7 @@ from extensions import db, redis_client
 from jobs.schedule import periodic_jobs
 
 log = logging.getLogger(__name__)
+WORKER_MAINTENANCE_S = 30
 
 
 class AppContextMixin:
@@ -48,7 +49,13 @@ class AppSimpleWorker(AppContextMixin, SimpleWorker):
 
 def build_worker(app: Flask, queue_names: list[str], *, simple: bool = False) -> Worker:
     cls = AppSimpleWorker if simple else AppWorker
-    worker = cls(queue_names, connection=redis_client.client)
+    # Maintenance also restarts RQ's scheduler when it died (Redis went away under it);
+    # RQ's default of ten minutes would leave scheduled reconciliations waiting that long.
+    worker = cls(
+        queue_names,
+        connection=redis_client.client,
+        maintenance_interval=WORKER_MAINTENANCE_S,
+    )
     worker.flask_app = app
     return worker  # type: ignore[return-value]
 

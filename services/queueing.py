@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from redis.exceptions import RedisError
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
+from rq.queue import Queue
+from rq.registry import ScheduledJobRegistry
 
 from extensions import redis_client
 from jobs.queues import JOB_TIMEOUT_S, provider_queue
@@ -18,6 +20,7 @@ log = logging.getLogger(__name__)
 # Referenced by path so services never import jobs (jobs import services).
 CHARGE_JOB = "jobs.payments.charge_payment_job"
 RECONCILE_JOB = "jobs.payments.reconcile_payment_job"
+SCHEDULER_OVERDUE_S = 10  # RQ's scheduler moves due jobs every second
 ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
@@ -64,6 +67,17 @@ def enqueue(
                     payment_id,
                 )
                 existing.delete()
+            elif (
+                status == JobStatus.SCHEDULED
+                and is_started_job_dead
+                and _overdue(existing, provider_queue(provider))
+            ):
+                log.warning(
+                    "job %s of payment %s is overdue (RQ scheduler down?); enqueueing it now",
+                    job_id,
+                    payment_id,
+                )
+                existing.delete()
             elif status in ACTIVE_STATUSES:
                 return True
         queue = provider_queue(provider)
@@ -81,6 +95,19 @@ def enqueue(
             exc,
         )
         return False
+
+
+def _overdue(job: Job, queue: Queue) -> bool:
+    """Scheduled, but its time passed long ago: no scheduler is moving it to the queue.
+
+    RQ's scheduler runs beside a worker and polls every second; if Redis goes away
+    under it, it dies and the worker restarts it only at its next maintenance run.
+    """
+    try:
+        due = ScheduledJobRegistry(queue=queue).get_scheduled_time(job)
+    except NoSuchJobError:
+        return True  # marked scheduled but in no registry: nothing will ever run it
+    return (datetime.now(UTC) - due).total_seconds() > SCHEDULER_OVERDUE_S
 
 
 def _outlived(job: Job) -> bool:

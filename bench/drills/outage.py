@@ -25,7 +25,7 @@ from typing import Any
 import requests
 
 from bench.common import write_results
-from bench.drills.stack import PROJECT_DIR, Stack, running_stack
+from bench.drills.stack import PROJECT_DIR, Stack, Sweeper, running_stack
 from devtools.servers import free_port, wait_for_port
 
 PHASES = ("baseline", "outage", "degraded", "recovery")
@@ -159,7 +159,7 @@ def drill_ours(
             except (requests.RequestException, KeyError, ValueError):
                 pass
 
-        sweeper = _Sweeper(stack)
+        sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]))
         result, recovered_at = _run_phases_with(
             obs,
             stack.web_url,
@@ -321,47 +321,6 @@ def drill_naive(
             for proc in procs:
                 proc.terminate()
                 proc.wait(timeout=10)
-
-
-class _Sweeper:
-    """Runs the sweeps every couple of seconds (the scheduler's job, compressed in time)."""
-
-    def __init__(self, stack: Stack) -> None:
-        from app import create_app
-
-        self.app = create_app(
-            {
-                "SQLALCHEMY_DATABASE_URI": stack.database_url,
-                "REDIS_URL": stack.redis_url,
-                "PENDING_SWEEP_GRACE_S": int(SETTINGS["PENDING_SWEEP_GRACE_S"]),
-                "STRIPE_API_BASE": stack.sandbox_url,
-            }
-        )
-        self.last = 0.0
-
-    def tick(self) -> None:
-        if time.monotonic() - self.last < 2:
-            return
-        self.last = time.monotonic()
-        from services.sweeps import sweep_pending, sweep_unknown
-
-        with self.app.app_context():
-            sweep_pending()
-            sweep_unknown()
-
-    def close(self) -> None:
-        from extensions import db, redis_client
-
-        with self.app.app_context():
-            db.session.remove()
-            db.engine.dispose()
-            redis_client.client.close()
-
-    def breaker_snapshot(self) -> dict[str, Any]:
-        from services.provider_clients import breaker_for
-
-        with self.app.app_context():
-            return breaker_for("stripe").snapshot()
 
 
 def _api_token(stack: Stack) -> str:

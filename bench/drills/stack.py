@@ -15,12 +15,62 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import requests
 
-from devtools.servers import free_port, throwaway_postgres, throwaway_redis, wait_for_port
+from devtools.servers import (
+    PostgresCluster,
+    RedisServer,
+    free_port,
+    postgres_cluster,
+    redis_server,
+    wait_for_port,
+)
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Program:
+    """One process of the system, restartable like a supervisor program."""
+
+    name: str
+    cmd: list[str]
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+    restarts: int = 0
+
+    def start(self, env: dict[str, str]) -> None:
+        with open(self.log, "ab") as handle:  # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                self.cmd,
+                cwd=PROJECT_DIR,
+                env=env,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    @property
+    def is_running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the program and its children (an RQ worker's work horse too)."""
+        if self.proc is not None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            self.kill()
 
 
 @dataclass
@@ -28,65 +78,73 @@ class Stack:
     web_url: str
     sandbox_url: str
     database_url: str
-    redis_url: str
+    redis: RedisServer
+    postgres: PostgresCluster | None
     env: dict[str, str]
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    programs: list[Program] = field(default_factory=list)
 
-    def flask(self, *args: str) -> subprocess.CompletedProcess[str]:
+    @property
+    def redis_url(self) -> str:
+        return self.redis.url
+
+    @property
+    def workers(self) -> list[Program]:
+        return [p for p in self.programs if p.name.startswith("worker")]
+
+    def supervise(self) -> int:
+        """Start again every program that exited (supervisor's autorestart); return how many."""
+        restarted = 0
+        for program in self.programs:
+            if not program.is_running:
+                program.restarts += 1
+                program.start(self.env)
+                restarted += 1
+        return restarted
+
+    def flask(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "flask", "--app", "app", *args],
             cwd=PROJECT_DIR,
             env=self.env,
             capture_output=True,
             text=True,
-            check=True,
+            check=check,
         )
-
-
-def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with open(log, "wb") as handle:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(
-            cmd,
-            cwd=PROJECT_DIR,
-            env=env,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            with suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 @contextmanager
 def running_stack(
-    *, web_workers: int = 2, queue_workers: int = 2, settings: dict[str, str] | None = None
+    *,
+    web_workers: int = 2,
+    queue_workers: int = 2,
+    settings: dict[str, str] | None = None,
+    database: str = "postgres",
 ) -> Iterator[Stack]:
-    """Start the system; yield it; stop every process and remove every file."""
+    """Start the system; yield it; stop every process and remove every file.
+
+    database: "postgres" (DRILL_DATABASE_URL, else a throwaway cluster) or "sqlite"
+    (the embedded default of `make run`).
+    """
+    if database not in ("postgres", "sqlite"):
+        raise ValueError("database must be 'postgres' or 'sqlite'")
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="drill-")))
-        database_url = os.environ.get("DRILL_DATABASE_URL") or ""
-        if not database_url:
-            try:
-                database_url = stack.enter_context(throwaway_postgres())
-            except RuntimeError:
-                database_url = f"sqlite:///{tmp}/drill.db"
-        redis_url = stack.enter_context(throwaway_redis())
+        postgres: PostgresCluster | None = None
+        if database == "sqlite":
+            database_url = f"sqlite:///{tmp}/drill.db"
+        else:
+            database_url = os.environ.get("DRILL_DATABASE_URL") or ""
+            if not database_url:
+                postgres = stack.enter_context(postgres_cluster())
+                database_url = postgres.url
+        redis = stack.enter_context(redis_server())
         web_port, sandbox_port = free_port(), free_port()
         sandbox_url = f"http://127.0.0.1:{sandbox_port}"
         (tmp / "prometheus").mkdir()
         env = {
             **os.environ,
             "DATABASE_URL": database_url,
-            "REDIS_URL": redis_url,
+            "REDIS_URL": redis.url,
             "SECRET_KEY": "drill",
             "SANDBOX_URL": sandbox_url,
             "STRIPE_API_BASE": sandbox_url,
@@ -101,68 +159,49 @@ def running_stack(
             check=True,
             capture_output=True,
         )
-        result = Stack(f"http://127.0.0.1:{web_port}", sandbox_url, database_url, redis_url, env)
-        procs = result.processes
-        procs.append(
-            _spawn(
-                [
-                    sys.executable,
-                    "-m",
-                    "sandbox",
-                    "--port",
-                    str(sandbox_port),
-                    "--db",
-                    str(tmp / "sandbox.db"),
-                    "--webhook-url",
-                    f"{result.web_url}/webhooks",
-                ],
-                env,
-                tmp / "sandbox.log",
-            )
+        result = Stack(
+            f"http://127.0.0.1:{web_port}", sandbox_url, database_url, redis, postgres, env
         )
-        procs.append(
-            _spawn(
+        flask = [sys.executable, "-m", "flask", "--app", "app"]
+        programs = [
+            Program(
+                "sandbox",
+                [
+                    *(sys.executable, "-m", "sandbox", "--port", str(sandbox_port)),
+                    *("--db", str(tmp / "sandbox.db")),
+                    *("--webhook-url", f"{result.web_url}/webhooks"),
+                ],
+                tmp / "sandbox.log",
+            ),
+            Program(
+                "web",
                 [
                     str(Path(sys.executable).parent / "gunicorn"),
                     "wsgi:app",
-                    "--bind",
-                    f"127.0.0.1:{web_port}",
-                    "--workers",
-                    str(web_workers),
-                    "--worker-class",
-                    "gthread",
-                    "--threads",
-                    "4",
-                    "--timeout",
-                    "60",
+                    *("--bind", f"127.0.0.1:{web_port}", "--workers", str(web_workers)),
+                    *("--worker-class", "gthread", "--threads", "4", "--timeout", "60"),
                 ],
-                env,
                 tmp / "web.log",
-            )
-        )
-        for index in range(queue_workers):
-            procs.append(
-                _spawn(
-                    [sys.executable, "-m", "flask", "--app", "app", "worker", "payments-stripe"],
-                    env,
-                    tmp / f"worker-{index}.log",
+            ),
+            *(
+                Program(
+                    f"worker-stripe-{i}", [*flask, "worker", "payments-stripe"], tmp / f"w{i}.log"
                 )
-            )
-        procs.append(
-            _spawn(
-                [sys.executable, "-m", "flask", "--app", "app", "worker", "maintenance"],
-                env,
-                tmp / "maintenance.log",
-            )
-        )
+                for i in range(queue_workers)
+            ),
+            Program("worker-maintenance", [*flask, "worker", "maintenance"], tmp / "wm.log"),
+        ]
+        result.programs.extend(programs)
         try:
+            for program in programs:
+                program.start(env)
             wait_for_port(sandbox_port)
             wait_for_port(web_port)
             _wait_ready(result.web_url)
             yield result
         finally:
-            for proc in reversed(procs):
-                _stop(proc)
+            for program in reversed(programs):
+                program.stop()
 
 
 def _wait_ready(web_url: str, timeout_s: float = 60) -> None:
@@ -175,3 +214,55 @@ def _wait_ready(web_url: str, timeout_s: float = 60) -> None:
             pass
         time.sleep(0.2)
     raise TimeoutError("the web process never became ready")
+
+
+class Sweeper:
+    """Runs the sweeps every couple of seconds (the scheduler's job, compressed in time).
+
+    Sweeps that fail because the database or Redis is down are counted, not raised:
+    the next tick tries again, as the scheduler would.
+    """
+
+    def __init__(self, stack: Stack, *, grace_s: int, every_s: float = 2.0) -> None:
+        from app import create_app
+
+        self.app = create_app(
+            {
+                "SQLALCHEMY_DATABASE_URI": stack.database_url,
+                "REDIS_URL": stack.redis_url,
+                "PENDING_SWEEP_GRACE_S": grace_s,
+                "STRIPE_API_BASE": stack.sandbox_url,
+            }
+        )
+        self.every_s = every_s
+        self.last = 0.0
+        self.failed = 0
+
+    def tick(self) -> None:
+        if time.monotonic() - self.last < self.every_s:
+            return
+        self.last = time.monotonic()
+        from extensions import db
+        from services.sweeps import sweep_pending, sweep_unknown
+
+        with self.app.app_context():
+            try:
+                sweep_pending()
+                sweep_unknown()
+            except Exception:
+                self.failed += 1
+                db.session.rollback()
+
+    def close(self) -> None:
+        from extensions import db, redis_client
+
+        with self.app.app_context():
+            db.session.remove()
+            db.engine.dispose()
+            redis_client.client.close()
+
+    def breaker_snapshot(self) -> dict[str, Any]:
+        from services.provider_clients import breaker_for
+
+        with self.app.app_context():
+            return breaker_for("stripe").snapshot()

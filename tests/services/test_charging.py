@@ -234,6 +234,31 @@ def test_sweep_enqueues_due_reconciliations_once(app: Flask, sandbox: Any) -> No
     assert sandbox.succeeded_charges(str(payment_id)) == 1
 
 
+def test_sweep_takes_over_a_scheduled_job_nobody_moves(app: Flask, sandbox: Any) -> None:
+    """RQ's scheduler dies when Redis goes away under it; its overdue jobs run anyway."""
+    fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
+    payment_id = new_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
+    job_id = f"reconcile-{payment_id}-0"
+    assert scheduled_job_ids(app) == [job_id]
+    due = payment(app, payment_id).next_reconcile_at
+    assert due is not None
+    with time_machine.travel(due + timedelta(seconds=3), tick=True), app.app_context():
+        assert sweep_unknown() == 1
+        assert queued_job_ids(app) == []  # the scheduler may just be a second late
+    with time_machine.travel(due + timedelta(seconds=60), tick=True), app.app_context():
+        assert sweep_unknown() == 1
+        assert queued_job_ids(app) == [job_id]  # a minute late: nobody is moving it
+        assert scheduled_job_ids(app) == []
+        assert sweep_unknown() == 1
+        assert queued_job_ids(app) == [job_id]  # once
+        run_jobs(app)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+
+
 def test_lease_keeps_a_second_job_away(app: Flask, sandbox: Any) -> None:
     payment_id = new_payment(app)
     with app.app_context():

@@ -1,0 +1,522 @@
+"""The chaos drill: payments, top-ups and wallet spending while faults hit every part.
+
+    flask --app app drill chaos [--seed N] [--operations 200] [--customers 4]
+
+Faults are drawn from a seeded random generator, one every `fault_every_s`, each
+kind at least once before any repeats: provider errors, hangs, resets and
+commit-then-timeout; duplicated, reordered and delayed webhooks; SIGKILL of a
+random worker (restarted like supervisor would); a Redis restart (which loses
+every key) and a flush; a short database outage. Customers behave like good API
+clients: they retry a request that failed in transit or with a 5xx, with the
+same Idempotency-Key.
+
+At the end, with every fault cleared, the drill waits until every payment is
+final or `needs_review` and checks the invariants of DESIGN.md. A failing run
+prints its seed; `--seed` replays the same fault schedule and the same customer
+choices (thread timing still varies).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sqlite3
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from bench.common import write_results
+from bench.drills.stack import Stack, Sweeper, running_stack
+
+FINAL = {"succeeded", "failed", "needs_review"}
+FAULT_KINDS = (
+    "provider_errors",
+    "provider_errors_after",
+    "provider_hang",
+    "provider_resets",
+    "commit_timeout",
+    "webhook_duplicate",
+    "webhook_reorder",
+    "webhook_delay",
+    "kill_worker",
+    "redis_restart",
+    "redis_flush",
+    "database_outage",
+)
+OPERATIONS = ("card", "topup", "wallet_order", "debit")
+OPERATION_WEIGHTS = (4, 2, 2, 2)
+
+# Compressed time, same ratios as production (see bench/drills/outage.py).
+SETTINGS = {
+    "PROVIDER_CONNECT_TIMEOUT_S": "1",
+    "PROVIDER_READ_TIMEOUT_S": "2",
+    "PROVIDER_CALL_BUDGET_S": "5",
+    "PROVIDER_MAX_RETRIES": "1",
+    "BREAKER_FAILURE_THRESHOLD": "5",
+    "BREAKER_OPEN_S": "2",
+    "BREAKER_OPEN_MAX_S": "6",
+    "BREAKER_MIN_CALLS": "20",
+    "BREAKER_SLOW_CALL_S": "1.5",
+    "RECONCILE_DELAYS_S": "1,2,4,8",
+    "CHARGE_DEFER_S": "1",
+    "PENDING_SWEEP_GRACE_S": "3",
+}
+
+
+@dataclass
+class Traffic:
+    """What the customers did and what they saw."""
+
+    payment_ids: set[int] = field(default_factory=set)
+    statuses: Counter[int] = field(default_factory=Counter)
+    gave_up: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def saw(self, status: int) -> None:
+        with self.lock:
+            self.statuses[status] += 1
+
+
+class Customer:
+    """A well-behaved API client: retries transport errors and 5xx with the same key."""
+
+    def __init__(self, web_url: str, token: str, rng: random.Random, traffic: Traffic) -> None:
+        self.web_url, self.rng, self.traffic = web_url, rng, traffic
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def call(self, method: str, path: str, key: str | None = None, **kw: Any) -> Any:
+        headers = {"Idempotency-Key": key} if key else {}
+        for _ in range(8):
+            try:
+                response = self.session.request(
+                    method, self.web_url + path, headers=headers, timeout=10, **kw
+                )
+            except requests.RequestException:
+                time.sleep(0.5)
+                continue
+            self.traffic.saw(response.status_code)
+            if response.status_code < 500:
+                return response.json()
+            time.sleep(0.5)
+        with self.traffic.lock:
+            self.traffic.gave_up += 1
+        return None
+
+    def order(self) -> dict[str, Any] | None:
+        items = [{"sku": "MUG-001", "quantity": self.rng.randint(1, 3)}]
+        # Orders carry no key: a retried order is a second open order, which costs nothing.
+        return self.call("POST", "/api/orders", json={"items": items})
+
+    def one(self, operation: str) -> None:
+        if operation == "topup":
+            body = {"amount_minor": self.rng.choice((500, 2000, 5000)), "currency": "EUR"}
+            self._payment(self.call("POST", "/api/wallet/topups", str(uuid.uuid4()), json=body))
+            return
+        if operation == "debit":
+            body = {"amount_minor": self.rng.choice((100, 700)), "currency": "EUR"}
+            self.call("POST", "/api/wallet/debits", str(uuid.uuid4()), json=body)
+            return
+        order = self.order()
+        if not order or "id" not in order:
+            return
+        if operation == "card":
+            path = f"/api/orders/{order['id']}/payments"
+            self._payment(self.call("POST", path, str(uuid.uuid4())))
+        else:
+            self.call("POST", f"/api/orders/{order['id']}/wallet-payments", str(uuid.uuid4()))
+
+    def _payment(self, body: Any) -> None:
+        if isinstance(body, dict) and isinstance(body.get("id"), int):
+            with self.traffic.lock:
+                self.traffic.payment_ids.add(body["id"])
+
+
+class Chaos:
+    """Injects one fault at a time into a running stack and takes it away again."""
+
+    def __init__(self, stack: Stack, rng: random.Random) -> None:
+        self.stack, self.rng = stack, rng
+        self.log: list[dict[str, Any]] = []
+        self._undo: list[Any] = []
+
+    def schedule(self, count: int) -> list[str]:
+        """Every kind once in a seeded order, then seeded draws."""
+        kinds = list(FAULT_KINDS)
+        self.rng.shuffle(kinds)
+        return (kinds + [self.rng.choice(FAULT_KINDS) for _ in range(count)])[:count]
+
+    def inject(self, kind: str, at_s: float) -> None:
+        detail = getattr(self, f"_{kind}")()
+        self.log.append({"at_s": round(at_s, 1), "fault": kind, **(detail or {})})
+
+    def clear(self) -> None:
+        with contextlib.suppress(requests.RequestException):
+            requests.delete(f"{self.stack.sandbox_url}/_sandbox/faults", timeout=5)
+        while self._undo:
+            self._undo.pop()()
+
+    def _fault(self, **spec: Any) -> dict[str, Any]:
+        requests.post(
+            f"{self.stack.sandbox_url}/_sandbox/faults",
+            json={"dialect": "stripe", **spec},
+            timeout=5,
+        ).raise_for_status()
+        return spec
+
+    def _provider_errors(self) -> dict[str, Any]:
+        return self._fault(kind="error", status=self.rng.choice((500, 502, 503)), rate=0.5)
+
+    def _provider_errors_after(self) -> dict[str, Any]:
+        return self._fault(kind="error", status=500, phase="after", rate=0.4)
+
+    def _provider_hang(self) -> dict[str, Any]:
+        return self._fault(kind="hang", seconds=self.rng.choice((3, 5)), rate=0.5)
+
+    def _provider_resets(self) -> dict[str, Any]:
+        return self._fault(kind=self.rng.choice(("reset_before", "reset_after")), rate=0.4)
+
+    def _commit_timeout(self) -> dict[str, Any]:
+        return self._fault(kind="commit_timeout", hold_s=3, rate=0.5, endpoint="create")
+
+    def _webhook_duplicate(self) -> dict[str, Any]:
+        return self._fault(kind="webhook_duplicate", copies=self.rng.choice((2, 3)))
+
+    def _webhook_reorder(self) -> dict[str, Any]:
+        return self._fault(kind="webhook_reorder", max_delay_s=2.0)
+
+    def _webhook_delay(self) -> dict[str, Any]:
+        return self._fault(kind="webhook_delay", seconds=3)
+
+    def _kill_worker(self) -> dict[str, Any]:
+        victim = self.rng.choice(self.stack.workers)
+        victim.kill()  # SIGKILL, work horse included; restarted by the next supervise()
+        return {"program": victim.name}
+
+    def _redis_restart(self) -> dict[str, Any]:
+        self.stack.redis.stop(kill=True)
+        time.sleep(1)
+        self.stack.redis.start()  # empty: queues, scheduled jobs and breaker state are gone
+        return {"down_s": 1}
+
+    def _redis_flush(self) -> dict[str, Any]:
+        import redis
+
+        client = redis.Redis.from_url(self.stack.redis_url)
+        client.flushall()
+        client.close()
+        return {}
+
+    def _database_outage(self) -> dict[str, Any]:
+        down_s = 2
+        if self.stack.postgres is not None:
+            # "fast": clients are cut off and open transactions abort. Not "immediate": the
+            # throwaway cluster runs with fsync and synchronous_commit off, so a crash there
+            # could lose commits a production server would have kept.
+            self.stack.postgres.stop("fast")
+            time.sleep(down_s)
+            self.stack.postgres.start()
+            return {"down_s": down_s, "how": "postgres stopped (fast) and started"}
+        if self.stack.database_url.startswith("sqlite:///"):
+            # SQLite has no server to stop: hold its write lock instead.
+            holder = sqlite3.connect(self.stack.database_url.removeprefix("sqlite:///"))
+            holder.execute("BEGIN EXCLUSIVE")
+            time.sleep(down_s)
+            holder.rollback()
+            holder.close()
+            return {"down_s": down_s, "how": "sqlite exclusive lock held"}
+        return {"skipped": "DRILL_DATABASE_URL is not ours to stop"}
+
+
+def run(
+    seed: int | None = None,
+    operations: int = 200,
+    customers: int = 4,
+    fault_every_s: float = 3.0,
+    settle_s: float = 120.0,
+    database: str = "postgres",
+) -> dict[str, Any]:
+    seed = seed if seed is not None else int.from_bytes(os.urandom(4), "big")
+    print(f"chaos drill, seed {seed} (replay with --seed {seed})", flush=True)
+    with running_stack(settings=SETTINGS, database=database) as stack:
+        results = drill(stack, seed, operations, customers, fault_every_s, settle_s)
+    results["database"] = database
+    print_report(results)
+    print(f"results in {write_results(f'chaos-{database}', results)}")
+    return results
+
+
+def drill(
+    stack: Stack,
+    seed: int,
+    operations: int,
+    customers: int,
+    fault_every_s: float,
+    settle_s: float,
+) -> dict[str, Any]:
+    """Traffic and faults against a running stack (started with SETTINGS); the findings."""
+    rng = random.Random(seed)
+    stack.flask("seed")
+    tokens = [
+        stack.flask("customers", "create", f"chaos-{i}@example.com")
+        .stdout.split("api token: ")[1]
+        .strip()
+        for i in range(customers)
+    ]
+    traffic = Traffic()
+    plans = [
+        rng.choices(OPERATIONS, OPERATION_WEIGHTS, k=operations // customers)
+        for _ in range(customers)
+    ]
+    shoppers = [
+        Customer(stack.web_url, token, random.Random(rng.random()), traffic) for token in tokens
+    ]
+    chaos = Chaos(stack, rng)
+    sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]), every_s=1)
+    # Every kind of fault at least once; the outages block the loop for a few seconds more.
+    duration_s = len(FAULT_KINDS) * fault_every_s + 4
+    started = time.monotonic()
+    threads = [
+        threading.Thread(target=_shop, args=(shopper, plan, duration_s), daemon=True)
+        for shopper, plan in zip(shoppers, plans, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    schedule = iter(chaos.schedule(10**6))
+    next_fault_at = started + 1
+    requests.post(
+        f"{stack.sandbox_url}/_sandbox/faults", json={"kind": "latency", "ms": 100}, timeout=5
+    )
+    # Until the customers are done and every kind of fault has had its turn.
+    while any(t.is_alive() for t in threads) or len(chaos.log) < len(FAULT_KINDS):
+        now = time.monotonic()
+        if now >= next_fault_at:
+            chaos.clear()
+            requests.post(
+                f"{stack.sandbox_url}/_sandbox/faults",
+                json={"kind": "latency", "ms": 100},
+                timeout=5,
+            )
+            chaos.inject(next(schedule), now - started)
+            next_fault_at = now + fault_every_s
+        stack.supervise()
+        sweeper.tick()
+        time.sleep(0.2)
+    traffic_s = time.monotonic() - started
+    chaos.clear()
+    settled_at = _settle(stack, sweeper, settle_s)
+    results = {
+        "seed": seed,
+        "operations": sum(len(plan) for plan in plans),
+        "customers": customers,
+        "traffic_s": round(traffic_s, 1),
+        "faults": chaos.log,
+        "worker_restarts": sum(p.restarts for p in stack.programs),
+        "sweeps_failed_during_outages": sweeper.failed,
+        "client_responses": {str(k): v for k, v in sorted(traffic.statuses.items())},
+        "client_gave_up": traffic.gave_up,
+        "settle_s": round(settled_at, 1) if settled_at is not None else None,
+        **_invariants(stack, sweeper),
+    }
+    sweeper.close()
+    results["ok"] = not results["violations"]
+    return results
+
+
+def _shop(shopper: Customer, plan: list[str], duration_s: float) -> None:
+    """Spread the plan over the drill, so every fault meets traffic."""
+    started = time.monotonic()
+    for index, operation in enumerate(plan):
+        shopper.one(operation)
+        due = started + duration_s * (index + 1) / len(plan)
+        time.sleep(max(0.0, due - time.monotonic()))
+
+
+def _settle(stack: Stack, sweeper: Sweeper, settle_s: float) -> float | None:
+    """Wait until no payment is still moving; return how long that took, or None."""
+    from sqlalchemy import func, select
+
+    from extensions import db
+    from models import Payment
+
+    started = time.monotonic()
+    while time.monotonic() - started < settle_s:
+        stack.supervise()
+        sweeper.tick()
+        with sweeper.app.app_context():
+            try:
+                moving = db.session.scalar(
+                    select(func.count())
+                    .select_from(Payment)
+                    .where(Payment.status.not_in(["succeeded", "failed", "needs_review"]))
+                )
+            except Exception:
+                moving = -1
+            finally:
+                db.session.remove()
+        if moving == 0:
+            return time.monotonic() - started
+        time.sleep(1)
+    return None
+
+
+def drill_invariants(stack: Stack) -> list[str]:
+    """The invariant violations found in a stack right now."""
+    sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]))
+    try:
+        return list(_invariants(stack, sweeper)["violations"])
+    finally:
+        sweeper.close()
+
+
+def _invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
+    """Everything DESIGN.md promises, checked against the provider's own ledger."""
+    from sqlalchemy import func, select
+
+    from extensions import db
+    from models import (
+        LedgerEntry,
+        Order,
+        Payment,
+        PaymentPurpose,
+        PaymentStatus,
+        PaymentTransition,
+        ProcessedWebhook,
+    )
+
+    violations: list[str] = []
+    charges = requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=30).json()
+    events = requests.get(f"{stack.sandbox_url}/_sandbox/events", timeout=30).json()["data"]
+    for row in charges["double_charged_payments"] + charges["double_charged_orders"]:
+        violations.append(f"double charge: {row}")
+    succeeded_charges = Counter(
+        c["payment_ref"] for c in charges["data"] if c["status"] == "succeeded"
+    )
+    with sweeper.app.app_context():
+        payments = db.session.scalars(select(Payment)).all()
+        statuses = Counter(p.status.value for p in payments)
+        for payment in payments:
+            charged = succeeded_charges.get(str(payment.id), 0)
+            if payment.status not in (
+                PaymentStatus.SUCCEEDED,
+                PaymentStatus.FAILED,
+                PaymentStatus.NEEDS_REVIEW,
+            ):
+                violations.append(f"payment {payment.id} left {payment.status.value}")
+            elif payment.status == PaymentStatus.SUCCEEDED and charged != 1:
+                violations.append(f"payment {payment.id} succeeded with {charged} charges")
+            elif payment.status == PaymentStatus.FAILED and charged:
+                violations.append(f"payment {payment.id} failed but the customer was charged")
+            elif payment.status == PaymentStatus.NEEDS_REVIEW:
+                reason = db.session.scalar(
+                    select(PaymentTransition.reason)
+                    .where(
+                        PaymentTransition.payment_id == payment.id,
+                        PaymentTransition.to_status == PaymentStatus.NEEDS_REVIEW,
+                    )
+                    .order_by(PaymentTransition.id.desc())
+                    .limit(1)
+                )
+                if not reason:
+                    violations.append(f"payment {payment.id} needs review without a reason")
+        # A top-up credits the wallet exactly once, and only when it succeeded.
+        known = {str(p.id) for p in payments}
+        for ref in succeeded_charges.keys() - known:
+            violations.append(f"provider charged payment ref {ref!r} that we have no record of")
+        credits = Counter(
+            db.session.scalars(
+                select(LedgerEntry.operation_id).where(LedgerEntry.kind == "topup")
+            ).all()
+        )
+        for payment in payments:
+            if payment.purpose != PaymentPurpose.WALLET_TOPUP:
+                continue
+            expected = 1 if payment.status == PaymentStatus.SUCCEEDED else 0
+            if credits.get(f"topup:{payment.id}", 0) != expected:
+                violations.append(
+                    f"top-up {payment.id} credited {credits.get(f'topup:{payment.id}', 0)}x"
+                )
+        # An order is paid by exactly one succeeded payment or one wallet debit.
+        paid_by_card = Counter(
+            p.order_id for p in payments if p.order_id and p.status == PaymentStatus.SUCCEEDED
+        )
+        paid_by_wallet = Counter(
+            int(ref.split()[1])
+            for ref in db.session.scalars(
+                select(LedgerEntry.reference).where(LedgerEntry.reference.like("order %"))
+            )
+        )
+        orders = db.session.execute(select(Order.id, Order.status)).all()
+        for order_id, status in orders:
+            times = paid_by_card[order_id] + paid_by_wallet[order_id]
+            if times != (1 if status.value == "paid" else 0):
+                violations.append(f"order {order_id} is {status.value} and was paid {times}x")
+        recorded = Counter(
+            db.session.scalars(
+                select(ProcessedWebhook.event_id).where(ProcessedWebhook.provider == "stripe")
+            ).all()
+        )
+        negative = db.session.scalar(
+            select(func.count()).select_from(Payment).where(Payment.amount_minor <= 0)
+        )
+        db.session.remove()
+    delivered = [e for e in events if e["dialect"] == "stripe" and e["delivered_at"]]
+    for event in delivered:
+        if recorded.get(event["id"], 0) != 1:
+            violations.append(f"webhook {event['id']} recorded {recorded.get(event['id'], 0)}x")
+    if negative:
+        violations.append(f"{negative} payments with a non-positive amount")
+    audit = stack.flask("wallet", "audit", check=False)
+    if audit.returncode != 0:
+        violations.append(f"wallet audit failed: {audit.stdout.strip()[-500:]}")
+    return {
+        "payments": len(payments),
+        "final_statuses": dict(statuses),
+        "orders": len(orders),
+        "double_charges": len(charges["double_charged_payments"]),
+        "provider_charges_succeeded": sum(succeeded_charges.values()),
+        "webhooks_delivered": len(delivered),
+        "webhooks_recorded": sum(recorded.values()),
+        "webhooks_awaiting_redelivery": sum(
+            1 for e in events if e["dialect"] == "stripe" and not e["delivered_at"]
+        ),
+        "wallet_audit": audit.stdout.strip().splitlines()[-1] if audit.stdout else "",
+        "violations": violations,
+    }
+
+
+def print_report(results: dict[str, Any]) -> None:
+    print(
+        f"seed {results['seed']} on {results['database']}: {results['operations']} operations "
+        f"by {results['customers']} customers in {results['traffic_s']} s"
+    )
+    for fault in results["faults"]:
+        print(f"  {fault['at_s']:>6} s  {fault['fault']}")
+    for key in (
+        "payments",
+        "final_statuses",
+        "orders",
+        "double_charges",
+        "provider_charges_succeeded",
+        "webhooks_delivered",
+        "webhooks_recorded",
+        "webhooks_awaiting_redelivery",
+        "wallet_audit",
+        "worker_restarts",
+        "client_responses",
+        "client_gave_up",
+        "settle_s",
+    ):
+        print(f"{key:32} {results[key]}")
+    if results["violations"]:
+        print(f"INVARIANTS VIOLATED ({len(results['violations'])}), seed {results['seed']}:")
+        for violation in results["violations"][:50]:
+            print(f"  {violation}")
+    else:
+        print("every invariant holds")

@@ -1,0 +1,58 @@
+"""Smoke version of the chaos drill: every kind of fault once, invariants asserted.
+
+It also plants the failures the drill exists to catch (a double charge, a charge
+we have no record of), so a checker that cannot fail would fail here.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import requests
+
+from bench.drills import chaos
+from bench.drills.stack import running_stack
+
+
+def _charge_behind_our_back(sandbox_url: str, payment_ref: str) -> None:
+    """A succeeded charge at the provider that no payment of ours asked for."""
+    response = requests.post(
+        f"{sandbox_url}/v1/payment_intents",
+        data={
+            "amount": "1400",
+            "currency": "eur",
+            "confirm": "true",
+            "payment_method": "pm_card_visa",
+            "metadata[payment_id]": payment_ref,
+        },
+        headers={"Idempotency-Key": str(uuid.uuid4()), "Authorization": "Bearer sk_test_sandbox"},
+        timeout=10,
+    )
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.postgres
+def test_chaos_drill_smoke(app: object) -> None:
+    with running_stack(settings=chaos.SETTINGS) as stack:
+        results = chaos.drill(
+            stack, seed=20261130, operations=32, customers=4, fault_every_s=1.0, settle_s=45
+        )
+        assert {fault["fault"] for fault in results["faults"]} == set(chaos.FAULT_KINDS)
+        assert results["payments"] > 0 and results["webhooks_delivered"] > 0
+        assert results["violations"] == []
+        assert results["double_charges"] == 0
+        assert results["settle_s"] is not None  # every payment final or needs_review
+        assert "500" not in results["client_responses"]
+
+        first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url))
+        _charge_behind_our_back(stack.sandbox_url, str(first_payment))
+        _charge_behind_our_back(stack.sandbox_url, "987654321")
+        planted = chaos.drill_invariants(stack)
+    assert any(v.startswith("double charge") for v in planted)
+    assert any("987654321" in v for v in planted)
+
+
+def _our_payment_refs(sandbox_url: str) -> set[str]:
+    charges = requests.get(f"{sandbox_url}/_sandbox/charges", timeout=10).json()["data"]
+    return {c["payment_ref"] for c in charges if c["status"] == "succeeded" and c["payment_ref"]}
