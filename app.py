@@ -10,6 +10,7 @@ import logs
 from config import INSTANCE_DIR, settings_from_env
 from extensions import csrf, db, login_manager, migrate, redis_client
 from models.money import format_money
+from services import metrics
 from services.customers import load_session_user
 
 
@@ -20,6 +21,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if config:
         app.config.update(config)
     register_extensions(app)
+    metrics.track_in_flight(app)
     register_blueprints(app)
     register_template_helpers(app)
     register_commands(app)

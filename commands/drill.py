@@ -6,6 +6,13 @@ import click
 from flask.cli import AppGroup
 
 drill_cli = AppGroup("drill", help="Reproduce provider outages against the whole system.")
+DATABASE_OPTION = click.option(
+    "--database",
+    type=click.Choice(["postgres", "sqlite"]),
+    default="postgres",
+    show_default=True,
+    help="A throwaway PostgreSQL (or DRILL_DATABASE_URL), or the embedded SQLite default.",
+)
 
 
 @drill_cli.command("outage")
@@ -21,13 +28,19 @@ drill_cli = AppGroup("drill", help="Reproduce provider outages against the whole
     show_default=True,
     help="The naive integration's read timeout (its 'default').",
 )
+@DATABASE_OPTION
 def outage_command(
-    viewers: int, pay_rate: float, phase_s: float, hang_s: float, naive_timeout_s: float
+    viewers: int,
+    pay_rate: float,
+    phase_s: float,
+    hang_s: float,
+    naive_timeout_s: float,
+    database: str,
 ) -> None:
     """Baseline, outage, degraded, recovery: this system next to the naive integration."""
     from bench.drills import outage
 
-    outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s)
+    outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, database=database)
 
 
 @drill_cli.command("chaos")
@@ -36,13 +49,7 @@ def outage_command(
 @click.option("--customers", default=4, show_default=True, help="Concurrent API clients.")
 @click.option("--fault-every-s", default=3.0, show_default=True, help="Seconds per fault.")
 @click.option("--settle-s", default=120.0, show_default=True, help="Longest wait at the end.")
-@click.option(
-    "--database",
-    type=click.Choice(["postgres", "sqlite"]),
-    default="postgres",
-    show_default=True,
-    help="A throwaway PostgreSQL (or DRILL_DATABASE_URL), or the embedded SQLite default.",
-)
+@DATABASE_OPTION
 def chaos_command(
     seed: int | None,
     operations: int,

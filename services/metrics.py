@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from flask import Flask, g
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -39,6 +41,26 @@ BREAKER_REJECTIONS = Counter(
     "breaker_rejections_total", "Calls refused by an open circuit", ["provider"]
 )
 
+# Saturation: requests being served right now, summed over the live web processes.
+HTTP_IN_FLIGHT = Gauge(
+    "http_requests_in_flight", "Web requests being served", multiprocess_mode="livesum"
+)
+
+
+def track_in_flight(app: Flask) -> None:
+    """Count every request from its first hook to its teardown in HTTP_IN_FLIGHT."""
+
+    def started() -> None:
+        HTTP_IN_FLIGHT.inc()
+        g.in_flight = True
+
+    def finished(_exc: BaseException | None) -> None:
+        if g.pop("in_flight", False):
+            HTTP_IN_FLIGHT.dec()
+
+    app.before_request_funcs.setdefault(None, []).insert(0, started)
+    app.teardown_request(finished)
+
 
 class LiveStateCollector(Collector):
     """Payments by status and breaker states, read from the database and Redis at scrape."""
@@ -65,7 +87,7 @@ class LiveStateCollector(Collector):
         yield transitions
 
 
-def render(read_state: object) -> bytes:
+def render(read_state: object | None) -> bytes:
     """The exposition text: process counters (all processes in multiprocess mode) + live state."""
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -73,6 +95,8 @@ def render(read_state: object) -> bytes:
         text = generate_latest(registry)
     else:
         text = generate_latest(REGISTRY)
+    if read_state is None:
+        return text
     live = CollectorRegistry()
     live.register(LiveStateCollector(read_state))
     return text + generate_latest(live)

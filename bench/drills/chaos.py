@@ -32,7 +32,7 @@ from typing import Any
 import requests
 
 from bench.common import write_results
-from bench.drills.stack import Stack, Sweeper, running_stack
+from bench.drills.stack import Stack, Sweeper, api_customer, running_stack
 
 FINAL = {"succeeded", "failed", "needs_review"}
 FAULT_KINDS = (
@@ -262,13 +262,9 @@ def drill(
 ) -> dict[str, Any]:
     """Traffic and faults against a running stack (started with SETTINGS); the findings."""
     rng = random.Random(seed)
-    stack.flask("seed")
-    tokens = [
-        stack.flask("customers", "create", f"chaos-{i}@example.com")
-        .stdout.split("api token: ")[1]
-        .strip()
-        for i in range(customers)
-    ]
+    sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]), every_s=1)
+    sweeper.cli("seed")
+    tokens = [api_customer(sweeper, f"chaos-{i}@example.com") for i in range(customers)]
     traffic = Traffic()
     plans = [
         rng.choices(OPERATIONS, OPERATION_WEIGHTS, k=operations // customers)
@@ -278,7 +274,6 @@ def drill(
         Customer(stack.web_url, token, random.Random(rng.random()), traffic) for token in tokens
     ]
     chaos = Chaos(stack, rng)
-    sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]), every_s=1)
     # Every kind of fault at least once; the outages block the loop for a few seconds more.
     duration_s = len(FAULT_KINDS) * fault_every_s + 4
     started = time.monotonic()
@@ -472,9 +467,9 @@ def _invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
             violations.append(f"webhook {event['id']} recorded {recorded.get(event['id'], 0)}x")
     if negative:
         violations.append(f"{negative} payments with a non-positive amount")
-    audit = stack.flask("wallet", "audit", check=False)
-    if audit.returncode != 0:
-        violations.append(f"wallet audit failed: {audit.stdout.strip()[-500:]}")
+    audit_exit, audit = sweeper.cli("wallet", "audit")
+    if audit_exit != 0:
+        violations.append(f"wallet audit failed: {audit.strip()[-500:]}")
     return {
         "payments": len(payments),
         "final_statuses": dict(statuses),
@@ -486,7 +481,7 @@ def _invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
         "webhooks_awaiting_redelivery": sum(
             1 for e in events if e["dialect"] == "stripe" and not e["delivered_at"]
         ),
-        "wallet_audit": audit.stdout.strip().splitlines()[-1] if audit.stdout else "",
+        "wallet_audit": audit.strip().splitlines()[-1] if audit.strip() else "",
         "violations": violations,
     }
 

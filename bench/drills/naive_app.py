@@ -12,7 +12,10 @@ import requests
 from flask import Flask, jsonify
 from flask.typing import ResponseReturnValue
 
+from services.metrics import render, track_in_flight
+
 app = Flask(__name__)
+track_in_flight(app)  # measurement only, the same gauge as the real app's
 PROVIDER = os.environ.get("NAIVE_PROVIDER_URL", "http://127.0.0.1:8099")
 TIMEOUT_S = float(os.environ.get("NAIVE_TIMEOUT_S", "30"))  # "the default"
 
@@ -20,6 +23,11 @@ TIMEOUT_S = float(os.environ.get("NAIVE_TIMEOUT_S", "30"))  # "the default"
 @app.get("/")
 def home() -> str:
     return "<h1>Catalog</h1>" + "".join(f"<p>Product {i}</p>" for i in range(20))
+
+
+@app.get("/metrics")
+def metrics() -> ResponseReturnValue:
+    return render(None), 200, {"Content-Type": "text/plain; version=0.0.4"}
 
 
 @app.post("/pay/<int:payment_ref>")

@@ -25,10 +25,19 @@ from typing import Any
 import requests
 
 from bench.common import write_results
-from bench.drills.stack import PROJECT_DIR, Stack, Sweeper, running_stack
+from bench.drills.stack import (
+    PROJECT_DIR,
+    STRIPE_QUEUE,
+    Stack,
+    Sweeper,
+    api_customer,
+    running_stack,
+)
 from devtools.servers import free_port, wait_for_port
 
 PHASES = ("baseline", "outage", "degraded", "recovery")
+WEB_WORKERS, WEB_THREADS, QUEUE_WORKERS = 2, 4, 2  # the same web capacity for both systems
+WEB_SLOTS = WEB_WORKERS * WEB_THREADS
 FINAL = {"succeeded", "failed", "needs_review"}
 
 # This system, tuned so a drill takes a minute, not an hour (same ratios as production).
@@ -42,8 +51,8 @@ SETTINGS = {
     "BREAKER_OPEN_MAX_S": "8",
     "BREAKER_MIN_CALLS": "20",
     "BREAKER_SLOW_CALL_S": "1.5",
-    "RECONCILE_DELAYS_S": "2,4,8,15",
-    "CHARGE_DEFER_S": "2",
+    "RECONCILE_DELAYS_S": "1,2,4,8",
+    "CHARGE_DEFER_S": "1",
     "PENDING_SWEEP_GRACE_S": "5",
 }
 
@@ -56,6 +65,9 @@ class Observations:
     payment_ids: list[int] = field(default_factory=list)
     phase: str = "baseline"
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Busy web threads and busy RQ workers, sampled twice a second, per phase.
+    web_busy: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PHASES})
+    workers_busy: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PHASES})
 
     def page(self, ok: bool, ms: float) -> None:
         with self.lock:
@@ -119,6 +131,50 @@ def _faults(sandbox: str, phase: str, hang_s: float) -> None:
         add(kind="error", status=503, rate=0.3, dialect="stripe")
 
 
+def _sample_saturation(
+    obs: Observations, web_url: str, redis_url: str | None, stop: threading.Event
+) -> None:
+    """Busy web threads (the in-flight gauge, minus this scrape) and busy RQ workers."""
+    from prometheus_client.parser import text_string_to_metric_families
+    from redis import Redis
+    from rq import Queue, Worker
+
+    queue = Queue(STRIPE_QUEUE, connection=Redis.from_url(redis_url)) if redis_url else None
+    session = requests.Session()
+    while not stop.wait(0.5):
+        phase = obs.phase
+        try:
+            text = session.get(f"{web_url}/metrics", timeout=5).text
+            busy = sum(
+                sample.value
+                for family in text_string_to_metric_families(text)
+                if family.name == "http_requests_in_flight"
+                for sample in family.samples
+            )
+            obs.web_busy[phase].append(busy - 1)
+        except (requests.RequestException, ValueError):
+            pass
+        if queue is not None:
+            with contextlib.suppress(Exception):
+                workers = Worker.all(queue=queue)
+                obs.workers_busy[phase].append(sum(w.get_state() == "busy" for w in workers))
+
+
+def _saturation(obs: Observations, web_slots: int, worker_slots: int) -> dict[str, Any]:
+    def stats(values: list[float], slots: int) -> dict[str, Any]:
+        if not values:
+            return {"mean": None, "max": None, "slots": slots}
+        return {"mean": round(sum(values) / len(values), 2), "max": max(values), "slots": slots}
+
+    return {
+        phase: {
+            "web_busy": stats(obs.web_busy[phase], web_slots),
+            "workers_busy": stats(obs.workers_busy[phase], worker_slots),
+        }
+        for phase in PHASES
+    }
+
+
 def _page_stats(obs: Observations) -> dict[str, Any]:
     return {
         phase: {
@@ -133,10 +189,23 @@ def _page_stats(obs: Observations) -> dict[str, Any]:
 
 
 def drill_ours(
-    viewers: int, pay_rate: float, phase_s: float, hang_s: float, settle_s: float
+    viewers: int,
+    pay_rate: float,
+    phase_s: float,
+    hang_s: float,
+    settle_s: float,
+    database: str = "postgres",
 ) -> dict[str, Any]:
-    with running_stack(settings=SETTINGS) as stack:
-        token = _api_token(stack)
+    with running_stack(
+        settings=SETTINGS,
+        web_workers=WEB_WORKERS,
+        web_threads=WEB_THREADS,
+        queue_workers=QUEUE_WORKERS,
+        database=database,
+    ) as stack:
+        sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]))
+        sweeper.cli("seed")
+        token = api_customer(sweeper, "drill@example.com")
         auth = {"Authorization": f"Bearer {token}"}
         obs = Observations()
 
@@ -159,7 +228,13 @@ def drill_ours(
             except (requests.RequestException, KeyError, ValueError):
                 pass
 
-        sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]))
+        stop_sampling = threading.Event()
+        sampler = threading.Thread(
+            target=_sample_saturation,
+            args=(obs, stack.web_url, stack.redis_url, stop_sampling),
+            daemon=True,
+        )
+        sampler.start()
         result, recovered_at = _run_phases_with(
             obs,
             stack.web_url,
@@ -171,6 +246,8 @@ def drill_ours(
             hang_s,
             sweeper.tick,
         )
+        stop_sampling.set()
+        sampler.join(timeout=10)
         statuses: dict[int, str] = {}
         deadline = time.monotonic() + settle_s
         all_final_at = None
@@ -186,6 +263,7 @@ def drill_ours(
         sweeper.close()
         return {
             "pages": _page_stats(result),
+            "saturation": _saturation(result, WEB_SLOTS, QUEUE_WORKERS),
             "payments": len(result.payment_ids),
             "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
             "double_charges": len(charges["double_charged_payments"]),
@@ -251,7 +329,13 @@ def drill_naive(
     sandbox_port, web_port = free_port(), free_port()
     sandbox = f"http://127.0.0.1:{sandbox_port}"
     with tempfile.TemporaryDirectory(prefix="naive-") as tmp:
-        env = {**os.environ, "NAIVE_PROVIDER_URL": sandbox, "NAIVE_TIMEOUT_S": str(naive_timeout_s)}
+        Path(tmp, "prometheus").mkdir()
+        env = {
+            **os.environ,
+            "NAIVE_PROVIDER_URL": sandbox,
+            "NAIVE_TIMEOUT_S": str(naive_timeout_s),
+            "PROMETHEUS_MULTIPROC_DIR": f"{tmp}/prometheus",
+        }
         procs = [
             subprocess.Popen(
                 [
@@ -274,11 +358,11 @@ def drill_naive(
                     "--bind",
                     f"127.0.0.1:{web_port}",
                     "--workers",
-                    "2",
+                    str(WEB_WORKERS),
                     "--worker-class",
                     "gthread",
                     "--threads",
-                    "4",
+                    str(WEB_THREADS),
                     "--timeout",
                     "120",
                 ],
@@ -302,13 +386,21 @@ def drill_naive(
                 with obs.lock:
                     obs.payment_ids.append(ref)
 
+            stop_sampling = threading.Event()
+            sampler = threading.Thread(
+                target=_sample_saturation, args=(obs, base, None, stop_sampling), daemon=True
+            )
+            sampler.start()
             result, _ = _run_phases_with(
                 obs, base, sandbox, pay, viewers, pay_rate, phase_s, hang_s, lambda: None
             )
+            stop_sampling.set()
+            sampler.join(timeout=10)
             time.sleep(min(settle_s, hang_s + naive_timeout_s * 2))  # let hung requests land
             charges = requests.get(f"{sandbox}/_sandbox/charges", timeout=10).json()
             return {
                 "pages": _page_stats(result),
+                "saturation": _saturation(result, WEB_SLOTS, 0),
                 "payments": len(result.payment_ids),
                 "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
                 "double_charges": len(charges["double_charged_payments"]),
@@ -321,12 +413,6 @@ def drill_naive(
             for proc in procs:
                 proc.terminate()
                 proc.wait(timeout=10)
-
-
-def _api_token(stack: Stack) -> str:
-    stack.flask("seed")
-    output = stack.flask("customers", "create", f"drill-{uuid.uuid4().hex[:8]}@example.com")
-    return output.stdout.split("api token: ")[1].strip()
 
 
 def _statuses(stack: Stack, auth: dict[str, str], ids: list[int]) -> dict[int, str]:
@@ -355,8 +441,9 @@ def run(
     hang_s: float = 8,
     naive_timeout_s: float = 5,
     settle_s: float = 90,
+    database: str = "postgres",
 ) -> dict[str, Any]:
-    ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s)
+    ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, database)
     naive = drill_naive(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, settle_s)
     results = {
         "viewers": viewers,
@@ -364,13 +451,31 @@ def run(
         "phase_s": phase_s,
         "hang_s": hang_s,
         "naive_timeout_s": naive_timeout_s,
+        "database": database,
         "this_system": ours,
         "naive": naive,
     }
+    results["verdict"] = verdict(results)
     print_table(results)
-    path = write_results("outage", results)
+    for check, passed in results["verdict"].items():
+        print(f"{'PASS' if passed else 'FAIL'}  {check}")
+    path = write_results(f"outage-{database}", results)
     print(f"results in {path}")
     return results
+
+
+def verdict(results: dict[str, Any]) -> dict[str, bool]:
+    """The drill's promise: nothing charged twice or left behind, pages unaffected."""
+    ours, naive = results["this_system"], results["naive"]
+    baseline = ours["pages"]["baseline"]["p99_ms"] or 0.0
+    during = [ours["pages"][phase]["p99_ms"] or 0.0 for phase in ("outage", "degraded")]
+    return {
+        "this system: 0 double charges": ours["double_charges"] == 0,
+        "this system: every payment final or needs_review": ours["not_final_at_end"] == 0,
+        "this system: page p99 during the outage within 2x of before": max(during) <= 2 * baseline,
+        "this system: no page errors": all(p["error_rate"] == 0 for p in ours["pages"].values()),
+        "naive: the incident (double charges)": naive["double_charges"] > 0,
+    }
 
 
 def print_table(results: dict[str, Any]) -> None:
@@ -390,6 +495,18 @@ def print_table(results: dict[str, Any]) -> None:
                 f"{'page ' + phase + ' ' + stat:38} {ours['pages'][phase][stat]!s:>14} "
                 f"{naive['pages'][phase][stat]!s:>14}"
             )
+    for phase in PHASES:
+        for key in ("web_busy", "workers_busy"):
+            cells = []
+            for side in (ours, naive):
+                stat = side["saturation"][phase][key]
+                cells.append(
+                    "-"
+                    if stat["mean"] is None
+                    else f"{stat['mean']}/{stat['max']} of {stat['slots']}"
+                )
+            label = f"{key.replace('_', ' ')} {phase} mean/max"
+            print(f"{label:38} {cells[0]:>14} {cells[1]:>14}")
     print(
         f"{'recovery -> every payment final (s)':38} "
         f"{ours.get('recovery_to_all_final_s')!s:>14} {'-':>14}"

@@ -29,6 +29,7 @@ from devtools.servers import (
 )
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+STRIPE_QUEUE = "payments-stripe"
 
 
 @dataclass
@@ -63,13 +64,17 @@ class Program:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
 
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+    def terminate(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+
+    def wait_stopped(self) -> None:
+        if self.proc is None:
             return
         try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
             self.proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             self.kill()
 
 
@@ -101,21 +106,12 @@ class Stack:
                 restarted += 1
         return restarted
 
-    def flask(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "flask", "--app", "app", *args],
-            cwd=PROJECT_DIR,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=check,
-        )
-
 
 @contextmanager
 def running_stack(
     *,
     web_workers: int = 2,
+    web_threads: int = 4,
     queue_workers: int = 2,
     settings: dict[str, str] | None = None,
     database: str = "postgres",
@@ -179,14 +175,13 @@ def running_stack(
                     str(Path(sys.executable).parent / "gunicorn"),
                     "wsgi:app",
                     *("--bind", f"127.0.0.1:{web_port}", "--workers", str(web_workers)),
-                    *("--worker-class", "gthread", "--threads", "4", "--timeout", "60"),
+                    *("--worker-class", "gthread", "--threads", str(web_threads)),
+                    *("--timeout", "60"),
                 ],
                 tmp / "web.log",
             ),
             *(
-                Program(
-                    f"worker-stripe-{i}", [*flask, "worker", "payments-stripe"], tmp / f"w{i}.log"
-                )
+                Program(f"worker-stripe-{i}", [*flask, "worker", STRIPE_QUEUE], tmp / f"w{i}.log")
                 for i in range(queue_workers)
             ),
             Program("worker-maintenance", [*flask, "worker", "maintenance"], tmp / "wm.log"),
@@ -200,8 +195,10 @@ def running_stack(
             _wait_ready(result.web_url)
             yield result
         finally:
-            for program in reversed(programs):
-                program.stop()
+            for program in programs:  # all at once: each takes a moment to shut down
+                program.terminate()
+            for program in programs:
+                program.wait_stopped()
 
 
 def _wait_ready(web_url: str, timeout_s: float = 60) -> None:
@@ -261,8 +258,24 @@ class Sweeper:
             db.engine.dispose()
             redis_client.client.close()
 
+    def cli(self, *args: str) -> tuple[int, str]:
+        """Run a `flask` command in this process (no interpreter start): exit code, output."""
+        with self.app.app_context():  # not the app of a `flask drill` command around us
+            result = self.app.test_cli_runner().invoke(args=list(args))
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise RuntimeError(f"flask {' '.join(args)} failed") from result.exception
+        return result.exit_code, result.output
+
     def breaker_snapshot(self) -> dict[str, Any]:
         from services.provider_clients import breaker_for
 
         with self.app.app_context():
             return breaker_for("stripe").snapshot()
+
+
+def api_customer(sweeper: Sweeper, email: str) -> str:
+    """Create a customer through `flask customers create`; return its API token."""
+    exit_code, output = sweeper.cli("customers", "create", email)
+    if exit_code != 0 or "api token: " not in output:
+        raise RuntimeError(f"could not create {email}: {output}")
+    return output.split("api token: ")[1].strip()

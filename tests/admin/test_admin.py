@@ -215,3 +215,18 @@ def test_admin_create_command(runner: Any, app: Flask) -> None:
         args=["admin", "create", "new-ops@example.com", "--password", "another long one"]
     )
     assert again.exit_code != 0 and "already exists" in again.output
+
+
+def test_in_flight_gauge_counts_the_scrape_and_leaks_nothing(client: FlaskClient) -> None:
+    def in_flight() -> float:
+        text = client.get("/metrics").get_data(as_text=True)
+        family = next(
+            f for f in text_string_to_metric_families(text) if f.name == "http_requests_in_flight"
+        )
+        return sum(s.value for s in family.samples)
+
+    assert in_flight() == 1  # the scrape itself is being served
+    client.get("/")
+    client.get("/no-such-page")
+    client.post("/login", data={"email": "x"})  # refused by CSRF before any view runs
+    assert in_flight() == 1

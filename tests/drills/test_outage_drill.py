@@ -10,7 +10,7 @@ from bench.drills import outage
 @pytest.mark.postgres
 def test_outage_drill_smoke(app: object) -> None:
     results = outage.run(
-        viewers=2, pay_rate=2.0, phase_s=3, hang_s=3, naive_timeout_s=2, settle_s=60
+        viewers=2, pay_rate=2.0, phase_s=2, hang_s=2, naive_timeout_s=1, settle_s=45
     )
     ours, naive = results["this_system"], results["naive"]
     assert ours["payments"] > 0
