@@ -445,7 +445,7 @@ def run(
 ) -> dict[str, Any]:
     ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, database)
     naive = drill_naive(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, settle_s)
-    results = {
+    results: dict[str, Any] = {
         "viewers": viewers,
         "payments_per_s": pay_rate,
         "phase_s": phase_s,
@@ -455,9 +455,9 @@ def run(
         "this_system": ours,
         "naive": naive,
     }
-    results["verdict"] = verdict(results)
+    checks = results["verdict"] = verdict(results)
     print_table(results)
-    for check, passed in results["verdict"].items():
+    for check, passed in checks.items():
         print(f"{'PASS' if passed else 'FAIL'}  {check}")
     path = write_results(f"outage-{database}", results)
     print(f"results in {path}")
