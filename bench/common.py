@@ -5,12 +5,25 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Iterator
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from devtools.servers import throwaway_postgres
+import requests
+
+from bench.drills.stack import PROJECT_DIR
+from devtools.servers import (
+    free_port,
+    throwaway_postgres,
+    throwaway_redis,
+    wait_for_port,
+)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -46,7 +59,6 @@ def write_results(name: str, results: dict[str, Any]) -> Path:
 @contextmanager
 def redis_url() -> Iterator[str]:
     """BENCH_REDIS_URL when set, else a throwaway Redis."""
-    from devtools.servers import throwaway_redis
 
     given = os.environ.get("BENCH_REDIS_URL", "")
     if given:
@@ -59,11 +71,6 @@ def redis_url() -> Iterator[str]:
 @contextmanager
 def sandbox_url() -> Iterator[str]:
     """A throwaway provider sandbox process on a free port."""
-    import subprocess
-    import sys
-    import tempfile
-
-    from devtools.servers import free_port, wait_for_port
 
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,3 +85,91 @@ def sandbox_url() -> Iterator[str]:
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+def bulk_topups(db: Any, count: int, status: str, tag: str) -> list[int]:
+    """Insert `count` wallet top-up payments, each with its own customer and EUR wallet,
+    in one statement (PostgreSQL). Returns the payment ids. Commits."""
+    from sqlalchemy import text
+
+    ids = db.session.scalars(
+        text("""
+        WITH c AS (
+            INSERT INTO customers (email, password_hash, created_at)
+            SELECT 'bulk-' || :tag || '-' || g || '@example.com', 'x', now()
+            FROM generate_series(1, :n) g RETURNING id
+        ), w AS (
+            INSERT INTO wallets (customer_id, currency, balance_minor, updated_at)
+            SELECT id, 'EUR', 0, now() FROM c RETURNING id, customer_id
+        )
+        INSERT INTO payments (idempotency_key, customer_id, purpose, wallet_id, provider,
+            amount_minor, currency, status, send_count, reconcile_attempts, created_at,
+            updated_at, first_sent_at, last_sent_at)
+        SELECT gen_random_uuid(), w.customer_id, 'wallet_topup', w.id, 'stripe', 1000, 'EUR',
+               :status, 1, 0, now(), now(), now(), now()
+        FROM w ORDER BY w.id RETURNING id
+        """),
+        {"n": count, "status": status, "tag": tag},
+    ).all()
+    db.session.commit()
+    return list(ids)
+
+
+def gunicorn(target: str, workers: int, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    """Serve `target` with gunicorn (gthread, 4 threads per worker); (process, base URL)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            target,
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--worker-class",
+            "gthread",
+            "--threads",
+            "4",
+        ],
+        cwd=PROJECT_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for_port(port)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def load(send: Callable[[requests.Session], bool], clients: int, seconds: float) -> float:
+    """Requests per second for which `send` returned True, from `clients` threads."""
+    done = [0] * clients
+    stop = time.monotonic() + seconds
+
+    def client(index: int) -> None:
+        session = requests.Session()
+        while time.monotonic() < stop:
+            if send(session):
+                done[index] += 1
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(done) / seconds
+
+
+def minimal_limit(workers: int, env: dict[str, str], clients: int, seconds: float) -> float:
+    """Requests/s of the minimal INSERT + enqueue endpoint (bench/drills/minimal_app.py):
+    the limit for this design, measured under the same gunicorn settings."""
+    from bench.drills.minimal_app import create_table
+
+    create_table(env["DATABASE_URL"])
+    proc, url = gunicorn("bench.drills.minimal_app:app", workers, env)
+    try:
+        return load(
+            lambda session: session.post(f"{url}/intake").status_code == 201, clients, seconds
+        )
+    finally:
+        proc.terminate()
+        proc.wait()

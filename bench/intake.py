@@ -14,60 +14,13 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import requests
 
+from bench.common import gunicorn, load, minimal_limit
 from bench.drills.stack import PROJECT_DIR
-from devtools.servers import free_port, wait_for_port
-
-
-def _gunicorn(
-    target: str, workers: int, env: dict[str, str]
-) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            target,
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--worker-class",
-            "gthread",
-            "--threads",
-            "4",
-        ],
-        cwd=PROJECT_DIR,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wait_for_port(port)
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def _load(send: Any, clients: int, seconds: float) -> float:
-    """Requests per second that answered 2xx, from `clients` threads."""
-    done = [0] * clients
-    stop = time.monotonic() + seconds
-
-    def client(index: int) -> None:
-        session = requests.Session()
-        while time.monotonic() < stop:
-            if send(session):
-                done[index] += 1
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(done) / seconds
 
 
 def main() -> None:
@@ -79,7 +32,6 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
     from bench.common import postgres_url, redis_url, write_results
-    from bench.drills.minimal_app import create_table
 
     with postgres_url() as db_url, redis_url() as r_url:
         env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": r_url, "SECRET_KEY": "bench"}
@@ -118,21 +70,11 @@ def main() -> None:
             .stdout.split("api token: ")[1]
             .strip()
         )
-        create_table(db_url)
         auth = {"Authorization": f"Bearer {token}"}
         rows = []
         for workers in [int(w) for w in args.workers.split(",")]:
-            minimal, minimal_url = _gunicorn("bench.drills.minimal_app:app", workers, env)
-            try:
-                limit = _load(
-                    lambda s, u=minimal_url: s.post(f"{u}/intake").status_code == 201,
-                    args.clients,
-                    args.seconds,
-                )
-            finally:
-                minimal.terminate()
-                minimal.wait()
-            real, real_url = _gunicorn("wsgi:app", workers, env)
+            limit = minimal_limit(workers, env, args.clients, args.seconds)
+            real, real_url = gunicorn("wsgi:app", workers, env)
             try:
                 orders = _orders(real_url, auth, int(limit * args.seconds * 1.5) + 50)
                 pending = iter(orders)
@@ -154,7 +96,7 @@ def main() -> None:
                     )
                     return response.status_code == 201
 
-                accepted = _load(pay, args.clients, args.seconds)
+                accepted = load(pay, args.clients, args.seconds)
             finally:
                 real.terminate()
                 real.wait()

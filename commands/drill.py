@@ -40,7 +40,9 @@ def outage_command(
     """Baseline, outage, degraded, recovery: this system next to the naive integration."""
     from bench.drills import outage
 
-    outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, database=database)
+    results = outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, database=database)
+    if not all(results["verdict"].values()):
+        raise SystemExit(1)
 
 
 @drill_cli.command("chaos")

@@ -1,0 +1,225 @@
+"""Webhook ingestion: signed events per second with 50 % duplicates, next to the limit.
+
+    python -m bench.webhooks [--seconds 5] [--workers 1,2,4] [--senders 8]
+
+Each payment gets one `payment_intent.succeeded` event; every event is sent twice
+(close together, so the copies often race each other, as a provider's redelivery does) by
+`--senders` threads to `POST /webhooks/stripe` under gunicorn. The limit is the
+minimal INSERT + enqueue endpoint of bench/intake.py under the same settings, in
+the same run. Goal: >= 70 % of it, and zero double effects: every event recorded
+once, every top-up credited once, every wallet balance equal to its ledger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from typing import Any
+
+import requests
+
+from bench.common import (
+    bulk_topups,
+    gunicorn,
+    load,
+    minimal_limit,
+    postgres_url,
+    redis_url,
+    write_results,
+)
+from bench.drills.stack import PROJECT_DIR
+from sandbox.events import stripe_signature
+
+SECRET = "bench-webhook-secret"
+
+
+def _event(payment_id: int) -> bytes:
+    return json.dumps(
+        {
+            "id": f"evt_{uuid.uuid4().hex}",
+            "object": "event",
+            "type": "payment_intent.succeeded",
+            "created": int(time.time()),
+            "data": {
+                "object": {
+                    "id": f"pi_bench_{payment_id}",
+                    "object": "payment_intent",
+                    "status": "succeeded",
+                    "amount": 1000,
+                    "currency": "eur",
+                    "metadata": {"payment_id": str(payment_id)},
+                }
+            },
+        }
+    ).encode()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--senders", type=int, default=8)
+    args = parser.parse_args()
+    rows = []
+    with postgres_url() as db_url, redis_url() as r_url:
+        env = {
+            **os.environ,
+            "DATABASE_URL": db_url,
+            "REDIS_URL": r_url,
+            "SECRET_KEY": "bench",
+            "STRIPE_WEBHOOK_SECRET": SECRET,
+        }
+        subprocess.run(
+            [sys.executable, "-m", "flask", "--app", "app", "db", "upgrade"],
+            cwd=PROJECT_DIR,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        from app import create_app
+        from extensions import db
+
+        app = create_app({"SQLALCHEMY_DATABASE_URI": db_url, "REDIS_URL": r_url})
+        for workers in [int(w) for w in args.workers.split(",")]:
+            limit = minimal_limit(workers, env, args.senders, args.seconds)
+            # Enough events that the senders never run out: the limit's pace, twice over.
+            with app.app_context():
+                ids = bulk_topups(db, int(limit * args.seconds) + 200, "pending", f"w{workers}")
+            row = _ingest(ids, workers, env, args.senders, args.seconds)
+            with app.app_context():
+                row |= _effects(db, ids)
+            # Accepted (200) but not recorded would be an event lost.
+            row["events_lost"] = row["distinct_events_accepted"] - row["events_recorded"]
+            row |= {
+                "gunicorn_workers": workers,
+                "minimal_limit_per_s": round(limit, 1),
+                "ratio": round(row["events_per_s"] / limit, 3) if limit else None,
+            }
+            rows.append(row)
+            print(
+                f"workers={workers}  events {row['events_per_s']:7.1f}/s "
+                f"({row['duplicates_sent']} duplicates)  minimal INSERT+enqueue {limit:7.1f}/s  "
+                f"ratio {row['ratio']:5.2f}  double effects {row['double_effects']}  "
+                f"5xx {row['server_errors']}  lost {row['events_lost']}",
+                flush=True,
+            )
+        with app.app_context():
+            db.engine.dispose()
+    results = {"senders": args.senders, "duplicate_share": 0.5, "rows": rows}
+    print(f"results in {write_results('webhooks', results)}")
+
+
+def _ingest(
+    ids: list[int], workers: int, env: dict[str, str], senders: int, seconds: float
+) -> dict[str, Any]:
+    """Send every event twice, close together, for `seconds`; count what was accepted."""
+    bodies = [_event(payment_id) for payment_id in ids]
+    rng = random.Random(1)
+    deliveries: list[bytes] = []
+    for start in range(0, len(bodies), senders):
+        # A window as wide as the senders, each event in it twice in random order:
+        # half of what is sent is a duplicate, and copies often race each other.
+        window = bodies[start : start + senders] * 2
+        rng.shuffle(window)
+        deliveries.extend(window)
+    pending = iter(deliveries)
+    lock = threading.Lock()
+    sent: list[bytes] = []
+    errors = [0]
+
+    proc, url = gunicorn("wsgi:app", workers, env)
+
+    def deliver(session: requests.Session) -> bool:
+        with lock:
+            body = next(pending, None)
+        if body is None:
+            return False
+        response = session.post(
+            f"{url}/webhooks/stripe",
+            data=body,
+            headers={
+                "Content-Type": "application/json",
+                "Stripe-Signature": stripe_signature(SECRET, body, int(time.time())),
+            },
+        )
+        with lock:
+            if response.status_code >= 500:
+                errors[0] += 1
+            elif response.status_code == 200:
+                sent.append(body)
+        return response.status_code == 200
+
+    try:
+        per_s = load(deliver, senders, seconds)
+    finally:
+        proc.terminate()
+        proc.wait()
+    distinct = {json.loads(body)["id"] for body in sent}
+    return {
+        "events_per_s": round(per_s, 1),
+        "deliveries_accepted": len(sent),
+        "distinct_events_accepted": len(distinct),
+        "duplicates_sent": len(sent) - len(distinct),
+        "server_errors": errors[0],
+    }
+
+
+def _effects(db: Any, ids: list[int]) -> dict[str, Any]:
+    """Double effects: events recorded or applied more than once, top-ups credited twice."""
+    from sqlalchemy import text
+
+    from services.wallet_audit import audit_wallets
+
+    recorded = db.session.execute(
+        text(
+            "SELECT COUNT(*), COUNT(DISTINCT event_id) FROM processed_webhooks "
+            "WHERE provider = 'stripe' AND payment_id = ANY(:ids)"
+        ),
+        {"ids": ids},
+    ).one()
+    credits = db.session.execute(
+        text(
+            "SELECT COUNT(*), COUNT(DISTINCT operation_id) FROM ledger_entries "
+            "WHERE kind = 'topup' AND wallet_id IN (SELECT wallet_id FROM payments "
+            "WHERE id = ANY(:ids))"
+        ),
+        {"ids": ids},
+    ).one()
+    succeeded_twice = db.session.scalar(
+        text(
+            "SELECT COUNT(*) FROM (SELECT payment_id FROM payment_transitions "
+            "WHERE to_status = 'succeeded' AND from_status <> 'succeeded' "
+            "AND payment_id = ANY(:ids) GROUP BY payment_id HAVING COUNT(*) > 1) t"
+        ),
+        {"ids": ids},
+    )
+    succeeded = db.session.scalar(
+        text("SELECT COUNT(*) FROM payments WHERE status = 'succeeded' AND id = ANY(:ids)"),
+        {"ids": ids},
+    )
+    audit = audit_wallets()
+    db.session.rollback()
+    return {
+        "events_recorded": recorded[1],
+        "payments_succeeded": succeeded,
+        "topup_credits": credits[0],
+        "wallet_audit_mismatches": len(audit.mismatches),
+        "double_effects": (recorded[0] - recorded[1])
+        + (credits[0] - credits[1])
+        + (succeeded_twice or 0)
+        + abs(credits[0] - succeeded)
+        + len(audit.mismatches),
+    }
+
+
+if __name__ == "__main__":
+    main()
