@@ -59,7 +59,9 @@ def enqueue(
             except NoSuchJobError:
                 existing = None
         if existing is not None:
-            status = existing.get_status()
+            # The status from the same read as started_at: a fresh status next to a stale
+            # started_at made a job that started a moment ago look dead.
+            status = existing.get_status(refresh=False)
             if status == JobStatus.STARTED and is_started_job_dead and _outlived(existing):
                 log.warning(
                     "job %s of payment %s died with its worker; enqueueing it again",
