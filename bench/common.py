@@ -159,17 +159,33 @@ def load(send: Callable[[requests.Session], bool], clients: int, seconds: float)
     return sum(done) / seconds
 
 
-def minimal_limit(workers: int, env: dict[str, str], clients: int, seconds: float) -> float:
-    """Requests/s of the minimal INSERT + enqueue endpoint (bench/drills/minimal_app.py):
-    the limit for this design, measured under the same gunicorn settings."""
-    from bench.drills.minimal_app import create_table
-
-    create_table(env["DATABASE_URL"])
-    proc, url = gunicorn("bench.drills.minimal_app:app", workers, env)
+@contextmanager
+def served(target: str, workers: int, env: dict[str, str]) -> Iterator[str]:
+    """`target` under gunicorn for the duration of the block; yields its base URL."""
+    proc, url = gunicorn(target, workers, env)
     try:
-        return load(
-            lambda session: session.post(f"{url}/intake").status_code == 201, clients, seconds
-        )
+        yield url
     finally:
         proc.terminate()
         proc.wait()
+
+
+def minimal_send(url: str) -> Callable[[requests.Session], bool]:
+    """One request to the minimal INSERT + enqueue endpoint (bench/drills/minimal_app.py,
+    its table made by create_table): the limit for this design."""
+    return lambda session: session.post(f"{url}/intake").status_code == 201
+
+
+def side_by_side(
+    sends: dict[str, Callable[[requests.Session], bool]],
+    clients: int,
+    seconds: float,
+    slices: int = 4,
+) -> dict[str, float]:
+    """Requests/s of each `send`, measured in alternating slices of the same run, so a
+    noisy neighbour on a shared machine slows all of them alike."""
+    done = dict.fromkeys(sends, 0.0)
+    for _ in range(slices):
+        for name, send in sends.items():
+            done[name] += load(send, clients, seconds / slices) * seconds / slices
+    return {name: count / seconds for name, count in done.items()}

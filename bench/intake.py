@@ -19,8 +19,36 @@ from typing import Any
 
 import requests
 
-from bench.common import gunicorn, load, minimal_limit
+from bench.common import (
+    minimal_send,
+    postgres_url,
+    redis_url,
+    served,
+    side_by_side,
+    write_results,
+)
+from bench.drills.minimal_app import create_table
 from bench.drills.stack import PROJECT_DIR
+
+
+class Payer:
+    """Pays the next open order per call, each with a fresh Idempotency-Key."""
+
+    def __init__(self, url: str, token: str, order_ids: list[int]) -> None:
+        self.url, self.auth = url, {"Authorization": f"Bearer {token}"}
+        self.pending = iter(order_ids)
+        self.lock = threading.Lock()
+
+    def __call__(self, session: requests.Session) -> bool:
+        with self.lock:
+            order_id = next(self.pending, None)
+        if order_id is None:
+            return False
+        response = session.post(
+            f"{self.url}/api/orders/{order_id}/payments",
+            headers={**self.auth, "Idempotency-Key": str(uuid.uuid4())},
+        )
+        return response.status_code == 201
 
 
 def main() -> None:
@@ -31,8 +59,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
-    from bench.common import postgres_url, redis_url, write_results
-
+    rows = []
     with postgres_url() as db_url, redis_url() as r_url:
         env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": r_url, "SECRET_KEY": "bench"}
         subprocess.run(
@@ -42,64 +69,25 @@ def main() -> None:
             check=True,
             capture_output=True,
         )
-        subprocess.run(
-            [sys.executable, "-m", "flask", "--app", "app", "seed"],
-            cwd=PROJECT_DIR,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
-        token = (
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "flask",
-                    "--app",
-                    "app",
-                    "customers",
-                    "create",
-                    f"bench-{uuid.uuid4().hex[:6]}@example.com",
-                ],
-                cwd=PROJECT_DIR,
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            .stdout.split("api token: ")[1]
-            .strip()
-        )
-        auth = {"Authorization": f"Bearer {token}"}
-        rows = []
+        from app import create_app
+        from extensions import db
+
+        app = create_app({"SQLALCHEMY_DATABASE_URI": db_url, "REDIS_URL": r_url})
+        create_table(db_url)
         for workers in [int(w) for w in args.workers.split(",")]:
-            limit = minimal_limit(workers, env, args.clients, args.seconds)
-            real, real_url = gunicorn("wsgi:app", workers, env)
-            try:
-                orders = _orders(real_url, auth, int(limit * args.seconds * 1.5) + 50)
-                pending = iter(orders)
-                lock = threading.Lock()
-
-                def pay(
-                    session: requests.Session,
-                    url: str = real_url,
-                    pending: Any = pending,
-                    lock: threading.Lock = lock,
-                ) -> bool:
-                    with lock:
-                        order_id = next(pending, None)
-                    if order_id is None:
-                        return False
-                    response = session.post(
-                        f"{url}/api/orders/{order_id}/payments",
-                        headers={**auth, "Idempotency-Key": str(uuid.uuid4())},
-                    )
-                    return response.status_code == 201
-
-                accepted = load(pay, args.clients, args.seconds)
-            finally:
-                real.terminate()
-                real.wait()
+            with app.app_context():
+                # More open orders than the clients can pay: they must never run out.
+                token, order_ids = _customer_with_orders(db, int(1500 * args.seconds) + 200)
+            with (
+                served("bench.drills.minimal_app:app", workers, env) as minimal_url,
+                served("wsgi:app", workers, env) as url,
+            ):
+                rates = side_by_side(
+                    {"minimal": minimal_send(minimal_url), "pay": Payer(url, token, order_ids)},
+                    args.clients,
+                    args.seconds,
+                )
+            accepted, limit = rates["pay"], rates["minimal"]
             rows.append(
                 {
                     "gunicorn_workers": workers,
@@ -113,18 +101,31 @@ def main() -> None:
                 f"{limit:7.1f}/s  ratio {accepted / limit:5.2f}",
                 flush=True,
             )
+        with app.app_context():
+            db.engine.dispose()
     print(f"results in {write_results('intake', {'clients': args.clients, 'rows': rows})}")
 
 
-def _orders(base: str, auth: dict[str, str], count: int) -> list[int]:
-    session = requests.Session()
-    ids = []
-    for _ in range(count):
-        response = session.post(
-            f"{base}/api/orders", headers=auth, json={"items": [{"sku": "STICK-01", "quantity": 1}]}
-        )
-        ids.append(response.json()["id"])
-    return ids
+def _customer_with_orders(db: Any, count: int) -> tuple[str, list[int]]:
+    """A customer with an API token and `count` open one-line orders (bulk SQL)."""
+    from sqlalchemy import text
+
+    from services.customers import create_customer, issue_api_token
+
+    customer = create_customer(
+        f"bench-{uuid.uuid4().hex[:8]}@example.com", "bench-password", ["EUR"]
+    )
+    token = issue_api_token(customer)
+    ids = db.session.scalars(
+        text(
+            "INSERT INTO orders (customer_id, status, total_minor, currency, created_at, "
+            "updated_at) SELECT :c, 'open', 300, 'EUR', now(), now() "
+            "FROM generate_series(1, :n) RETURNING id"
+        ),
+        {"c": customer.id, "n": count},
+    ).all()
+    db.session.commit()
+    return token, list(ids)
 
 
 if __name__ == "__main__":

@@ -27,13 +27,14 @@ import requests
 
 from bench.common import (
     bulk_topups,
-    gunicorn,
-    load,
-    minimal_limit,
+    minimal_send,
     postgres_url,
     redis_url,
+    served,
+    side_by_side,
     write_results,
 )
+from bench.drills.minimal_app import create_table
 from bench.drills.stack import PROJECT_DIR
 from sandbox.events import stripe_signature
 
@@ -89,12 +90,24 @@ def main() -> None:
         from extensions import db
 
         app = create_app({"SQLALCHEMY_DATABASE_URI": db_url, "REDIS_URL": r_url})
+        create_table(db_url)
         for workers in [int(w) for w in args.workers.split(",")]:
-            limit = minimal_limit(workers, env, args.senders, args.seconds)
-            # Enough events that the senders never run out: the limit's pace, twice over.
             with app.app_context():
-                ids = bulk_topups(db, int(limit * args.seconds) + 200, "pending", f"w{workers}")
-            row = _ingest(ids, workers, env, args.senders, args.seconds)
+                # More events than the senders can use: they must never run out.
+                ids = bulk_topups(db, int(1500 * args.seconds) + 200, "pending", f"w{workers}")
+            with (
+                served("bench.drills.minimal_app:app", workers, env) as minimal_url,
+                served("wsgi:app", workers, env) as url,
+            ):
+                deliver = Deliverer(url, ids, args.senders)
+                rates = side_by_side(
+                    {"minimal": minimal_send(minimal_url), "webhooks": deliver},
+                    args.senders,
+                    args.seconds,
+                )
+            limit = rates["minimal"]
+            row = {"events_per_s": round(rates["webhooks"], 1), **deliver.counts()}
+            row |= _apply_all(app)
             with app.app_context():
                 row |= _effects(db, ids)
             # Accepted (200) but not recorded would be an event lost.
@@ -109,7 +122,8 @@ def main() -> None:
                 f"workers={workers}  events {row['events_per_s']:7.1f}/s "
                 f"({row['duplicates_sent']} duplicates)  minimal INSERT+enqueue {limit:7.1f}/s  "
                 f"ratio {row['ratio']:5.2f}  double effects {row['double_effects']}  "
-                f"5xx {row['server_errors']}  lost {row['events_lost']}",
+                f"5xx {row['server_errors']}  lost {row['events_lost']}  "
+                f"(then applied at {row['applied_by_one_worker_per_s']}/s by one worker)",
                 flush=True,
             )
         with app.app_context():
@@ -118,59 +132,68 @@ def main() -> None:
     print(f"results in {write_results('webhooks', results)}")
 
 
-def _ingest(
-    ids: list[int], workers: int, env: dict[str, str], senders: int, seconds: float
-) -> dict[str, Any]:
-    """Send every event twice, close together, for `seconds`; count what was accepted."""
-    bodies = [_event(payment_id) for payment_id in ids]
-    rng = random.Random(1)
-    deliveries: list[bytes] = []
-    for start in range(0, len(bodies), senders):
-        # A window as wide as the senders, each event in it twice in random order:
-        # half of what is sent is a duplicate, and copies often race each other.
-        window = bodies[start : start + senders] * 2
-        rng.shuffle(window)
-        deliveries.extend(window)
-    pending = iter(deliveries)
-    lock = threading.Lock()
-    sent: list[bytes] = []
-    errors = [0]
+class Deliverer:
+    """Sends the next event per call (each event twice, close together); counts answers."""
 
-    proc, url = gunicorn("wsgi:app", workers, env)
+    def __init__(self, url: str, ids: list[int], senders: int) -> None:
+        self.url = url
+        bodies = [_event(payment_id) for payment_id in ids]
+        rng = random.Random(1)
+        deliveries: list[bytes] = []
+        for start in range(0, len(bodies), senders):
+            # A window as wide as the senders, each event in it twice in random order:
+            # half of what is sent is a duplicate, and copies often race each other.
+            window = bodies[start : start + senders] * 2
+            rng.shuffle(window)
+            deliveries.extend(window)
+        self.pending = iter(deliveries)
+        self.lock = threading.Lock()
+        self.accepted: list[bytes] = []
+        self.server_errors = 0
 
-    def deliver(session: requests.Session) -> bool:
-        with lock:
-            body = next(pending, None)
+    def __call__(self, session: requests.Session) -> bool:
+        with self.lock:
+            body = next(self.pending, None)
         if body is None:
             return False
         response = session.post(
-            f"{url}/webhooks/stripe",
+            f"{self.url}/webhooks/stripe",
             data=body,
             headers={
                 "Content-Type": "application/json",
                 "Stripe-Signature": stripe_signature(SECRET, body, int(time.time())),
             },
         )
-        with lock:
+        with self.lock:
             if response.status_code >= 500:
-                errors[0] += 1
+                self.server_errors += 1
             elif response.status_code == 200:
-                sent.append(body)
+                self.accepted.append(body)
         return response.status_code == 200
 
-    try:
-        per_s = load(deliver, senders, seconds)
-    finally:
-        proc.terminate()
-        proc.wait()
-    distinct = {json.loads(body)["id"] for body in sent}
-    return {
-        "events_per_s": round(per_s, 1),
-        "deliveries_accepted": len(sent),
-        "distinct_events_accepted": len(distinct),
-        "duplicates_sent": len(sent) - len(distinct),
-        "server_errors": errors[0],
-    }
+    def counts(self) -> dict[str, Any]:
+        distinct = {json.loads(body)["id"] for body in self.accepted}
+        return {
+            "deliveries_accepted": len(self.accepted),
+            "distinct_events_accepted": len(distinct),
+            "duplicates_sent": len(self.accepted) - len(distinct),
+            "server_errors": self.server_errors,
+        }
+
+
+def _apply_all(app: Any) -> dict[str, Any]:
+    """Run the queued applications with one real RQ worker (in-process); how fast."""
+    from commands.workers import build_worker
+    from jobs.queues import MAINTENANCE_QUEUE, maintenance_queue
+
+    with app.app_context():
+        queued = maintenance_queue().count
+        started = time.perf_counter()
+        build_worker(app, [MAINTENANCE_QUEUE], simple=True).work(
+            burst=True, logging_level="WARNING"
+        )
+        seconds = time.perf_counter() - started
+    return {"applied_by_one_worker_per_s": round(queued / seconds, 1) if seconds else None}
 
 
 def _effects(db: Any, ids: list[int]) -> dict[str, Any]:

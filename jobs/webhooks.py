@@ -1,4 +1,4 @@
-"""RQ entry points for webhooks: retry unmatched events, backfill undelivered ones."""
+"""RQ entry points for webhooks: apply recorded events, retry unmatched ones, backfill."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ from services import webhooks
 from services.provider_clients import provider_for
 
 log = logging.getLogger(__name__)
+
+
+def apply_webhook_job(record_id: int) -> str:
+    """Apply an event the web request recorded (maintenance queue: it calls no provider)."""
+    return webhooks.apply_recorded(record_id)
 
 
 def retry_pending_webhooks_job() -> int:

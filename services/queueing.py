@@ -13,13 +13,14 @@ from rq.queue import Queue
 from rq.registry import ScheduledJobRegistry
 
 from extensions import redis_client
-from jobs.queues import JOB_TIMEOUT_S, provider_queue
+from jobs.queues import JOB_TIMEOUT_S, maintenance_queue, provider_queue
 
 log = logging.getLogger(__name__)
 
 # Referenced by path so services never import jobs (jobs import services).
 CHARGE_JOB = "jobs.payments.charge_payment_job"
 RECONCILE_JOB = "jobs.payments.reconcile_payment_job"
+APPLY_WEBHOOK_JOB = "jobs.webhooks.apply_webhook_job"
 SCHEDULER_OVERDUE_S = 10  # RQ's scheduler moves due jobs every second
 ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
@@ -96,6 +97,20 @@ def enqueue(
             provider,
             exc,
         )
+        return False
+
+
+def enqueue_webhook(record_id: int) -> bool:
+    """Queue the application of a just-recorded webhook event on the maintenance queue.
+
+    Returns False (and logs) when Redis is unreachable: the event stays `pending`
+    and the periodic retry of pending events applies it.
+    """
+    try:
+        maintenance_queue().enqueue(APPLY_WEBHOOK_JOB, record_id, job_id=f"webhook-{record_id}")
+        return True
+    except RedisError as exc:
+        log.warning("could not enqueue webhook event %s (Redis: %s); retried later", record_id, exc)
         return False
 
 

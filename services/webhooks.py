@@ -1,11 +1,16 @@
 """Incoming provider events: verified, recorded once, applied under a row lock.
 
-The processed_webhooks row and the event's effect commit together or not at all;
-UNIQUE(provider, event_id) turns every redelivery into a no-op.
+The web request verifies the signature and records the event (UNIQUE(provider,
+event_id) turns every redelivery into a no-op), commits, queues its application
+and answers: one INSERT and one enqueue, so a burst of deliveries costs little.
+The apply job locks the event row and the payment; the effect and the event's
+`applied` state commit together or not at all. An event whose job was lost stays
+`pending` and is applied by the periodic retry.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
@@ -15,7 +20,7 @@ from typing import Any
 
 from flask import current_app
 from redis.exceptions import RedisError
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -31,6 +36,7 @@ from providers.events import (
     verify_acquirer,
     verify_stripe,
 )
+from services import queueing
 from services.payment_state import move
 
 log = logging.getLogger(__name__)
@@ -63,7 +69,7 @@ def scheme_for(provider: str) -> WebhookScheme:
 def receive(
     provider: str, headers: Mapping[str, str], body: bytes, now: float | None = None
 ) -> str:
-    """Verify, parse and ingest one delivery; return applied|duplicate|ignored|pending.
+    """Verify, parse and record one delivery; return accepted|duplicate.
 
     Raises UnknownProviderError or WebhookError (nothing written) for bad requests.
     """
@@ -74,32 +80,73 @@ def receive(
     return ingest(provider, scheme.parse(payload), payload)
 
 
-def ingest(provider: str, event: ProviderEvent, payload: dict[str, Any]) -> str:
-    """Record the event once and apply it, in one transaction. Commits."""
-    insert = pg_insert if db.engine.dialect.name == "postgresql" else sqlite_insert
-    statement = (
-        insert(ProcessedWebhook)
-        .values(
-            provider=provider,
-            event_id=event.event_id,
-            event_type=event.event_type,
-            payload=payload,
-            event_created_at=event.created_at,
-            received_at=utcnow(),
-            state="pending",
-            note="",
-        )
-        .on_conflict_do_nothing(index_elements=["provider", "event_id"])
-        .returning(ProcessedWebhook.id)
-    )
-    record_id = db.session.execute(statement).scalar()
+def ingest(
+    provider: str, event: ProviderEvent, payload: dict[str, Any], *, apply_now: bool = False
+) -> str:
+    """Record the event once; queue its application (or, in a job already, apply it in the
+    same transaction with `apply_now`). Commits. Returns accepted|duplicate, or with
+    `apply_now` the state apply_event set."""
+    statement = _record_statement(db.engine.dialect.name)
+    params = {
+        "provider": provider,
+        "event_id": event.event_id,
+        "event_type": event.event_type,
+        "payload": payload,
+        "event_created_at": event.created_at,
+        "received_at": utcnow(),
+    }
+    if not apply_now:
+        # One statement, atomic on its own: autocommit saves the BEGIN and COMMIT trips.
+        with db.engine.connect() as conn:
+            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
+            record_id = autocommit.execute(statement, params).scalar()
+        if record_id is None:
+            return "duplicate"  # someone recorded it first (redelivery, another node)
+        queueing.enqueue_webhook(record_id)
+        return "accepted"
+    record_id = db.session.execute(statement, params).scalar()
     if record_id is None:
-        # Someone recorded this event first (redelivery, or a copy on another node).
         db.session.commit()
         return "duplicate"
     record = db.session.get(ProcessedWebhook, record_id)
     assert record is not None
     state = apply_event(provider, event, record)
+    db.session.commit()
+    return state
+
+
+@functools.cache
+def _record_statement(dialect: str) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING RETURNING id, built once (it runs per delivery)."""
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    table = ProcessedWebhook.__table__
+    columns = ("provider", "event_id", "event_type", "payload", "event_created_at", "received_at")
+    return (
+        insert(table)
+        .values(
+            {
+                **{name: bindparam(name, type_=table.c[name].type) for name in columns},
+                "state": "pending",
+                "note": "received",
+            }
+        )
+        .on_conflict_do_nothing(index_elements=["provider", "event_id"])
+        .returning(table.c.id)
+    )
+
+
+def apply_recorded(record_id: int) -> str:
+    """Apply one recorded event if it is still pending (the apply job). Commits."""
+    record = db.session.scalar(
+        select(ProcessedWebhook)
+        .where(ProcessedWebhook.id == record_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if record is None or record.state != "pending":
+        db.session.rollback()  # applied by the periodic retry, or never recorded
+        return "done" if record is not None else "missing"
+    state = apply_event(record.provider, SCHEMES[record.provider].parse(record.payload), record)
     db.session.commit()
     return state
 
@@ -215,7 +262,7 @@ def backfill(provider_name: str, events: list[dict[str, Any]]) -> dict[str, int]
         except WebhookError as exc:
             log.warning("backfill: skipped a malformed %s event: %s", provider_name, exc)
             continue
-        state = ingest(provider_name, event, payload)
+        state = ingest(provider_name, event, payload, apply_now=True)
         counts[state] = counts.get(state, 0) + 1
     return counts
 
@@ -228,7 +275,9 @@ def record_duplicate(provider: str) -> None:
     """Count a redelivery for the dashboard (best effort: Redis may be down)."""
     try:
         key = duplicates_key(utcnow().date().isoformat())
-        redis_client.client.incr(key)
-        redis_client.client.expire(key, 3 * 24 * 3600)
+        pipe = redis_client.client.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, 3 * 24 * 3600)
+        pipe.execute()
     except RedisError as exc:
         log.warning("could not count a duplicate %s webhook: %s", provider, exc)

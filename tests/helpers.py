@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from commands.workers import build_worker
 from extensions import db
-from jobs.queues import provider_queue_name
+from jobs.queues import MAINTENANCE_QUEUE, provider_queue_name
 from models import Payment, Product
 from services.customers import create_customer, issue_api_token
 
@@ -61,6 +61,12 @@ def run_jobs(app: Flask, provider: str = "stripe") -> None:
     """Run every queued job of a provider queue in-process with a real RQ worker (burst)."""
     with app.app_context():
         build_worker(app, [provider_queue_name(provider)], simple=True).work(burst=True)
+
+
+def run_maintenance_jobs(app: Flask) -> None:
+    """Run the maintenance queue (webhook applications, sweeps) with a real RQ worker."""
+    with app.app_context():
+        build_worker(app, [MAINTENANCE_QUEUE], simple=True).work(burst=True)
 
 
 def scheduled_job_ids(app: Flask, provider: str = "stripe") -> list[str]:

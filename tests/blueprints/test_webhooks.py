@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from devtools.servers import free_port
 from extensions import db
-from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
+from jobs.webhooks import apply_webhook_job, backfill_webhooks_job, retry_pending_webhooks_job
 from models import (
     LedgerEntry,
     Payment,
@@ -30,7 +30,7 @@ from models import (
 from sandbox.events import acquirer_signature, stripe_signature
 from services.charging import charge_payment
 from tests.factories import make_customer, make_order, make_payment, make_wallet
-from tests.helpers import payment
+from tests.helpers import payment, run_maintenance_jobs
 
 SECRET = "whsec_sandbox"
 
@@ -104,11 +104,24 @@ def new_payment(app: Flask, topup: bool = False) -> int:
         return created.id
 
 
+def last_state(app: Flask) -> str:
+    """The state of the newest recorded event, after the queued applications ran."""
+    run_maintenance_jobs(app)
+    with app.app_context():
+        state = db.session.scalars(
+            select(ProcessedWebhook.state).order_by(ProcessedWebhook.id.desc())
+        ).first()
+    assert state is not None
+    return state
+
+
 def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) -> None:
     payment_id = new_payment(app)
     event = stripe_event(payment_id)
-    assert signed_post(client, event).get_json() == {"status": "applied"}
+    assert signed_post(client, event).get_json() == {"status": "accepted"}
+    assert payment(app, payment_id).status == PaymentStatus.PENDING  # recorded, not applied yet
     assert signed_post(client, event).get_json() == {"status": "duplicate"}
+    assert last_state(app) == "applied"
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     assert payment(app, payment_id).provider_payment_id == "pi_test"
     assert rows(app, ProcessedWebhook) == 1
@@ -132,7 +145,8 @@ def test_ten_copies_at_once_credit_a_topup_once(app: Flask) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(states) == ["applied"] + ["duplicate"] * 9
+    assert sorted(states) == ["accepted"] + ["duplicate"] * 9
+    assert last_state(app) == "applied"
     assert rows(app, ProcessedWebhook) == 1
     assert rows(app, PaymentTransition) == 1
     assert rows(app, LedgerEntry) == 1
@@ -162,7 +176,8 @@ def test_webhook_before_the_charge_call_returns(
         content_type="application/json",
         headers={"Stripe-Signature": delivery.headers["Stripe-Signature"]},
     )
-    assert response.get_json() == {"status": "applied"}
+    assert response.get_json() == {"status": "accepted"}
+    assert last_state(app) == "applied"
     assert charging.is_alive()  # our own call has not returned yet
     charging.join()
     with app.app_context():
@@ -179,10 +194,9 @@ def test_an_older_event_never_moves_a_payment_backwards(app: Flask, client: Flas
     payment_id = new_payment(app)
     now = int(time.time())
     signed_post(client, stripe_event(payment_id, created=now))
-    older = signed_post(
-        client, stripe_event(payment_id, "payment_intent.payment_failed", created=now - 10)
-    )
-    assert older.get_json() == {"status": "ignored"}
+    assert last_state(app) == "applied"
+    signed_post(client, stripe_event(payment_id, "payment_intent.payment_failed", created=now - 10))
+    assert last_state(app) == "ignored"
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     with app.app_context():
         note = db.session.scalars(
@@ -198,6 +212,7 @@ def test_failed_after_succeeded_needs_review_with_both_facts(
     now = int(time.time())
     signed_post(client, stripe_event(payment_id, created=now - 5))
     signed_post(client, stripe_event(payment_id, "payment_intent.payment_failed", created=now))
+    assert last_state(app) == "applied"
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
     with app.app_context():
         last = db.session.scalars(
@@ -209,7 +224,8 @@ def test_failed_after_succeeded_needs_review_with_both_facts(
 def test_unknown_event_types_are_recorded_without_effect(app: Flask, client: FlaskClient) -> None:
     payment_id = new_payment(app)
     response = signed_post(client, stripe_event(payment_id, "payment_intent.created"))
-    assert response.get_json() == {"status": "ignored"}
+    assert response.get_json() == {"status": "accepted"}
+    assert last_state(app) == "ignored"
     assert rows(app, ProcessedWebhook) == 1
     assert payment(app, payment_id).status == PaymentStatus.PENDING
 
@@ -218,7 +234,8 @@ def test_event_for_a_payment_not_yet_known_is_kept_and_applied_later(
     app: Flask, client: FlaskClient
 ) -> None:
     event = stripe_event(None, intent_id="pi_later")  # no metadata: matched by provider id
-    assert signed_post(client, event).get_json() == {"status": "pending"}
+    assert signed_post(client, event).get_json() == {"status": "accepted"}
+    assert last_state(app) == "pending"  # kept for later
     payment_id = new_payment(app)
     with app.app_context():
         found = db.session.get(Payment, payment_id)
@@ -260,7 +277,8 @@ def test_acquirer_webhooks_use_its_scheme_and_our_reference(
             "X-Acquirer-Signature": acquirer_signature("acqwh_sandbox", body, t),
         },
     )
-    assert response.get_json() == {"status": "applied"}
+    assert response.get_json() == {"status": "accepted"}
+    assert last_state(app) == "applied"
     failed = payment(app, payment_id)
     assert failed.status == PaymentStatus.FAILED and failed.decline_code == "do_not_honour"
 
@@ -440,3 +458,19 @@ def test_backfill_picks_up_undelivered_events_once(
     assert resolved.status == PaymentStatus.SUCCEEDED
     assert webhook_receiver.deliveries == []
     assert rows(app, ProcessedWebhook) == 1
+
+
+def test_redis_down_at_receipt_loses_no_event(app: Flask, make_app: Any) -> None:
+    payment_id = new_payment(app)
+    no_redis = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")
+    response = signed_post(no_redis.test_client(), stripe_event(payment_id))
+    assert response.get_json() == {"status": "accepted"}  # recorded; its job could not be queued
+    run_maintenance_jobs(app)
+    assert payment(app, payment_id).status == PaymentStatus.PENDING
+    with app.app_context():
+        assert retry_pending_webhooks_job() == 1  # the periodic retry applies it
+        record_id = db.session.scalar(select(ProcessedWebhook.id))
+        assert record_id is not None
+        assert apply_webhook_job(record_id) == "done"  # a late job changes nothing
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert rows(app, PaymentTransition) == 1
