@@ -24,11 +24,20 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 
+# Every benchmark and both drills (about 20 minutes; results in bench/results/).
+# Benchmarks run on a throwaway PostgreSQL (or BENCH_DATABASE_URL); the drills
+# once on a throwaway PostgreSQL and once on the embedded SQLite default.
 bench: $(STAMP)
 	$(BIN)/python -m bench.wallet_debits
 	$(BIN)/python -m bench.breaker
 	$(BIN)/python -m bench.dashboard
 	$(BIN)/python -m bench.intake
+	$(BIN)/python -m bench.webhooks
+	$(BIN)/python -m bench.reconcile_drain
+	$(BIN)/flask --app app drill outage --database postgres
+	$(BIN)/flask --app app drill outage --database sqlite
+	$(BIN)/flask --app app drill chaos --database postgres
+	$(BIN)/flask --app app drill chaos --database sqlite
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .mypy_cache .ruff_cache

@@ -10,9 +10,11 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +38,28 @@ def wait_for_port(port: int, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
         except OSError:
             time.sleep(0.05)
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While a server runs, SIGTERM (from `timeout`, CI, kill) unwinds like Ctrl-C, so the
+    `finally` blocks stop the server and remove its files instead of leaving them behind.
+
+    Only in the main thread, and only if nobody else handles SIGTERM already."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(
+        signal.SIGTERM
+    ) not in (signal.SIG_DFL, None):
+        yield
+        return
+
+    def unwind(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGTERM, unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def redis_server_binary() -> str:
@@ -96,12 +120,13 @@ class RedisServer:
 def redis_server() -> Iterator[RedisServer]:
     """Yield a started RedisServer on a free port; stop it and remove its files afterwards."""
     server = RedisServer(tempfile.mkdtemp(prefix="test-redis-"), free_port())
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(server.workdir, ignore_errors=True)
+    with _sigterm_unwinds():
+        try:
+            server.start()
+            yield server
+        finally:
+            server.stop()
+            shutil.rmtree(server.workdir, ignore_errors=True)
 
 
 @contextmanager
@@ -196,6 +221,11 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
             raise RuntimeError("running as root but there is no 'postgres' user") from None
         os.chown(workdir, pw.pw_uid, pw.pw_gid)
     cluster = PostgresCluster(bin_dir, workdir, free_port())
+    with _sigterm_unwinds():
+        yield from _run_cluster(cluster, workdir)
+
+
+def _run_cluster(cluster: PostgresCluster, workdir: Path) -> Iterator[PostgresCluster]:
     started = False
     try:
         cluster.run(
