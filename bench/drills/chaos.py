@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -396,6 +397,7 @@ def _invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
     with sweeper.app.app_context():
         payments = db.session.scalars(select(Payment)).all()
         statuses = Counter(p.status.value for p in payments)
+        review_reasons: Counter[str] = Counter()
         for payment in payments:
             charged = succeeded_charges.get(str(payment.id), 0)
             if payment.status not in (
@@ -420,6 +422,8 @@ def _invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
                 )
                 if not reason:
                     violations.append(f"payment {payment.id} needs review without a reason")
+                else:
+                    review_reasons[re.sub(r"\d+", "N", reason)[:120]] += 1
         # A top-up credits the wallet exactly once, and only when it succeeded.
         known = {str(p.id) for p in payments}
         for ref in succeeded_charges.keys() - known:
@@ -473,6 +477,7 @@ def _invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
     return {
         "payments": len(payments),
         "final_statuses": dict(statuses),
+        "needs_review_reasons": dict(review_reasons),
         "orders": len(orders),
         "double_charges": len(charges["double_charged_payments"]),
         "provider_charges_succeeded": sum(succeeded_charges.values()),
@@ -496,6 +501,7 @@ def print_report(results: dict[str, Any]) -> None:
     for key in (
         "payments",
         "final_statuses",
+        "needs_review_reasons",
         "orders",
         "double_charges",
         "provider_charges_succeeded",

@@ -3,9 +3,11 @@ the naive integration that caused it, with the same traffic and the same faults.
 
     flask --app app drill outage [--viewers 4] [--pay-rate 2] [--phase-s 8] [--hang-s 8]
 
-Phases: baseline (provider at ~300 ms), outage (the provider hangs), degraded
-(commit-then-timeout and 5xx), recovery. Reported as a table and as JSON
-(bench/results/outage.json).
+Phases: baseline (provider at ~300 ms), outage (the provider hangs for hang-s),
+degraded (half the charges commit, then the answer is held for hang-s; 503 on
+30 % of requests), recovery. Both systems get the same traffic and faults.
+Reported as a table, PASS/FAIL lines and JSON (bench/results/outage-<database>.json);
+exit 1 when a check fails.
 """
 
 from __future__ import annotations
@@ -127,7 +129,7 @@ def _faults(sandbox: str, phase: str, hang_s: float) -> None:
     if phase == "outage":
         add(kind="hang", seconds=hang_s, dialect="stripe")
     elif phase == "degraded":
-        add(kind="commit_timeout", hold_s=3, rate=0.5, dialect="stripe", endpoint="create")
+        add(kind="commit_timeout", hold_s=hang_s, rate=0.5, dialect="stripe", endpoint="create")
         add(kind="error", status=503, rate=0.3, dialect="stripe")
 
 
