@@ -65,6 +65,8 @@ SETTINGS = {
     "BREAKER_MIN_CALLS": "20",
     "BREAKER_SLOW_CALL_S": "1.5",
     "RECONCILE_DELAYS_S": "1,2,4,8",
+    # Escalate to review after about 25 s of "still unknown", well inside the settle time.
+    "RECONCILE_MAX_ATTEMPTS": "5",
     "CHARGE_DEFER_S": "1",
     "PENDING_SWEEP_GRACE_S": "3",
 }

@@ -54,6 +54,7 @@ SETTINGS = {
     "BREAKER_MIN_CALLS": "20",
     "BREAKER_SLOW_CALL_S": "1.5",
     "RECONCILE_DELAYS_S": "1,2,4,8",
+    "RECONCILE_MAX_ATTEMPTS": "5",  # escalate within ~25 s, inside the settle time
     "CHARGE_DEFER_S": "1",
     "PENDING_SWEEP_GRACE_S": "5",
 }
