@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from contextlib import suppress
 
+import psycopg
 from flask import Flask, Response, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
@@ -22,7 +23,16 @@ JSON_PREFIXES = ("/api/", "/webhooks/")
 def register(app: Flask) -> None:
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(Exception, unexpected_error)
-    for outage in (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError):
+    # psycopg's own errors too: the wallet's hot path talks to the driver directly.
+    outages = (
+        OperationalError,
+        InterfaceError,
+        psycopg.OperationalError,
+        psycopg.InterfaceError,
+        RedisConnectionError,
+        RedisTimeoutError,
+    )
+    for outage in outages:
         app.register_error_handler(outage, dependency_down)
 
 

@@ -44,3 +44,17 @@ def test_a_database_outage_is_a_503_not_a_500(make_app: Any) -> None:
     api = client.get("/api/payments/1", headers={"Authorization": "Bearer abc"})
     assert api.status_code == 503
     assert api.get_json()["error"]["code"] == "service_unavailable"
+
+
+def test_a_connection_lost_under_the_driver_is_a_503(make_app: Any) -> None:
+    import psycopg
+
+    app = make_app()
+
+    def lost() -> str:
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    app.add_url_rule("/api/lost", "lost", lost)  # what the wallet's hot path would raise
+    response = app.test_client().get("/api/lost")
+    assert response.status_code == 503
+    assert response.get_json()["error"]["code"] == "service_unavailable"
