@@ -4,7 +4,10 @@
 
 The limit is a minimal Flask endpoint doing one INSERT and one RQ enqueue
 (bench/drills/minimal_app.py) under the same gunicorn settings, in the same run.
-Goal: the real `POST /api/orders/<id>/payments` reaches >= 70 % of it.
+Goal: the real `POST /api/orders/<id>/payments` reaches >= 70 % of it. A third
+endpoint, this app checking the bearer token and enqueueing without writing
+anything (bench/drills/auth_only_app.py), shows the ceiling for any intake that
+authenticates each request.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -78,32 +82,45 @@ def main() -> None:
             with app.app_context():
                 # More open orders than the clients can pay: they must never run out.
                 token, order_ids = _customer_with_orders(db, int(1500 * args.seconds) + 200)
+            auth = {"Authorization": f"Bearer {token}"}
             with (
                 served("bench.drills.minimal_app:app", workers, env) as minimal_url,
                 served("wsgi:app", workers, env) as url,
+                served("bench.drills.auth_only_app:app", workers, env) as auth_url,
             ):
                 rates = side_by_side(
-                    {"minimal": minimal_send(minimal_url), "pay": Payer(url, token, order_ids)},
+                    {
+                        "minimal": minimal_send(minimal_url),
+                        "pay": Payer(url, token, order_ids),
+                        "auth_only": _poster(f"{auth_url}/bench/auth-and-enqueue", auth),
+                    },
                     args.clients,
                     args.seconds,
                 )
-            accepted, limit = rates["pay"], rates["minimal"]
+            accepted, limit, ceiling = rates["pay"], rates["minimal"], rates["auth_only"]
             rows.append(
                 {
                     "gunicorn_workers": workers,
                     "payments_per_s": round(accepted, 1),
                     "minimal_limit_per_s": round(limit, 1),
                     "ratio": round(accepted / limit, 3) if limit else None,
+                    "auth_and_enqueue_only_per_s": round(ceiling, 1),
+                    "auth_and_enqueue_only_ratio": round(ceiling / limit, 3) if limit else None,
                 }
             )
             print(
                 f"workers={workers}  payments {accepted:7.1f}/s  minimal INSERT+enqueue "
-                f"{limit:7.1f}/s  ratio {accepted / limit:5.2f}",
+                f"{limit:7.1f}/s  ratio {accepted / limit:5.2f}  (token check + enqueue, "
+                f"no writes: {ceiling:7.1f}/s, ratio {ceiling / limit:4.2f})",
                 flush=True,
             )
         with app.app_context():
             db.engine.dispose()
     print(f"results in {write_results('intake', {'clients': args.clients, 'rows': rows})}")
+
+
+def _poster(url: str, headers: dict[str, str]) -> Callable[[requests.Session], bool]:
+    return lambda session: session.post(url, headers=headers).status_code == 201
 
 
 def _customer_with_orders(db: Any, count: int) -> tuple[str, list[int]]:
