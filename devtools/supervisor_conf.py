@@ -17,6 +17,9 @@ from jobs.queues import JOB_TIMEOUT_S, MAINTENANCE_QUEUE, provider_queue_name
 DEFAULT_PROVIDERS = ["stripe", "acquirer"]
 # Worker processes per provider queue in production: Stripe carries most traffic.
 PRODUCTION_WORKER_PROCS = {"stripe": 4, "acquirer": 2}
+# The maintenance queue applies every webhook event (one worker: ~150-180 events/s,
+# bench/webhooks.py) besides the sweeps: two, so a redelivery storm drains twice as fast.
+PRODUCTION_MAINTENANCE_PROCS = 2
 # supervisor waits this long after TERM before KILL: longer than a job may run,
 # so a worker finishing a charge is never killed mid-call.
 STOP_WAIT_S = JOB_TIMEOUT_S + 15
@@ -124,6 +127,8 @@ def render(layout: Layout) -> str:
             f"{b}/flask --app app worker {MAINTENANCE_QUEUE}",
             layout,
             priority=20,
+            numprocs=1 if layout.is_dev else PRODUCTION_MAINTENANCE_PROCS,
+            process_name="%(program_name)s-%(process_num)02d",
             stopwaitsecs=STOP_WAIT_S,
         )
     )
