@@ -23,6 +23,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
 
 from extensions import db, redis_client
 from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource
@@ -234,21 +235,38 @@ def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
     return None
 
 
-def retry_pending_events(limit: int = 100) -> int:
-    """Apply events whose payment was not found when they arrived. Returns how many applied."""
-    query = (
-        select(ProcessedWebhook)
-        .where(ProcessedWebhook.state == "pending")
-        .order_by(ProcessedWebhook.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    )
-    applied = 0
-    for record in db.session.scalars(query).all():
-        event = SCHEMES[record.provider].parse(record.payload)
-        if apply_event(record.provider, event, record) != "pending":
-            applied += 1
-    db.session.commit()
+RETRY_BUDGET_S = 40.0  # one run stays well inside the 60 s job timeout
+
+
+def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> int:
+    """Apply pending events: their payment was not found yet, or their job was lost (Redis
+    was down when they arrived). Walks every pending event once, a committed batch at a
+    time, until the time budget runs out. Returns how many were applied."""
+    deadline = time.monotonic() + budget_s
+    applied, after_id = 0, 0
+    while time.monotonic() < deadline:
+        records = db.session.scalars(
+            select(ProcessedWebhook)
+            .where(ProcessedWebhook.state == "pending", ProcessedWebhook.id > after_id)
+            .order_by(ProcessedWebhook.id)
+            .limit(batch)
+            .with_for_update(skip_locked=True)
+        ).all()
+        if not records:
+            break
+        for record in records:
+            event = SCHEMES[record.provider].parse(record.payload)
+            try:
+                with db.session.begin_nested():  # one event that cannot apply blocks no other
+                    state = apply_event(record.provider, event, record)
+            except IntegrityError as exc:
+                log.error("webhook event %s could not be applied: %s", record.event_id, exc.orig)
+                continue
+            if state != "pending":
+                applied += 1
+        after_id = records[-1].id
+        db.session.commit()
+    db.session.rollback()
     return applied
 
 

@@ -29,6 +29,7 @@ from models import (
 )
 from sandbox.events import acquirer_signature, stripe_signature
 from services.charging import charge_payment
+from services.webhooks import retry_pending_events
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 from tests.helpers import payment, run_maintenance_jobs
 
@@ -474,3 +475,27 @@ def test_redis_down_at_receipt_loses_no_event(app: Flask, make_app: Any) -> None
         assert apply_webhook_job(record_id) == "done"  # a late job changes nothing
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     assert rows(app, PaymentTransition) == 1
+
+
+def test_a_backlog_of_pending_events_is_applied_in_one_run(app: Flask, make_app: Any) -> None:
+    """Events recorded while Redis was down (no jobs) are all applied by one retry run, a
+    batch at a time; events that cannot apply yet stay pending and hold up nothing."""
+    ids = [new_payment(app) for _ in range(25)]
+    no_redis = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0").test_client()
+    for payment_id in ids:
+        event = stripe_event(payment_id, intent_id=f"pi_{payment_id}")
+        assert signed_post(no_redis, event).get_json()["status"] == "accepted"
+    signed_post(no_redis, stripe_event(None, intent_id="pi_nobody"))
+    # An event naming a provider payment another payment already has cannot apply (UNIQUE);
+    # it stays pending and blocks none of the events after it.
+    lonely = new_payment(app)
+    signed_post(no_redis, stripe_event(lonely, intent_id=f"pi_{ids[0]}"))
+    for payment_id in ids[:3]:  # three more events (new ids) after it
+        signed_post(no_redis, stripe_event(payment_id, intent_id=f"pi_{payment_id}"))
+    with app.app_context():
+        assert retry_pending_events(batch=10) == 28  # three batches, one run
+        assert retry_pending_events(batch=10) == 0  # the two that cannot apply are left
+        states = db.session.scalars(select(ProcessedWebhook.state)).all()
+    assert sorted(states) == ["applied"] * 28 + ["pending"] * 2
+    assert all(payment(app, payment_id).status == PaymentStatus.SUCCEEDED for payment_id in ids)
+    assert payment(app, lonely).status == PaymentStatus.PENDING
