@@ -10,14 +10,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import requests
 
-from bench.drills.stack import PROJECT_DIR
+from bench.drills.stack import PROJECT_DIR, migrate
 from devtools.servers import (
     free_port,
     throwaway_postgres,
@@ -76,6 +76,7 @@ def sandbox_url() -> Iterator[str]:
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
             [sys.executable, "-m", "sandbox", "--port", str(port), "--db", f"{tmp}/sandbox.db"],
+            cwd=PROJECT_DIR,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -115,8 +116,10 @@ def bulk_topups(db: Any, count: int, status: str, tag: str) -> list[int]:
     return list(ids)
 
 
-def gunicorn(target: str, workers: int, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    """Serve `target` with gunicorn (gthread, 4 threads per worker); (process, base URL)."""
+def gunicorn(
+    target: str, workers: int, env: dict[str, str], threads: int = 4
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Serve `target` with gunicorn (gthread); (process, base URL)."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -129,7 +132,7 @@ def gunicorn(target: str, workers: int, env: dict[str, str]) -> tuple[subprocess
             "--worker-class",
             "gthread",
             "--threads",
-            "4",
+            str(threads),
         ],
         cwd=PROJECT_DIR,
         env=env,
@@ -160,9 +163,9 @@ def load(send: Callable[[requests.Session], bool], clients: int, seconds: float)
 
 
 @contextmanager
-def served(target: str, workers: int, env: dict[str, str]) -> Iterator[str]:
+def served(target: str, workers: int, env: dict[str, str], threads: int = 4) -> Iterator[str]:
     """`target` under gunicorn for the duration of the block; yields its base URL."""
-    proc, url = gunicorn(target, workers, env)
+    proc, url = gunicorn(target, workers, env, threads)
     try:
         yield url
     finally:
@@ -189,3 +192,41 @@ def side_by_side(
         for name, send in sends.items():
             done[name] += load(send, clients, seconds / slices) * seconds / slices
     return {name: count / seconds for name, count in done.items()}
+
+
+@contextmanager
+def benchmark_system(**settings: str) -> Iterator[tuple[dict[str, str], Any]]:
+    """A migrated PostgreSQL and a Redis (throwaway unless BENCH_* URLs are set), the
+    minimal endpoint's table, and an app bound to them; yields (environment, app)."""
+    from app import create_app
+    from bench.drills.minimal_app import create_table
+    from extensions import db
+
+    with postgres_url() as db_url, redis_url() as r_url:
+        env = {
+            **os.environ,
+            "DATABASE_URL": db_url,
+            "REDIS_URL": r_url,
+            "SECRET_KEY": "bench",
+            **settings,
+        }
+        migrate(env)
+        create_table(db_url)
+        app = create_app({"SQLALCHEMY_DATABASE_URI": db_url, "REDIS_URL": r_url})
+        try:
+            yield env, app
+        finally:
+            with app.app_context():
+                db.engine.dispose()
+
+
+class Feed:
+    """Hands the next item to whichever sender thread asks; None when all are used."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self._items = iter(items)
+        self._lock = threading.Lock()
+
+    def take(self) -> Any:
+        with self._lock:
+            return next(self._items, None)

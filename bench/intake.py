@@ -13,10 +13,6 @@ authenticates each request.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -24,15 +20,13 @@ from typing import Any
 import requests
 
 from bench.common import (
+    Feed,
+    benchmark_system,
     minimal_send,
-    postgres_url,
-    redis_url,
     served,
     side_by_side,
     write_results,
 )
-from bench.drills.minimal_app import create_table
-from bench.drills.stack import PROJECT_DIR
 
 
 class Payer:
@@ -40,12 +34,10 @@ class Payer:
 
     def __init__(self, url: str, token: str, order_ids: list[int]) -> None:
         self.url, self.auth = url, {"Authorization": f"Bearer {token}"}
-        self.pending = iter(order_ids)
-        self.lock = threading.Lock()
+        self.orders = Feed(order_ids)
 
     def __call__(self, session: requests.Session) -> bool:
-        with self.lock:
-            order_id = next(self.pending, None)
+        order_id = self.orders.take()
         if order_id is None:
             return False
         response = session.post(
@@ -64,20 +56,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
     rows = []
-    with postgres_url() as db_url, redis_url() as r_url:
-        env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": r_url, "SECRET_KEY": "bench"}
-        subprocess.run(
-            [sys.executable, "-m", "flask", "--app", "app", "db", "upgrade"],
-            cwd=PROJECT_DIR,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
-        from app import create_app
+    with benchmark_system() as (env, app):
         from extensions import db
 
-        app = create_app({"SQLALCHEMY_DATABASE_URI": db_url, "REDIS_URL": r_url})
-        create_table(db_url)
         for workers in [int(w) for w in args.workers.split(",")]:
             with app.app_context():
                 # More open orders than the clients can pay: they must never run out.
@@ -114,8 +95,6 @@ def main() -> None:
                 f"no writes: {ceiling:7.1f}/s, ratio {ceiling / limit:4.2f})",
                 flush=True,
             )
-        with app.app_context():
-            db.engine.dispose()
     print(f"results in {write_results('intake', {'clients': args.clients, 'rows': rows})}")
 
 

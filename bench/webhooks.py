@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -26,16 +23,14 @@ from typing import Any
 import requests
 
 from bench.common import (
+    Feed,
+    benchmark_system,
     bulk_topups,
     minimal_send,
-    postgres_url,
-    redis_url,
     served,
     side_by_side,
     write_results,
 )
-from bench.drills.minimal_app import create_table
-from bench.drills.stack import PROJECT_DIR
 from sandbox.events import stripe_signature
 
 SECRET = "bench-webhook-secret"
@@ -71,26 +66,9 @@ def main() -> None:
     parser.add_argument("--senders", type=int, default=8)
     args = parser.parse_args()
     rows = []
-    with postgres_url() as db_url, redis_url() as r_url:
-        env = {
-            **os.environ,
-            "DATABASE_URL": db_url,
-            "REDIS_URL": r_url,
-            "SECRET_KEY": "bench",
-            "STRIPE_WEBHOOK_SECRET": SECRET,
-        }
-        subprocess.run(
-            [sys.executable, "-m", "flask", "--app", "app", "db", "upgrade"],
-            cwd=PROJECT_DIR,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
-        from app import create_app
+    with benchmark_system(STRIPE_WEBHOOK_SECRET=SECRET) as (env, app):
         from extensions import db
 
-        app = create_app({"SQLALCHEMY_DATABASE_URI": db_url, "REDIS_URL": r_url})
-        create_table(db_url)
         for workers in [int(w) for w in args.workers.split(",")]:
             with app.app_context():
                 # More events than the senders can use: they must never run out.
@@ -126,8 +104,6 @@ def main() -> None:
                 f"(then applied at {row['applied_by_one_worker_per_s']}/s by one worker)",
                 flush=True,
             )
-        with app.app_context():
-            db.engine.dispose()
     results = {"senders": args.senders, "duplicate_share": 0.5, "rows": rows}
     print(f"results in {write_results('webhooks', results)}")
 
@@ -146,14 +122,13 @@ class Deliverer:
             window = bodies[start : start + senders] * 2
             rng.shuffle(window)
             deliveries.extend(window)
-        self.pending = iter(deliveries)
-        self.lock = threading.Lock()
+        self.deliveries = Feed(deliveries)
+        self.lock = threading.Lock()  # guards the counts
         self.accepted: list[bytes] = []
         self.server_errors = 0
 
     def __call__(self, session: requests.Session) -> bool:
-        with self.lock:
-            body = next(self.pending, None)
+        body = self.deliveries.take()
         if body is None:
             return False
         response = session.post(

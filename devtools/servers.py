@@ -222,40 +222,36 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
         os.chown(workdir, pw.pw_uid, pw.pw_gid)
     cluster = PostgresCluster(bin_dir, workdir, free_port())
     with _sigterm_unwinds():
-        yield from _run_cluster(cluster, workdir)
-
-
-def _run_cluster(cluster: PostgresCluster, workdir: Path) -> Iterator[PostgresCluster]:
-    started = False
-    try:
-        cluster.run(
-            "initdb",
-            "-D",
-            str(cluster.data_dir),
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--no-locale",
-        )
-        cluster.start()
-        started = True
-        cluster.run(
-            "createdb",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            str(cluster.port),
-            "-U",
-            "postgres",
-            "payments_test",
-        )
-        yield cluster
-    finally:
-        if started:
-            cluster.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        started = False
+        try:
+            cluster.run(
+                "initdb",
+                "-D",
+                str(cluster.data_dir),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+            )
+            cluster.start()
+            started = True
+            cluster.run(
+                "createdb",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(cluster.port),
+                "-U",
+                "postgres",
+                "payments_test",
+            )
+            yield cluster
+        finally:
+            if started:
+                cluster.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 @contextmanager

@@ -147,7 +147,6 @@ class Chaos:
     def __init__(self, stack: Stack, rng: random.Random) -> None:
         self.stack, self.rng = stack, rng
         self.log: list[dict[str, Any]] = []
-        self._undo: list[Any] = []
 
     def schedule(self, count: int) -> list[str]:
         """Every kind once in a seeded order, then seeded draws."""
@@ -162,8 +161,15 @@ class Chaos:
     def clear(self) -> None:
         with contextlib.suppress(requests.RequestException):
             requests.delete(f"{self.stack.sandbox_url}/_sandbox/faults", timeout=5)
-        while self._undo:
-            self._undo.pop()()
+
+    def calm(self) -> None:
+        """No fault but the provider's everyday 100 ms latency."""
+        self.clear()
+        requests.post(
+            f"{self.stack.sandbox_url}/_sandbox/faults",
+            json={"kind": "latency", "ms": 100},
+            timeout=5,
+        )
 
     def _fault(self, **spec: Any) -> dict[str, Any]:
         requests.post(
@@ -288,19 +294,12 @@ def drill(
         thread.start()
     schedule = iter(chaos.schedule(10**6))
     next_fault_at = started + 1
-    requests.post(
-        f"{stack.sandbox_url}/_sandbox/faults", json={"kind": "latency", "ms": 100}, timeout=5
-    )
+    chaos.calm()
     # Until the customers are done and every kind of fault has had its turn.
     while any(t.is_alive() for t in threads) or len(chaos.log) < len(FAULT_KINDS):
         now = time.monotonic()
         if now >= next_fault_at:
-            chaos.clear()
-            requests.post(
-                f"{stack.sandbox_url}/_sandbox/faults",
-                json={"kind": "latency", "ms": 100},
-                timeout=5,
-            )
+            chaos.calm()
             chaos.inject(next(schedule), now - started)
             next_fault_at = now + fault_every_s
         stack.supervise()

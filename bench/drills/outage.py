@@ -14,28 +14,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import requests
 
-from bench.common import write_results
+from bench.common import sandbox_url, served, write_results
 from bench.drills.stack import (
-    PROJECT_DIR,
     STRIPE_QUEUE,
     Stack,
     Sweeper,
     api_customer,
     running_stack,
 )
-from devtools.servers import free_port, wait_for_port
 
 PHASES = ("baseline", "outage", "degraded", "recovery")
 WEB_WORKERS, WEB_THREADS, QUEUE_WORKERS = 2, 4, 2  # the same web capacity for both systems
@@ -283,7 +280,7 @@ def drill_ours(
             "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
             "double_charges": len(charges["double_charged_payments"]),
             "not_final_at_end": sum(1 for s in statuses.values() if s not in FINAL),
-            "final_statuses": _count(statuses.values()),
+            "final_statuses": dict(Counter(statuses.values())),
             "recovery_to_all_final_s": round(all_final_at - recovered_at, 1)
             if all_final_at
             else None,
@@ -341,9 +338,10 @@ def drill_naive(
     naive_timeout_s: float,
     settle_s: float,
 ) -> dict[str, Any]:
-    sandbox_port, web_port = free_port(), free_port()
-    sandbox = f"http://127.0.0.1:{sandbox_port}"
-    with tempfile.TemporaryDirectory(prefix="naive-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="naive-") as tmp,
+        sandbox_url() as sandbox,
+    ):
         Path(tmp, "prometheus").mkdir()
         env = {
             **os.environ,
@@ -351,46 +349,7 @@ def drill_naive(
             "NAIVE_TIMEOUT_S": str(naive_timeout_s),
             "PROMETHEUS_MULTIPROC_DIR": f"{tmp}/prometheus",
         }
-        procs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "sandbox",
-                    "--port",
-                    str(sandbox_port),
-                    "--db",
-                    f"{tmp}/sandbox.db",
-                ],
-                cwd=PROJECT_DIR,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            ),
-            subprocess.Popen(
-                [
-                    str(Path(sys.executable).parent / "gunicorn"),
-                    "bench.drills.naive_app:app",
-                    "--bind",
-                    f"127.0.0.1:{web_port}",
-                    "--workers",
-                    str(WEB_WORKERS),
-                    "--worker-class",
-                    "gthread",
-                    "--threads",
-                    str(WEB_THREADS),
-                    "--timeout",
-                    "120",
-                ],
-                cwd=PROJECT_DIR,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            ),
-        ]
-        try:
-            wait_for_port(sandbox_port)
-            wait_for_port(web_port)
-            base = f"http://127.0.0.1:{web_port}"
+        with served("bench.drills.naive_app:app", WEB_WORKERS, env) as base:
             counter = iter(range(10**9))
             obs = Observations()
 
@@ -424,10 +383,6 @@ def drill_naive(
                     f"{sandbox}/_sandbox/requests", timeout=10
                 ).json()["count"],
             }
-        finally:
-            for proc in procs:
-                proc.terminate()
-                proc.wait(timeout=10)
 
 
 def _statuses(stack: Stack, auth: dict[str, str], ids: list[int]) -> dict[int, str]:
@@ -440,13 +395,6 @@ def _statuses(stack: Stack, auth: dict[str, str], ids: list[int]) -> dict[int, s
         except (requests.RequestException, KeyError, ValueError):
             found[payment_id] = "?"
     return found
-
-
-def _count(values: Any) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for value in values:
-        counts[value] = counts.get(value, 0) + 1
-    return counts
 
 
 def run(

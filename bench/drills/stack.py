@@ -32,6 +32,17 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 STRIPE_QUEUE = "payments-stripe"
 
 
+def migrate(env: dict[str, str]) -> None:
+    """`flask db upgrade` against the DATABASE_URL in `env`."""
+    subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "app", "db", "upgrade"],
+        cwd=PROJECT_DIR,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
 @dataclass
 class Program:
     """One process of the system, restartable like a supervisor program."""
@@ -148,13 +159,7 @@ def running_stack(
             "PROMETHEUS_MULTIPROC_DIR": str(tmp / "prometheus"),
             **(settings or {}),
         }
-        subprocess.run(
-            [sys.executable, "-m", "flask", "--app", "app", "db", "upgrade"],
-            cwd=PROJECT_DIR,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+        migrate(env)
         result = Stack(
             f"http://127.0.0.1:{web_port}", sandbox_url, database_url, redis, postgres, env
         )
