@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from flask import Flask
 
 import logs
-from config import INSTANCE_DIR, settings_from_env
+from config import INSTANCE_DIR, ConfigError, settings_from_env
 from extensions import csrf, db, login_manager, migrate, redis_client
 from models.money import format_money
 from services import metrics
@@ -17,7 +18,13 @@ from services.customers import load_session_user
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     """Build the Flask app from the environment, with `config` overriding it (tests)."""
     app = Flask(__name__, instance_path=str(INSTANCE_DIR))
-    app.config.from_mapping(settings_from_env())
+    try:
+        app.config.from_mapping(settings_from_env())
+    except ConfigError as exc:
+        # One line naming the variable instead of a traceback. Exit status 3 is
+        # gunicorn's "worker failed to boot": its arbiter stops instead of respawning.
+        print(f"configuration error: {exc}", file=sys.stderr)
+        raise SystemExit(3) from None
     if config:
         app.config.update(config)
     register_extensions(app)

@@ -28,6 +28,20 @@ DEV_ACQUIRER_API_KEY = "acq_test_sandbox"
 DEV_ACQUIRER_WEBHOOK_SECRET = "acqwh_sandbox"
 
 
+# Every development secret: production refuses to start with any of them, under any name.
+DEV_SECRETS = frozenset(
+    {
+        DEV_SECRET_KEY,
+        DEV_STRIPE_SECRET_KEY,
+        DEV_STRIPE_WEBHOOK_SECRET,
+        DEV_ACQUIRER_API_KEY,
+        DEV_ACQUIRER_WEBHOOK_SECRET,
+    }
+)
+# Flask signs sessions with SECRET_KEY: a short one can be guessed offline from one cookie.
+MIN_SECRET_KEY_BYTES = 32
+
+
 class ConfigError(RuntimeError):
     """A required setting is missing or malformed; raised at start-up."""
 
@@ -56,16 +70,36 @@ def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
 
-def _secret(env: Mapping[str, str], name: str, dev_default: str, is_production: bool) -> str:
+def _secret(
+    env: Mapping[str, str], name: str, dev_default: str, is_production: bool, min_bytes: int = 1
+) -> str:
     value = env.get(name, "")
-    if value:
-        return value
-    if is_production:
+    if not is_production:
+        return value or dev_default
+    if not value.strip():
         raise ConfigError(
             f"{name} is not set. It is required when APP_ENV=production; "
             "set it in the environment (never in a file in the repository)."
         )
-    return dev_default
+    if value in DEV_SECRETS or value.strip() in DEV_SECRETS:
+        raise ConfigError(f"{name} is a development default; production needs its own secret.")
+    if len(value.strip().encode()) < min_bytes:
+        raise ConfigError(f"{name} must be at least {min_bytes} bytes (random, not a word).")
+    return value
+
+
+def _provider_base(env: Mapping[str, str], name: str, default: str, is_production: bool) -> str:
+    value = env.get(name, default)
+    if (
+        is_production
+        and not value.lower().startswith("https://")
+        and env.get("ALLOW_INSECURE_PROVIDER_URLS", "") != "1"
+    ):
+        raise ConfigError(
+            f"{name}={value!r} is not https: production talks to providers over TLS only "
+            "(ALLOW_INSECURE_PROVIDER_URLS=1 allows it, for a test environment)."
+        )
+    return value
 
 
 def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -113,10 +147,23 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "probe_lease_s": per_provider("BREAKER_PROBE_LEASE_S", call_budget_s + 5),
     }
 
+    unknown = sorted(set(providers) - set(PROVIDER_SETTINGS))
+    if unknown:
+        raise ConfigError(
+            f"PAYMENTS_PROVIDERS names unknown providers: {', '.join(unknown)} "
+            f"(known: {', '.join(PROVIDER_SETTINGS)})"
+        )
+    secret_key = _secret(
+        env, "SECRET_KEY", DEV_SECRET_KEY, is_production, min_bytes=MIN_SECRET_KEY_BYTES
+    )
+    provider_settings: dict[str, Any] = {}
+    for provider in providers:
+        provider_settings.update(PROVIDER_SETTINGS[provider](env, sandbox_url, is_production))
+
     return {
         "APP_ENV": app_env,
         "IS_PRODUCTION": is_production,
-        "SECRET_KEY": _secret(env, "SECRET_KEY", DEV_SECRET_KEY, is_production),
+        "SECRET_KEY": secret_key,
         "SQLALCHEMY_DATABASE_URI": database_url or DEFAULT_DEV_DATABASE_URL,
         "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
         "REDIS_URL": redis_url or DEFAULT_DEV_REDIS_URL,
@@ -163,7 +210,18 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "PENDING_SWEEP_GRACE_S": _int(env, "PENDING_SWEEP_GRACE_S", 30),
         # How long a charge is deferred when the provider was provably not reached.
         "CHARGE_DEFER_S": _int(env, "CHARGE_DEFER_S", 15),
-        "STRIPE_API_BASE": env.get("STRIPE_API_BASE", sandbox_url),
+        # /metrics: with a token, only `Authorization: Bearer <token>` reads it; production
+        # without a token does not serve it at all (scrape it on an internal bind).
+        "METRICS_TOKEN": env.get("METRICS_TOKEN", ""),
+        **provider_settings,
+    }
+
+
+def _stripe_settings(
+    env: Mapping[str, str], sandbox_url: str, is_production: bool
+) -> dict[str, str]:
+    return {
+        "STRIPE_API_BASE": _provider_base(env, "STRIPE_API_BASE", sandbox_url, is_production),
         "STRIPE_SECRET_KEY": _secret(
             env, "STRIPE_SECRET_KEY", DEV_STRIPE_SECRET_KEY, is_production
         ),
@@ -171,9 +229,22 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             env, "STRIPE_WEBHOOK_SECRET", DEV_STRIPE_WEBHOOK_SECRET, is_production
         ),
         "STRIPE_PAYMENT_METHOD": env.get("STRIPE_PAYMENT_METHOD", "pm_card_visa"),
-        "ACQUIRER_API_BASE": env.get("ACQUIRER_API_BASE", f"{sandbox_url}/acquirer"),
+    }
+
+
+def _acquirer_settings(
+    env: Mapping[str, str], sandbox_url: str, is_production: bool
+) -> dict[str, str]:
+    return {
+        "ACQUIRER_API_BASE": _provider_base(
+            env, "ACQUIRER_API_BASE", f"{sandbox_url}/acquirer", is_production
+        ),
         "ACQUIRER_API_KEY": _secret(env, "ACQUIRER_API_KEY", DEV_ACQUIRER_API_KEY, is_production),
         "ACQUIRER_WEBHOOK_SECRET": _secret(
             env, "ACQUIRER_WEBHOOK_SECRET", DEV_ACQUIRER_WEBHOOK_SECRET, is_production
         ),
     }
+
+
+# Each provider's own settings: only the enabled providers' are read (and required).
+PROVIDER_SETTINGS = {"stripe": _stripe_settings, "acquirer": _acquirer_settings}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
@@ -22,6 +21,7 @@ from flask_admin.theme import Bootstrap4Theme
 from markupsafe import Markup
 from redis.exceptions import RedisError
 
+from blueprints.auth import TOO_MANY_ATTEMPTS, safe_next
 from extensions import db
 from models import (
     Customer,
@@ -42,12 +42,6 @@ bp = Blueprint("admin_auth", __name__, url_prefix="/admin")
 REFRESH_S = 10  # the overview reloads itself: an operator at 3 a.m. should not have to
 
 
-def _safe_next(target: str | None) -> str:
-    if target and target.startswith("/admin") and not urlsplit(target).netloc:
-        return target
-    return url_for("admin.index")
-
-
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> ResponseReturnValue:
     if request.method == "POST":
@@ -58,13 +52,13 @@ def login() -> ResponseReturnValue:
                 request.remote_addr or "unknown",
             )
         except admin_auth.TooManyAttemptsError:
-            flash("Too many attempts. Wait 15 minutes and try again.", "error")
+            flash(TOO_MANY_ATTEMPTS, "error")
             return render_template("dashboard/login.html"), 429
         if admin is None:
             flash("Email or password is wrong.", "error")
             return render_template("dashboard/login.html"), 400
         admin_auth.log_in(admin)
-        return redirect(_safe_next(request.args.get("next")))
+        return redirect(safe_next(request.args.get("next"), url_for("admin.index"), "/admin"))
     return render_template("dashboard/login.html")
 
 
@@ -134,10 +128,10 @@ class UnknownPaymentsView(AdminOnly, BaseView):
         admin = admin_auth.current_admin()
         assert admin is not None
         try:
-            admin_actions.resolve(
+            done = admin_actions.resolve(
                 payment_id, request.form.get("outcome", ""), request.form.get("reason", ""), admin
             )
-            flash(f"Payment {payment_id} resolved as {request.form.get('outcome')}.", "success")
+            flash(f"Resolved: {done}.", "success")
         except ClientError as exc:
             flash(str(exc), "error")
         return redirect(url_for("unknown.index"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import re
 
 from flask import (
     Blueprint,
@@ -14,34 +14,50 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
-from flask_login import login_user, logout_user
+from flask_login import current_user, login_required, login_user, logout_user
 
-from services.customers import AccountError, authenticate, create_customer
+from services.customers import (
+    AccountError,
+    TooManyAttemptsError,
+    authenticate,
+    end_sessions,
+    sign_up,
+)
 
 bp = Blueprint("auth", __name__)
 
 
-def _safe_next(target: str | None) -> str:
-    # Only same-site relative paths: an open redirect would help phishing.
-    if (
-        target
-        and target.startswith("/")
-        and not target.startswith("//")
-        and not urlsplit(target).netloc
-    ):
+# A same-site path: one slash, then URL characters only (no backslash, which browsers
+# read as a slash, no control characters, which would split the Location header).
+SAFE_PATH_RE = re.compile(r"/(?![/\\])[A-Za-z0-9\-._~/%?=&+:@!$'()*,;]*")
+TOO_MANY_ATTEMPTS = "Too many attempts. Wait 15 minutes and try again."
+
+
+def safe_next(target: str | None, default: str, prefix: str = "/") -> str:
+    """`target` if it is a path on this site under `prefix`, else `default`: an open
+    redirect would help phishing."""
+    if target and target.startswith(prefix) and SAFE_PATH_RE.fullmatch(target[:2000]):
         return target
-    return url_for("shop.catalog")
+    return default
 
 
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> ResponseReturnValue:
     if request.method == "POST":
-        customer = authenticate(request.form.get("email", ""), request.form.get("password", ""))
+        try:
+            customer = authenticate(
+                request.form.get("email", ""),
+                request.form.get("password", ""),
+                request.remote_addr or "unknown",
+            )
+        except TooManyAttemptsError:
+            flash(TOO_MANY_ATTEMPTS, "error")
+            return render_template("auth/login.html"), 429
         if customer is None:
             flash("Email or password is wrong.", "error")
             return render_template("auth/login.html"), 400
         login_user(customer)
-        return redirect(_safe_next(request.args.get("next")))
+        return redirect(safe_next(request.args.get("next"), url_for("shop.catalog")))
     return render_template("auth/login.html")
 
 
@@ -49,7 +65,7 @@ def login() -> ResponseReturnValue:
 def signup() -> ResponseReturnValue:
     if request.method == "POST":
         try:
-            customer = create_customer(
+            sign_up(
                 request.form.get("email", ""),
                 request.form.get("password", ""),
                 current_app.config["CURRENCIES"],
@@ -57,12 +73,16 @@ def signup() -> ResponseReturnValue:
         except AccountError as exc:
             flash(str(exc), "error")
             return render_template("auth/signup.html"), 400
-        login_user(customer)
-        return redirect(url_for("shop.catalog"))
+        # The same answer whether the account was created or the email already had one:
+        # sign-up must not tell a stranger who shops here.
+        flash("Your account is ready: log in with your email and password.", "ok")
+        return redirect(url_for("auth.login"), code=303)
     return render_template("auth/signup.html")
 
 
 @bp.post("/logout")
+@login_required
 def logout() -> ResponseReturnValue:
+    end_sessions(current_user)  # a copy of this session's cookie stops working too
     logout_user()
     return redirect(url_for("shop.catalog"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+import hmac
+
+from flask import Blueprint, Response, abort, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 from prometheus_client import CONTENT_TYPE_LATEST
 from redis.exceptions import RedisError
@@ -42,7 +44,15 @@ def readyz() -> ResponseReturnValue:
 
 @bp.get("/metrics")
 def metrics_endpoint() -> ResponseReturnValue:
-    """Prometheus text format. Meant for the internal network: expose it to the scraper only."""
+    """Prometheus text format, for the scraper only: behind METRICS_TOKEN when it is set;
+    in production without a token not served at all (404)."""
+    token = current_app.config["METRICS_TOKEN"]
+    if token:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return jsonify(error={"code": "unauthorized", "message": "metrics need a token"}), 401
+    elif current_app.config["IS_PRODUCTION"]:
+        abort(404)
 
     def live_state() -> tuple[dict[str, int], list[dict[str, object]]]:
         breakers = [b for b in dashboard.breakers() if "error" not in b]

@@ -30,7 +30,7 @@ DEMO_ADMIN_EMAIL = "admin@example.com"
 @click.command("seed")
 @with_appcontext
 def seed_command() -> None:
-    """Add the demo catalog, two demo customers and one admin if they are missing."""
+    """Add the demo catalog, and outside production two demo customers and an admin."""
     for sku, name, description, price_minor, currency in DEMO_PRODUCTS:
         if db.session.scalar(select(Product).where(Product.sku == sku)) is None:
             db.session.add(
@@ -43,6 +43,10 @@ def seed_command() -> None:
                 )
             )
     db.session.commit()
+    if current_app.config["IS_PRODUCTION"]:
+        # The demo customers' password is published in the README: never in production.
+        click.echo("seed: catalog only (APP_ENV=production: no demo accounts)")
+        return
     for email in DEMO_CUSTOMERS:
         customer = db.session.scalar(select(Customer).where(Customer.email == email))
         if customer is None:

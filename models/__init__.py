@@ -13,7 +13,7 @@ from models.payment import (
     PaymentStatus,
 )
 from models.payment_transition import PaymentTransition, TransitionSource
-from models.processed_webhook import ProcessedWebhook
+from models.processed_webhook import ProcessedWebhook, WebhookState
 from models.product import Product
 from models.wallet import Wallet
 
@@ -34,4 +34,5 @@ __all__ = [
     "Product",
     "TransitionSource",
     "Wallet",
+    "WebhookState",
 ]

@@ -20,6 +20,8 @@ class AdminUser(UserMixin, db.Model):  # type: ignore[name-defined]
     password_hash: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Stored in the admin's session; logging out bumps it, so an old cookie is refused.
+    session_version: Mapped[int] = mapped_column(default=0, server_default="0")
 
     def get_id(self) -> str:
         return f"admin:{self.id}"

@@ -20,8 +20,11 @@ class Customer(UserMixin, db.Model):  # type: ignore[name-defined]
     password_hash: Mapped[str] = mapped_column(String(255))
     # SHA-256 of the bearer token; the token itself is shown once and never stored.
     api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    # Part of every session's identity: logging out bumps it, so a copied or replayed
+    # cookie (session or remember-me) of that account stops working everywhere.
+    session_version: Mapped[int] = mapped_column(default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     def get_id(self) -> str:
         # Prefixed so a customer session can never be read as an admin session.
-        return f"customer:{self.id}"
+        return f"customer:{self.id}:{self.session_version}"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint
@@ -7,6 +8,15 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
 from models.types import UTCDateTime, utcnow
+
+
+class WebhookState(enum.StrEnum):
+    """Where a recorded event is. Only `pending` is ever picked up again."""
+
+    PENDING = "pending"  # queued for application, or waiting for its payment to be known
+    APPLIED = "applied"  # its effect (or its conflict) is on the payment
+    IGNORED = "ignored"  # no effect: a type we do not act on, or older than what was applied
+    REJECTED = "rejected"  # could not apply (malformed ids, a failure while applying): set aside
 
 
 class ProcessedWebhook(db.Model):  # type: ignore[name-defined]
@@ -19,8 +29,8 @@ class ProcessedWebhook(db.Model):  # type: ignore[name-defined]
     provider: Mapped[str] = mapped_column(String(32))
     event_id: Mapped[str] = mapped_column(String(255))
     event_type: Mapped[str] = mapped_column(String(100))
-    # applied | ignored (no effect) | pending (payment not found yet)
-    state: Mapped[str] = mapped_column(String(16), default="applied", index=True)
+    # A WebhookState value (plain VARCHAR: new states need no migration).
+    state: Mapped[str] = mapped_column(String(16), default=WebhookState.APPLIED, index=True)
     payment_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id"), index=True)
     # Why the event had the effect it had (ignored as older, conflict, unknown type).
     note: Mapped[str] = mapped_column(String(500), default="")

@@ -9,6 +9,18 @@ from typing import Any
 from sqlalchemy import DateTime, Enum
 from sqlalchemy.types import TypeDecorator
 
+# Primary keys are PostgreSQL `integer`s: an id from outside (a URL, a webhook's
+# metadata) beyond this names no row, and must not reach the database (DataError).
+MAX_ROW_ID = 2**31 - 1
+
+
+def parse_row_id(raw: object) -> int | None:
+    """A row id from untrusted text: digits only, 1..MAX_ROW_ID; None for anything else."""
+    if not isinstance(raw, str) or not raw.isascii() or not raw.isdigit() or len(raw) > 10:
+        return None
+    value = int(raw)
+    return value if 1 <= value <= MAX_ROW_ID else None
+
 
 def utcnow() -> datetime:
     """The current time, timezone-aware in UTC (a callable default, never evaluated at import)."""

@@ -20,7 +20,16 @@ from providers.http import (
     json_object,
     parse_retry_after,
 )
-from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Outcome, Succeeded, Unknown
+from providers.outcomes import (
+    Absent,
+    Declined,
+    LookupOutcome,
+    NotSent,
+    Outcome,
+    Report,
+    Succeeded,
+    Unknown,
+)
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +98,8 @@ class AcquirerProvider:
         body = json_object(response)
         if "data" not in body:
             return _payment_outcome(body)
-        payments = body.get("data") or []
+        found = body.get("data")
+        payments = [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
         if not payments:
             return Absent(f"no payment with reference {request.reference}")
         approved = [p for p in payments if p.get("status") == "approved"]
@@ -117,7 +127,9 @@ class AcquirerProvider:
         body = json_object(response)
         if 200 <= status < 300:
             return _payment_outcome(body)
-        error = body.get("error") or {}
+        error = body.get("error")
+        if not isinstance(error, dict):
+            error = {}
         if status == 429:
             return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
         if status >= 500:
@@ -131,12 +143,20 @@ class AcquirerProvider:
         )
 
 
+def payment_report(payment: dict[str, Any]) -> Report:
+    """What an acquirer payment says it is for: our reference echoed, amount, currency."""
+    return Report.of(
+        payment.get("amount"), payment.get("currency"), reference=payment.get("reference")
+    )
+
+
 def _payment_outcome(payment: dict[str, Any]) -> Outcome:
     payment_id = payment.get("id")
     if not isinstance(payment_id, str):
         return Unknown("malformed response: no payment id")
+    report = payment_report(payment)
     if payment.get("status") == "approved":
-        return Succeeded(payment_id)
+        return Succeeded(payment_id, report)
     if payment.get("status") == "declined":
-        return Declined(payment.get("decline_reason") or "declined", "", payment_id)
+        return Declined(str(payment.get("decline_reason") or "declined"), "", payment_id, report)
     return Unknown(f"payment {payment_id} is {payment.get('status')}", is_provider_failure=False)

@@ -10,9 +10,13 @@ import hashlib
 import hmac
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from providers.acquirer import payment_report
+from providers.outcomes import Report
+from providers.stripe import intent_report
 
 SIGNATURE_TOLERANCE_S = 300  # Stripe's default: replays older (or newer) than 5 min are refused
 
@@ -29,9 +33,9 @@ class ProviderEvent:
     event_type: str
     created_at: datetime
     outcome: str | None  # "succeeded" | "failed" | None (no effect on payments)
-    payment_id: int | None  # our id, from the event's metadata
-    reference: str | None  # our merchant reference (the idempotency key), key-less providers
     provider_payment_id: str | None
+    # Which payment, for how much, as the event says (our id or reference, amount, currency).
+    report: Report = field(default_factory=Report)
     decline_code: str | None = None
 
 
@@ -101,12 +105,6 @@ def _created(value: int) -> datetime:
         raise WebhookError("malformed field created") from None
 
 
-def _our_id(raw: Any) -> int | None:
-    if isinstance(raw, str) and raw.isdigit() and len(raw) < 19:
-        return int(raw)
-    return None
-
-
 STRIPE_OUTCOMES = {
     "payment_intent.succeeded": "succeeded",
     "payment_intent.payment_failed": "failed",
@@ -121,8 +119,7 @@ def parse_stripe(payload: dict[str, Any]) -> ProviderEvent:
     obj = _field(_field(payload, "data", dict, ""), "object", dict, "data.")
     outcome = STRIPE_OUTCOMES.get(event_type)
     if outcome is None:
-        return ProviderEvent(event_id[:255], event_type[:100], created, None, None, None, None)
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        return ProviderEvent(event_id[:255], event_type[:100], created, None, None)
     error = obj.get("last_payment_error") if isinstance(obj.get("last_payment_error"), dict) else {}
     decline = error.get("decline_code") or error.get("code")
     return ProviderEvent(
@@ -130,9 +127,8 @@ def parse_stripe(payload: dict[str, Any]) -> ProviderEvent:
         event_type,
         created,
         outcome,
-        _our_id(metadata.get("payment_id")),
-        None,
-        _field(obj, "id", str, "data.object."),
+        _field(obj, "id", str, "data.object.")[:255],
+        intent_report(obj),
         decline if isinstance(decline, str) else None,
     )
 
@@ -146,16 +142,16 @@ def parse_acquirer(payload: dict[str, Any]) -> ProviderEvent:
     created = _created(_field(payload, "created", int, ""))
     outcome = ACQUIRER_OUTCOMES.get(event_type)
     if outcome is None:
-        return ProviderEvent(event_id[:255], event_type[:100], created, None, None, None, None)
+        return ProviderEvent(event_id[:255], event_type[:100], created, None, None)
     payment = _field(payload, "payment", dict, "")
+    _field(payment, "reference", str, "payment.")
     decline = payment.get("decline_reason")
     return ProviderEvent(
         event_id[:255],
         event_type,
         created,
         outcome,
-        None,
-        _field(payment, "reference", str, "payment."),
-        _field(payment, "id", str, "payment."),
+        _field(payment, "id", str, "payment.")[:255],
+        payment_report(payment),
         decline if isinstance(decline, str) else None,
     )

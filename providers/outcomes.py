@@ -6,10 +6,34 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Report:
+    """What a provider says it acted on, as it says it: checked against the payment
+    (services/reports.py) before any money moves. None: the answer did not say."""
+
+    amount_minor: int | None = None
+    currency: str | None = None  # upper-case ISO 4217 code
+    payment_ref: str | None = None  # our payment id as echoed (Stripe's metadata.payment_id)
+    reference: str | None = None  # our merchant reference as echoed (the acquirer's)
+
+    @classmethod
+    def of(
+        cls, amount: object, currency: object, payment_ref: object = None, reference: object = None
+    ) -> Report:
+        """A report from untrusted JSON values: anything of the wrong type counts as unsaid."""
+        return cls(
+            amount if isinstance(amount, int) and not isinstance(amount, bool) else None,
+            currency.upper() if isinstance(currency, str) else None,
+            payment_ref if isinstance(payment_ref, str) else None,
+            reference if isinstance(reference, str) else None,
+        )
+
+
+@dataclass(frozen=True)
 class Succeeded:
-    """The provider charged the customer. Final."""
+    """The provider says it charged the customer. Final once its report matches the payment."""
 
     provider_payment_id: str
+    report: Report = Report()
 
 
 @dataclass(frozen=True)
@@ -19,6 +43,7 @@ class Declined:
     code: str
     message: str = ""
     provider_payment_id: str | None = None
+    report: Report = Report()
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,16 @@ from providers.http import (
     json_object,
     parse_retry_after,
 )
-from providers.outcomes import Absent, Declined, LookupOutcome, NotSent, Outcome, Succeeded, Unknown
+from providers.outcomes import (
+    Absent,
+    Declined,
+    LookupOutcome,
+    NotSent,
+    Outcome,
+    Report,
+    Succeeded,
+    Unknown,
+)
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +153,8 @@ class StripeProvider:
             return classify_exception(exc)
         if response.status_code != 200:
             return self._outcome_of(response)
-        intents = json_object(response).get("data") or []
+        found = json_object(response).get("data")
+        intents = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
         if not intents:
             if _is_within(request.first_sent_at, SEARCH_LAG_S):
                 return Unknown(
@@ -166,7 +176,9 @@ class StripeProvider:
         body = json_object(response)
         if 200 <= status < 300:
             return _intent_outcome(body)
-        error = body.get("error") or {}
+        error = body.get("error")
+        if not isinstance(error, dict):
+            error = {}
         code = error.get("code") or error.get("type") or f"http_{status}"
         if status == 429:
             return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
@@ -187,11 +199,29 @@ class StripeProvider:
             log.error("stripe rejected our API key (%s): check STRIPE_SECRET_KEY", status)
             return NotSent(f"authentication failed ({status})", is_provider_failure=False)
         if error.get("type") == "card_error":
-            intent = error.get("payment_intent") or {}
+            intent = error.get("payment_intent")
+            if not isinstance(intent, dict):
+                intent = {}
             return Declined(
-                error.get("decline_code") or code, error.get("message", ""), intent.get("id")
+                error.get("decline_code") or code,
+                error.get("message", ""),
+                intent.get("id") if isinstance(intent.get("id"), str) else None,
+                intent_report(intent) if intent else Report(),
             )
         return Declined(code, error.get("message", f"request rejected ({status})"))
+
+
+def intent_report(intent: dict[str, Any]) -> Report:
+    """What a PaymentIntent says it is for. A succeeded intent's money is `amount_received`."""
+    metadata = intent.get("metadata")
+    amount = intent.get("amount")
+    if intent.get("status") == "succeeded" and "amount_received" in intent:
+        amount = intent.get("amount_received")
+    return Report.of(
+        amount,
+        intent.get("currency"),
+        payment_ref=metadata.get("payment_id") if isinstance(metadata, dict) else None,
+    )
 
 
 def _intent_outcome(intent: dict[str, Any]) -> Outcome:
@@ -200,18 +230,22 @@ def _intent_outcome(intent: dict[str, Any]) -> Outcome:
     if not isinstance(intent_id, str):
         return Unknown("malformed response: no payment_intent id")
     if status == "succeeded":
-        return Succeeded(intent_id)
+        return Succeeded(intent_id, intent_report(intent))
     if status in ("requires_payment_method", "canceled"):
-        error = intent.get("last_payment_error") or {}
+        error = intent.get("last_payment_error")
+        if not isinstance(error, dict):
+            error = {}
         return Declined(
-            error.get("decline_code") or error.get("code") or status,
-            error.get("message", ""),
+            str(error.get("decline_code") or error.get("code") or status),
+            str(error.get("message", "")),
             intent_id,
+            intent_report(intent),
         )
     if status == "requires_action":
         return Declined(
             "requires_action_unsupported",
             "the card needs authentication, which this checkout does not support",
             intent_id,
+            intent_report(intent),
         )
     return Unknown(f"payment_intent {intent_id} is {status}", is_provider_failure=False)

@@ -6,7 +6,8 @@ from extensions import db
 from models import AdminUser, Payment, PaymentStatus, TransitionSource
 from services import queueing
 from services.errors import ClientError, NotFoundError
-from services.payment_state import lock_payment, move
+from services.payment_state import lock_payment, move, reverse_effect
+from services.wallet import WalletError
 
 RESOLVABLE = (PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)
 
@@ -24,8 +25,14 @@ def reconcile_now(payment_id: int) -> bool:
     return queueing.enqueue(payment.provider, queueing.RECONCILE_JOB, payment.id, job_id=job_id)
 
 
-def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> None:
-    """Move an unknown or needs-review payment to succeeded/failed, recording who and why."""
+def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> str:
+    """Move an unknown or needs-review payment to succeeded/failed, recording who and why.
+
+    The payment's effect follows the decision in the same transaction: succeeded pays
+    the order or credits the wallet (once), failed reopens the order or takes the
+    credit back. Raises ClientError (nothing written) when the credit was already
+    spent. Returns what happened, for the admin. Commits.
+    """
     if outcome not in ("succeeded", "failed"):
         raise ClientError("outcome must be succeeded or failed")
     if len(reason.strip()) < 5:
@@ -37,12 +44,25 @@ def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> Non
     if payment.status not in RESOLVABLE:
         db.session.rollback()
         raise ClientError(f"payment {payment_id} is {payment.status.value}", status=409)
+    undone = None
+    if outcome == PaymentStatus.FAILED:
+        try:
+            undone = reverse_effect(payment)
+        except WalletError as exc:
+            db.session.rollback()
+            raise ClientError(
+                f"payment {payment_id} cannot be marked failed: its wallet credit was already "
+                f"spent ({exc}). Nothing was changed; refund the customer instead.",
+                code="credit_spent",
+                status=409,
+            ) from None
     move(
         payment,
         PaymentStatus(outcome),
         source=TransitionSource.ADMIN,
-        reason=reason.strip()[:450],
+        reason=(reason.strip()[:400] + (f" ({undone})" if undone else "")),
         actor=admin.email,
     )
     payment.next_reconcile_at = None
     db.session.commit()
+    return f"payment {payment_id} is {payment.status.value}" + (f"; {undone}" if undone else "")

@@ -3,64 +3,59 @@
 from __future__ import annotations
 
 from flask import session
-from redis.exceptions import RedisError
 from sqlalchemy import select
-from werkzeug.security import check_password_hash
+from werkzeug.security import check_password_hash, generate_password_hash
 
-from extensions import db, redis_client
+from extensions import db
 from models import AdminUser
 from models.types import utcnow
+from services import login_throttle
+from services.login_throttle import TooManyAttemptsError
 
 SESSION_KEY = "admin_user_id"
-MAX_ATTEMPTS_PER_ACCOUNT = 5  # per window, then the account is locked for the window
-MAX_ATTEMPTS_PER_ADDRESS = 20
-ATTEMPT_WINDOW_S = 15 * 60
+SESSION_VERSION_KEY = "admin_session_version"
+# Checked when the email is unknown, so that answer takes as long as a wrong password.
+_DUMMY_HASH = generate_password_hash("not-a-password-of-anyone")
 
-
-class TooManyAttemptsError(Exception):
-    """Login attempts over the limit for this account or address; try again later."""
-
-
-def _count(key: str) -> int:
-    pipe = redis_client.client.pipeline()
-    pipe.set(key, 0, ex=ATTEMPT_WINDOW_S, nx=True)  # the window starts at the first attempt
-    pipe.incr(key)
-    return int(pipe.execute()[1])
+__all__ = ["TooManyAttemptsError", "authenticate", "current_admin", "log_in", "log_out"]
 
 
 def authenticate(email: str, password: str, address: str) -> AdminUser | None:
-    """The admin whose credentials match, or None. Raises TooManyAttemptsError."""
-    email = email.strip().lower()
-    try:
-        if (
-            _count(f"admin-login:account:{email}") > MAX_ATTEMPTS_PER_ACCOUNT
-            or _count(f"admin-login:address:{address}") > MAX_ATTEMPTS_PER_ADDRESS
-        ):
-            raise TooManyAttemptsError()
-    except RedisError:
-        # Without Redis there is no way to count attempts: refuse rather than allow
-        # unlimited guessing.
-        raise TooManyAttemptsError() from None
-    admin = db.session.scalar(select(AdminUser).where(AdminUser.email == email))
-    if admin is None or not check_password_hash(admin.password_hash, password):
+    """The admin whose credentials match, or None. Raises TooManyAttemptsError
+    (services/login_throttle.py: failures per account and address, never successes)."""
+    login_throttle.check("admin", email, address)
+    admin = db.session.scalar(select(AdminUser).where(AdminUser.email == email.strip().lower()))
+    is_match = check_password_hash(admin.password_hash if admin else _DUMMY_HASH, password[:1024])
+    if admin is None or not is_match:
+        login_throttle.record_failure("admin", email, address)
         return None
-    redis_client.client.delete(f"admin-login:account:{email}")
+    login_throttle.record_success("admin", email, address)
     return admin
 
 
 def log_in(admin: AdminUser) -> None:
     session.clear()  # no customer identity or stale state rides along
     session[SESSION_KEY] = admin.id
+    session[SESSION_VERSION_KEY] = admin.session_version
     admin.last_login_at = utcnow()
     db.session.commit()
 
 
 def log_out() -> None:
+    """End this admin's sessions everywhere: a replayed copy of the cookie is refused."""
+    admin = current_admin()
+    if admin is not None:
+        admin.session_version += 1
+        db.session.commit()
     session.pop(SESSION_KEY, None)
+    session.pop(SESSION_VERSION_KEY, None)
 
 
 def current_admin() -> AdminUser | None:
-    admin_id = session.get(SESSION_KEY)
-    if not isinstance(admin_id, int):
+    admin_id, version = session.get(SESSION_KEY), session.get(SESSION_VERSION_KEY)
+    if not isinstance(admin_id, int) or not isinstance(version, int):
         return None
-    return db.session.get(AdminUser, admin_id)
+    admin = db.session.get(AdminUser, admin_id)
+    if admin is None or admin.session_version != version:
+        return None
+    return admin

@@ -38,8 +38,8 @@ from providers.outcomes import (
     is_provider_failure,
 )
 from resilience.breaker import Decision, Verdict
-from services import metrics, queueing
-from services.payment_state import lock_payment, move, note
+from services import metrics, queueing, reports
+from services.payment_state import lock_order_of, lock_payment, move, note
 from services.provider_clients import breaker_for, provider_for
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,7 @@ def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> Char
 
 def _claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | None:
     """Take the payment's lease if it is in `status` and nobody holds it; None otherwise."""
+    lock_order_of(payment_id)  # order before payment, always (see lock_order_of)
     result: CursorResult[Any] = db.session.execute(  # type: ignore[assignment]
         update(Payment)
         .where(
@@ -78,7 +79,7 @@ def _claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | N
     if not result.rowcount:
         db.session.commit()
         return None
-    return lock_payment(payment_id)
+    return lock_payment(payment_id)  # the order is held already: this adds the row lock
 
 
 def _mark_sending(payment: Payment, now: datetime) -> datetime | None:
@@ -195,6 +196,17 @@ def _apply(
     previously_sent: datetime | None,
 ) -> FollowUp:
     """Apply an outcome to a locked payment; return what to enqueue after the commit."""
+    if isinstance(outcome, Succeeded | Declined):
+        problem = reports.mismatch(
+            payment,
+            outcome.provider_payment_id,
+            outcome.report,
+            is_success=isinstance(outcome, Succeeded),
+        )
+        if problem:
+            what = "a success" if isinstance(outcome, Succeeded) else "a decline"
+            reports.set_aside(payment, problem, source=source, what=f"{what} answer")
+            return _nothing
     if isinstance(outcome, Succeeded):
         if payment.provider_payment_id is None:
             payment.provider_payment_id = outcome.provider_payment_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from contextlib import suppress
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -11,12 +12,23 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from extensions import db
 from models import Customer, Wallet
+from models.types import parse_row_id
+from services import login_throttle
+from services.login_throttle import TooManyAttemptsError
 
 MIN_PASSWORD_LENGTH = 8
+# Checked when the email is unknown, so that answer takes as long as a wrong password.
+_DUMMY_HASH = generate_password_hash("not-a-password-of-anyone")
+
+__all__ = ["AccountError", "TooManyAttemptsError"]
 
 
 class AccountError(ValueError):
     """Sign-up or login was refused; the message is safe to show to the person."""
+
+
+class EmailTakenError(AccountError):
+    """The email has an account (operators' commands only: pages never say so)."""
 
 
 def hash_token(token: str) -> str:
@@ -28,6 +40,17 @@ def normalize_email(email: str) -> str:
     if "@" not in email or len(email) > 254 or email.startswith("@") or email.endswith("@"):
         raise AccountError("Enter a valid email address.")
     return email
+
+
+def sign_up(email: str, password: str, wallet_currencies: list[str]) -> None:
+    """Create the account unless the email is taken; the two cases look alike to the
+    caller (same answer, same work), so sign-up does not reveal who has an account.
+
+    Raises AccountError for an invalid email or a short password. Commits.
+    """
+    # Taken: the owner logs in with their own password; nothing to tell anyone else.
+    with suppress(EmailTakenError):
+        create_customer(email, password, wallet_currencies)
 
 
 def create_customer(email: str, password: str, wallet_currencies: list[str]) -> Customer:
@@ -45,19 +68,33 @@ def create_customer(email: str, password: str, wallet_currencies: list[str]) -> 
     except IntegrityError:
         # The email was taken (UNIQUE), so the insert failed: report it, write nothing.
         db.session.rollback()
-        raise AccountError("An account with this email already exists.") from None
+        raise EmailTakenError("An account with this email already exists.") from None
     for currency in wallet_currencies:
         db.session.add(Wallet(customer_id=customer.id, currency=currency, balance_minor=0))
     db.session.commit()
     return customer
 
 
-def authenticate(email: str, password: str) -> Customer | None:
-    """The customer whose email and password match, or None."""
+def authenticate(email: str, password: str, address: str) -> Customer | None:
+    """The customer whose email and password match, or None (unknown email or wrong
+    password alike, in the same time). Raises TooManyAttemptsError."""
+    login_throttle.check("customer", email, address)
     customer = db.session.scalar(select(Customer).where(Customer.email == email.strip().lower()))
-    if customer is None or not check_password_hash(customer.password_hash, password):
+    is_match = check_password_hash(
+        customer.password_hash if customer else _DUMMY_HASH, password[:1024]
+    )
+    if customer is None or not is_match:
+        login_throttle.record_failure("customer", email, address)
         return None
+    login_throttle.record_success("customer", email, address)
     return customer
+
+
+def end_sessions(customer: Customer) -> None:
+    """Log the customer out everywhere: every session and remember-me cookie issued so
+    far names the old session version and stops working. Commits."""
+    customer.session_version += 1
+    db.session.commit()
 
 
 def issue_api_token(customer: Customer) -> str:
@@ -73,8 +110,14 @@ def customer_for_token(token: str) -> Customer | None:
 
 
 def load_session_user(session_id: str) -> Customer | None:
-    """Flask-Login's user loader: only ids of the form 'customer:<n>' are customers."""
-    kind, _, raw_id = session_id.partition(":")
-    if kind != "customer" or not raw_id.isdigit():
+    """Flask-Login's user loader: only ids 'customer:<n>:<session version>' of the
+    customer's current session version are customers."""
+    kind, _, rest = session_id.partition(":")
+    raw_id, _, raw_version = rest.partition(":")
+    customer_id = parse_row_id(raw_id)
+    if kind != "customer" or customer_id is None or not raw_version.isdigit():
         return None
-    return db.session.get(Customer, int(raw_id))
+    customer = db.session.get(Customer, customer_id)
+    if customer is None or str(customer.session_version) != raw_version:
+        return None
+    return customer

@@ -37,6 +37,11 @@ WEBHOOK_EVENTS = Counter(
     "webhook_events_total", "Webhook deliveries by result", ["provider", "result"]
 )
 WALLET_OPERATIONS = Counter("wallet_operations_total", "Wallet movements", ["kind", "result"])
+REPORT_MISMATCHES = Counter(
+    "provider_report_mismatches_total",
+    "Provider answers and webhooks that did not match the payment (sent to review)",
+    ["provider", "source"],
+)
 BREAKER_REJECTIONS = Counter(
     "breaker_rejections_total", "Calls refused by an open circuit", ["provider"]
 )

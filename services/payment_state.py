@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session
 
 from extensions import db
 from models import (
@@ -34,14 +36,48 @@ def log_context(payment: Payment) -> dict[str, object]:
     }
 
 
+def lock_order_of(payment_id: int) -> None:
+    """Lock the order of an order payment (if any) until the transaction ends.
+
+    The one lock order of the system is order, then payment, then wallet. A checkout
+    holds its order while it inserts a payment (which may wait on a payment row being
+    updated), so a job that updated a payment and only then asked for the order
+    deadlocked with it. Every transaction that may touch both takes the order first.
+    """
+    order_id = db.session.scalar(select(Payment.order_id).where(Payment.id == payment_id))
+    if order_id is not None:
+        db.session.execute(select(Order.id).where(Order.id == order_id).with_for_update())
+
+
 def lock_payment(payment_id: int) -> Payment | None:
-    """The payment row, locked until the transaction ends (SELECT ... FOR UPDATE)."""
+    """The payment row (its order first, see lock_order_of), locked until the transaction ends."""
+    lock_order_of(payment_id)
     return db.session.scalar(
         select(Payment)
         .where(Payment.id == payment_id)
         .with_for_update()
         .execution_options(populate_existing=True)
     )
+
+
+_PENDING_LOGS = "payment_state.pending_logs"
+
+
+def log_after_commit(message: str, *args: object, extra: dict[str, Any] | None = None) -> None:
+    """Log a line about the session's transaction once it has committed (never before:
+    a line for a change that is then rolled back would be a lie in the audit trail)."""
+    db.session.info.setdefault(_PENDING_LOGS, []).append((message, args, extra))
+
+
+@event.listens_for(Session, "after_commit")
+def _emit_pending_logs(session: Session) -> None:
+    for message, args, extra in session.info.pop(_PENDING_LOGS, []):
+        log.info(message, *args, extra=extra)
+
+
+@event.listens_for(Session, "after_rollback")
+def _drop_pending_logs(session: Session) -> None:
+    session.info.pop(_PENDING_LOGS, None)
 
 
 def record_creation(payment: Payment, source: TransitionSource) -> None:
@@ -95,7 +131,7 @@ def move(
         return False
     payment.status = to
     _record(payment, current, to, source, reason, actor)
-    log.info(
+    log_after_commit(
         "payment %s (key %s, provider %s): %s -> %s by %s: %s",
         payment.id,
         payment.idempotency_key,
@@ -139,28 +175,30 @@ def _record(
 
 
 def _apply_success(payment: Payment, source: TransitionSource) -> None:
+    """Pay the order or credit the wallet, once for as long as the payment stands."""
+    if payment.is_effect_applied:
+        return  # e.g. an admin confirms a success that a conflict had sent to review
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
         # Derived operation id: whoever gets here first credits, everyone else replays.
+        # After a reversal a new success is a new movement, so it gets its own id.
+        generation = payment.effect_reversals
         wallet.apply_movement(
             payment.wallet_id,
             payment.amount_minor,
             payment.currency,
-            operation_id=f"topup:{payment.id}",
+            operation_id=f"topup:{payment.id}" + (f":{generation + 1}" if generation else ""),
             kind="topup",
             reference=f"payment {payment.id}",
         )
+        payment.is_effect_applied = True
         return
-    order = db.session.scalar(
-        select(Order)
-        .where(Order.id == payment.order_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
+    order = _locked_order(payment)
     if order is None:
         return
     if order.status == OrderStatus.OPEN:
         order.status = OrderStatus.PAID
         order.paid_at = utcnow()
+        payment.is_effect_applied = True
         return
     # Money was taken for an order that is already paid (or cancelled): a person must
     # refund one of them.
@@ -172,4 +210,45 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
         source,
         f"order {order.id} was already {order.status.value}",
         None,
+    )
+
+
+def reverse_effect(payment: Payment) -> str | None:
+    """Undo what the payment's success did, in the caller's transaction; say what was undone.
+
+    The wallet credit is taken back through its own ledger entry (UNIQUE operation
+    id); the order is open again. Raises wallet.InsufficientFundsError (nothing
+    written by it) when the credit was already spent.
+    """
+    if not payment.is_effect_applied:
+        return None
+    generation = payment.effect_reversals + 1
+    undone: str | None = None
+    if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
+        wallet.apply_movement(
+            payment.wallet_id,
+            -payment.amount_minor,
+            payment.currency,
+            operation_id=f"reversal:{payment.id}:{generation}",
+            kind="reversal",
+            reference=f"payment {payment.id}",
+        )
+        undone = f"wallet credit of {payment.amount_minor} {payment.currency} taken back"
+    else:
+        order = _locked_order(payment)
+        if order is not None and order.status == OrderStatus.PAID:
+            order.status = OrderStatus.OPEN
+            order.paid_at = None
+            undone = f"order {order.id} open again"
+    payment.is_effect_applied = False
+    payment.effect_reversals = generation
+    return undone
+
+
+def _locked_order(payment: Payment) -> Order | None:
+    return db.session.scalar(
+        select(Order)
+        .where(Order.id == payment.order_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
     )

@@ -18,16 +18,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from flask import current_app
 from redis.exceptions import RedisError
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DataError, IntegrityError
 
 from extensions import db, redis_client
-from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource
-from models.types import utcnow
+from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource, WebhookState
+from models.types import parse_row_id, utcnow
 from providers.events import (
     ProviderEvent,
     WebhookError,
@@ -37,8 +38,8 @@ from providers.events import (
     verify_acquirer,
     verify_stripe,
 )
-from services import queueing
-from services.payment_state import move
+from services import metrics, queueing, reports
+from services.payment_state import lock_payment, move
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ def ingest(
         return "duplicate"
     record = db.session.get(ProcessedWebhook, record_id)
     assert record is not None
-    state = apply_event(provider, event, record)
+    state = _apply_or_reject(record)
     db.session.commit()
     return state
 
@@ -127,7 +128,7 @@ def _record_statement(dialect: str) -> Any:
         .values(
             {
                 **{name: bindparam(name, type_=table.c[name].type) for name in columns},
-                "state": "pending",
+                "state": WebhookState.PENDING.value,
                 "note": "received",
             }
         )
@@ -138,66 +139,107 @@ def _record_statement(dialect: str) -> Any:
 
 def apply_recorded(record_id: int) -> str:
     """Apply one recorded event if it is still pending (the apply job). Commits."""
-    record = db.session.scalar(
+    record = _lock_record(record_id)
+    if record is None or record.state != WebhookState.PENDING:
+        db.session.rollback()  # applied by the periodic retry, or never recorded
+        return "done" if record is not None else "missing"
+    state = _apply_or_reject(record)
+    db.session.commit()
+    return state
+
+
+def _lock_record(record_id: int) -> ProcessedWebhook | None:
+    return db.session.scalar(
         select(ProcessedWebhook)
         .where(ProcessedWebhook.id == record_id)
         .with_for_update()
         .execution_options(populate_existing=True)
     )
-    if record is None or record.state != "pending":
-        db.session.rollback()  # applied by the periodic retry, or never recorded
-        return "done" if record is not None else "missing"
-    state = apply_event(record.provider, SCHEMES[record.provider].parse(record.payload), record)
-    db.session.commit()
-    return state
+
+
+# Errors caused by the event's data (not by an outage, which leaves the event pending):
+# the wallet's hot path talks to psycopg directly, so its errors come unwrapped.
+CANNOT_APPLY = (
+    WebhookError,
+    ValueError,
+    LookupError,
+    DataError,
+    IntegrityError,
+    psycopg.DataError,
+    psycopg.IntegrityError,
+)
+
+
+def _apply_or_reject(record: ProcessedWebhook) -> str:
+    """Apply a locked record in a savepoint; an event that cannot apply is set aside as
+    `rejected` with the reason, so it never blocks the events behind it."""
+    try:
+        with db.session.begin_nested():
+            event = SCHEMES[record.provider].parse(record.payload)
+            return apply_event(record.provider, event, record)
+    except CANNOT_APPLY as exc:
+        cause = getattr(exc, "orig", None) or exc  # the driver's error, not SQLAlchemy's wrapper
+        reason = f"could not apply: {type(cause).__name__}: {cause}".splitlines()[0][:500]
+        log.error("webhook event %s (%s) set aside: %s", record.event_id, record.provider, reason)
+        locked = _lock_record(record.id)  # the savepoint's rollback expired the object
+        assert locked is not None
+        locked.state, locked.note, locked.processed_at = WebhookState.REJECTED, reason, utcnow()
+        metrics.WEBHOOK_EVENTS.labels(locked.provider, "rejected").inc()
+        return locked.state
 
 
 def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
     """Apply an event to its (locked) payment in the caller's transaction; set record.state."""
     record.processed_at = utcnow()
     if event.outcome is None:
-        record.state, record.note = "ignored", "event type has no effect on payments"
+        record.state, record.note = WebhookState.IGNORED, "event type has no effect on payments"
         return record.state
-    payment = _find_payment(provider, event)
+    try:
+        payment = _find_payment(provider, event)
+    except ValueError as exc:
+        record.state, record.note = WebhookState.REJECTED, str(exc)[:500]
+        return record.state
     if payment is None:
         # The charge job may not have stored the provider's id yet: keep it for later.
-        record.state, record.note = "pending", "payment not found yet"
+        record.state, record.note = WebhookState.PENDING, "payment not found yet"
         record.processed_at = None
         return record.state
     record.payment_id = payment.id
     newest = db.session.scalar(
         select(func.max(ProcessedWebhook.event_created_at)).where(
             ProcessedWebhook.payment_id == payment.id,
-            ProcessedWebhook.state == "applied",
+            ProcessedWebhook.state == WebhookState.APPLIED,
             ProcessedWebhook.id != record.id,
         )
     )
     if newest is not None and event.created_at < newest:
-        record.state = "ignored"
+        record.state = WebhookState.IGNORED
         record.note = f"older than the event applied for this payment at {newest.isoformat()}"
         return record.state
     reason = f"{event.event_type} {event.event_id}"
+    status = OUTCOME_STATUS[event.outcome]
+    problem = reports.mismatch(
+        payment,
+        event.provider_payment_id,
+        event.report,
+        is_success=status == PaymentStatus.SUCCEEDED,
+    )
+    if problem:
+        reports.set_aside(
+            payment, problem, source=TransitionSource.WEBHOOK, what=reason, actor=event.event_id
+        )
+        record.state = WebhookState.APPLIED
+        record.note = f"{reports.MISMATCH_PREFIX}: {problem}"[:500]
+        return record.state
     if payment.provider_payment_id is None and event.provider_payment_id:
         payment.provider_payment_id = event.provider_payment_id
-    elif event.provider_payment_id and payment.provider_payment_id != event.provider_payment_id:
-        move(
-            payment,
-            PaymentStatus.NEEDS_REVIEW,
-            source=TransitionSource.WEBHOOK,
-            reason=f"{reason} is about provider payment {event.provider_payment_id}, "
-            f"ours is {payment.provider_payment_id}",
-            actor=event.event_id,
-        )
-        record.state, record.note = "applied", "second provider payment for one payment"
-        return record.state
-    status = OUTCOME_STATUS[event.outcome]
     if status == PaymentStatus.FAILED and payment.decline_code is None and event.decline_code:
         payment.decline_code = event.decline_code[:64]
     was = payment.status
     is_moved = move(
         payment, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
     )
-    record.state = "applied"
+    record.state = WebhookState.APPLIED
     record.note = (
         f"{was.value} -> {payment.status.value}"
         if is_moved
@@ -207,15 +249,21 @@ def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -
 
 
 def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
-    """Our own reference first, then the provider's id; the row comes back locked."""
+    """Our own reference first, then the provider's id; the row comes back locked (its
+    order first: the one lock order). Raises ValueError when the event names a payment
+    of ours in a form that cannot be one (it is set aside, never retried)."""
+    report = event.report
     condition = None
-    if event.payment_id is not None:
-        condition = Payment.id == event.payment_id
-    elif event.reference is not None:
+    if report.payment_ref is not None:
+        payment_id = parse_row_id(report.payment_ref)
+        if payment_id is None:
+            raise ValueError(f"metadata.payment_id {report.payment_ref[:40]!r} is not a payment id")
+        condition = Payment.id == payment_id
+    elif report.reference is not None:
         try:
-            condition = Payment.idempotency_key == uuid.UUID(event.reference)
+            condition = Payment.idempotency_key == uuid.UUID(report.reference)
         except ValueError:
-            condition = None
+            raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
     for where in (
         condition,
         Payment.provider_payment_id == event.provider_payment_id
@@ -224,14 +272,9 @@ def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
     ):
         if where is None:
             continue
-        payment = db.session.scalar(
-            select(Payment)
-            .where(where, Payment.provider == provider)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-        if payment is not None:
-            return payment
+        found = db.session.scalar(select(Payment.id).where(where, Payment.provider == provider))
+        if found is not None:
+            return lock_payment(found)
     return None
 
 
@@ -241,30 +284,26 @@ RETRY_BUDGET_S = 40.0  # one run stays well inside the 60 s job timeout
 def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> int:
     """Apply pending events: their payment was not found yet, or their job was lost (Redis
     was down when they arrived). Walks every pending event once, a committed batch at a
-    time, until the time budget runs out. Returns how many were applied."""
+    time, until the time budget runs out; one that cannot apply is set aside. Returns
+    how many were applied (or set aside)."""
     deadline = time.monotonic() + budget_s
     applied, after_id = 0, 0
     while time.monotonic() < deadline:
-        records = db.session.scalars(
-            select(ProcessedWebhook)
-            .where(ProcessedWebhook.state == "pending", ProcessedWebhook.id > after_id)
+        record_ids = db.session.scalars(
+            select(ProcessedWebhook.id)
+            .where(ProcessedWebhook.state == WebhookState.PENDING, ProcessedWebhook.id > after_id)
             .order_by(ProcessedWebhook.id)
             .limit(batch)
             .with_for_update(skip_locked=True)
         ).all()
-        if not records:
+        if not record_ids:
             break
-        for record in records:
-            event = SCHEMES[record.provider].parse(record.payload)
-            try:
-                with db.session.begin_nested():  # one event that cannot apply blocks no other
-                    state = apply_event(record.provider, event, record)
-            except IntegrityError as exc:
-                log.error("webhook event %s could not be applied: %s", record.event_id, exc.orig)
-                continue
-            if state != "pending":
+        for record_id in record_ids:
+            record = db.session.get(ProcessedWebhook, record_id)
+            assert record is not None
+            if _apply_or_reject(record) != WebhookState.PENDING:
                 applied += 1
-        after_id = records[-1].id
+        after_id = record_ids[-1]
         db.session.commit()
     db.session.rollback()
     return applied

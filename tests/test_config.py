@@ -1,16 +1,33 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from config import ConfigError, settings_from_env
+from config import (
+    DEV_ACQUIRER_API_KEY,
+    DEV_ACQUIRER_WEBHOOK_SECRET,
+    DEV_SECRET_KEY,
+    DEV_STRIPE_SECRET_KEY,
+    DEV_STRIPE_WEBHOOK_SECRET,
+    PROJECT_DIR,
+    ConfigError,
+    settings_from_env,
+)
 
 PRODUCTION = {
     "APP_ENV": "production",
-    "SECRET_KEY": "s3cret",
+    "SECRET_KEY": "k3Yq9x2VbT7mWz4pLr8sNc6dFh1jGa5u",
     "DATABASE_URL": "postgresql+psycopg://db/payments",
     "REDIS_URL": "redis://redis:6379/0",
+    "STRIPE_API_BASE": "https://api.stripe.com",
     "STRIPE_SECRET_KEY": "sk_live_x",
     "STRIPE_WEBHOOK_SECRET": "whsec_x",
+    "ACQUIRER_API_BASE": "https://acquirer.example/v1",
     "ACQUIRER_API_KEY": "acq_x",
     "ACQUIRER_WEBHOOK_SECRET": "acqwh_x",
 }
@@ -25,11 +42,13 @@ def test_development_runs_on_embedded_defaults() -> None:
 
 def test_production_settings_are_read_from_the_environment() -> None:
     settings = settings_from_env(PRODUCTION)
-    assert settings["SECRET_KEY"] == "s3cret"
+    assert settings["SECRET_KEY"] == PRODUCTION["SECRET_KEY"]
     assert settings["SESSION_COOKIE_SECURE"] is True
 
 
-@pytest.mark.parametrize("missing", sorted(set(PRODUCTION) - {"APP_ENV"}))
+@pytest.mark.parametrize(
+    "missing", sorted(set(PRODUCTION) - {"APP_ENV", "STRIPE_API_BASE", "ACQUIRER_API_BASE"})
+)
 def test_production_refuses_to_start_without_a_required_setting(missing: str) -> None:
     env = {k: v for k, v in PRODUCTION.items() if k != missing}
     with pytest.raises(ConfigError, match=missing):
@@ -68,3 +87,103 @@ def test_the_job_timeout_outlives_a_provider_call() -> None:
 
     settings = settings_from_env({})
     assert 2 * settings["PROVIDER_CALL_BUDGET_S"] < JOB_TIMEOUT_S  # a charge plus a lookup
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("SECRET_KEY", DEV_SECRET_KEY, "SECRET_KEY is a development default"),
+        ("SECRET_KEY", "x", "SECRET_KEY must be at least 32 bytes"),
+        ("SECRET_KEY", "   ", "SECRET_KEY is not set"),
+        ("SECRET_KEY", " " * 40, "SECRET_KEY is not set"),
+        ("SECRET_KEY", "short-but-not-empty", "SECRET_KEY must be at least 32 bytes"),
+        ("STRIPE_SECRET_KEY", DEV_STRIPE_SECRET_KEY, "STRIPE_SECRET_KEY is a development"),
+        ("STRIPE_WEBHOOK_SECRET", DEV_STRIPE_WEBHOOK_SECRET, "STRIPE_WEBHOOK_SECRET is a dev"),
+        # A development secret under another name is still a development secret.
+        ("STRIPE_WEBHOOK_SECRET", DEV_ACQUIRER_WEBHOOK_SECRET, "STRIPE_WEBHOOK_SECRET is a dev"),
+        ("ACQUIRER_API_KEY", DEV_ACQUIRER_API_KEY, "ACQUIRER_API_KEY is a development"),
+        ("ACQUIRER_WEBHOOK_SECRET", DEV_STRIPE_SECRET_KEY, "ACQUIRER_WEBHOOK_SECRET is a dev"),
+        ("STRIPE_API_BASE", "http://127.0.0.1:8099", "STRIPE_API_BASE='http://127.0.0.1:8099' is "),
+        ("ACQUIRER_API_BASE", "http://acquirer.example", "ACQUIRER_API_BASE='http://acq"),
+    ],
+)
+def test_production_refuses_development_secrets_and_plain_http(
+    name: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        settings_from_env({**PRODUCTION, name: value})
+
+
+def test_production_leaves_provider_urls_to_the_sandbox_only_when_told() -> None:
+    env = {k: v for k, v in PRODUCTION.items() if not k.endswith("_API_BASE")}
+    with pytest.raises(ConfigError, match="STRIPE_API_BASE"):
+        settings_from_env(env)
+    settings = settings_from_env({**env, "ALLOW_INSECURE_PROVIDER_URLS": "1"})
+    assert settings["STRIPE_API_BASE"].startswith("http://")
+
+
+def test_production_asks_only_for_the_enabled_providers_settings() -> None:
+    env = {k: v for k, v in PRODUCTION.items() if not k.startswith("ACQUIRER_")}
+    settings = settings_from_env({**env, "PAYMENTS_PROVIDERS": "stripe"})
+    assert "ACQUIRER_API_KEY" not in settings
+    with pytest.raises(ConfigError, match="ACQUIRER_"):
+        settings_from_env(env)  # both providers enabled (the default)
+
+
+def test_unknown_provider_names_are_refused() -> None:
+    with pytest.raises(ConfigError, match="unknown providers: paypal"):
+        settings_from_env({"PAYMENTS_PROVIDERS": "stripe,paypal"})
+
+
+@pytest.mark.parametrize(
+    ("override", "variable"),
+    [({"SECRET_KEY": DEV_SECRET_KEY}, "SECRET_KEY"), ({"STRIPE_API_BASE": "http://x"}, "STRIPE")],
+)
+def test_a_refused_start_prints_one_line_naming_the_variable(
+    override: dict[str, str], variable: str
+) -> None:
+    """gunicorn imports wsgi.py: the operator sees one line, not a traceback."""
+    env = {**os.environ, **PRODUCTION, **override}
+    done = subprocess.run(
+        [sys.executable, "-c", "import wsgi"],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("configuration error: ") and variable in lines[0]
+
+
+def test_gunicorn_stops_instead_of_respawning_on_a_refused_start() -> None:
+    env = {**os.environ, **PRODUCTION, "SECRET_KEY": "x"}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "gunicorn"), "wsgi:app", "--bind", "127.0.0.1:0"],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "configuration error: SECRET_KEY must be at least 32 bytes" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_metrics_need_the_token_when_one_is_set(app: Any, make_app: Any) -> None:
+    app = make_app(METRICS_TOKEN="scrape-token-123")
+    client = app.test_client()
+    assert client.get("/metrics").status_code == 401
+    wrong = client.get("/metrics", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    right = client.get("/metrics", headers={"Authorization": "Bearer scrape-token-123"})
+    assert right.status_code == 200 and b"provider_calls_total" in right.data
+
+
+def test_production_without_a_metrics_token_does_not_serve_metrics(
+    app: Any, make_app: Any
+) -> None:
+    app = make_app(IS_PRODUCTION=True, METRICS_TOKEN="")
+    assert app.test_client().get("/metrics").status_code == 404

@@ -41,6 +41,8 @@ def stripe_event(
     event_type: str = "payment_intent.succeeded",
     created: int | None = None,
     intent_id: str = "pi_test",
+    amount: int = 1000,  # what new_payment() creates for an order; 700 for a top-up
+    currency: str = "eur",
     **extra: Any,
 ) -> dict:
     metadata = {"payment_id": str(payment_id)} if payment_id is not None else {}
@@ -54,6 +56,8 @@ def stripe_event(
                 "id": intent_id,
                 "object": "payment_intent",
                 "status": "succeeded",
+                "amount": amount,
+                "currency": currency,
                 "metadata": metadata,
                 **extra,
             }
@@ -132,7 +136,7 @@ def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) ->
 @pytest.mark.postgres
 def test_ten_copies_at_once_credit_a_topup_once(app: Flask) -> None:
     payment_id = new_payment(app, topup=True)
-    event = stripe_event(payment_id)
+    event = stripe_event(payment_id, amount=700)
     barrier = threading.Barrier(10, timeout=60)
     states: list[str] = []
 
@@ -479,7 +483,7 @@ def test_redis_down_at_receipt_loses_no_event(app: Flask, make_app: Any) -> None
 
 def test_a_backlog_of_pending_events_is_applied_in_one_run(app: Flask, make_app: Any) -> None:
     """Events recorded while Redis was down (no jobs) are all applied by one retry run, a
-    batch at a time; events that cannot apply yet stay pending and hold up nothing."""
+    batch at a time; an event that cannot apply is set aside and holds up nothing."""
     ids = [new_payment(app) for _ in range(25)]
     no_redis = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0").test_client()
     for payment_id in ids:
@@ -487,15 +491,19 @@ def test_a_backlog_of_pending_events_is_applied_in_one_run(app: Flask, make_app:
         assert signed_post(no_redis, event).get_json()["status"] == "accepted"
     signed_post(no_redis, stripe_event(None, intent_id="pi_nobody"))
     # An event naming a provider payment another payment already has cannot apply (UNIQUE);
-    # it stays pending and blocks none of the events after it.
+    # it is set aside (rejected, with the reason) and blocks none of the events after it.
     lonely = new_payment(app)
     signed_post(no_redis, stripe_event(lonely, intent_id=f"pi_{ids[0]}"))
     for payment_id in ids[:3]:  # three more events (new ids) after it
         signed_post(no_redis, stripe_event(payment_id, intent_id=f"pi_{payment_id}"))
     with app.app_context():
-        assert retry_pending_events(batch=10) == 28  # three batches, one run
-        assert retry_pending_events(batch=10) == 0  # the two that cannot apply are left
+        assert retry_pending_events(batch=10) == 29  # three batches, one run
+        assert retry_pending_events(batch=10) == 0  # the one with no payment is left
         states = db.session.scalars(select(ProcessedWebhook.state)).all()
-    assert sorted(states) == ["applied"] * 28 + ["pending"] * 2
+        note = db.session.scalar(
+            select(ProcessedWebhook.note).where(ProcessedWebhook.state == "rejected")
+        )
+    assert sorted(states) == ["applied"] * 28 + ["pending", "rejected"]
+    assert note is not None and "UniqueViolation" in note
     assert all(payment(app, payment_id).status == PaymentStatus.SUCCEEDED for payment_id in ids)
     assert payment(app, lonely).status == PaymentStatus.PENDING
