@@ -6,11 +6,13 @@ import sys
 from typing import Any
 
 from flask import Flask
+from werkzeug.routing import IntegerConverter
 
 import logs
 from config import INSTANCE_DIR, ConfigError, settings_from_env
 from extensions import csrf, db, login_manager, migrate, redis_client
 from models.money import format_money
+from models.types import MAX_ROW_ID
 from services import metrics
 from services.customers import load_session_user
 
@@ -27,6 +29,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         raise SystemExit(3) from None
     if config:
         app.config.update(config)
+    app.url_map.converters["id"] = RowIdConverter
     register_extensions(app)
     metrics.track_in_flight(app)
     register_blueprints(app)
@@ -34,6 +37,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     register_commands(app)
     configure_logging(app)
     return app
+
+
+class RowIdConverter(IntegerConverter):
+    """`<id:...>` in a route: a row id, 1 to MAX_ROW_ID. A larger number is no row of
+    ours, so it answers 404 instead of reaching the database (integer out of range)."""
+
+    def __init__(self, url_map: Any) -> None:
+        super().__init__(url_map, min=1, max=MAX_ROW_ID)
 
 
 def register_extensions(app: Flask) -> None:
@@ -55,7 +66,18 @@ def register_extensions(app: Flask) -> None:
 
 
 def register_blueprints(app: Flask) -> None:
-    from blueprints import admin, api, auth, checkout, errors, health, shop, wallet, webhooks
+    from blueprints import (
+        admin,
+        api,
+        auth,
+        checkout,
+        errors,
+        headers,
+        health,
+        shop,
+        wallet,
+        webhooks,
+    )
 
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
@@ -66,6 +88,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(webhooks.bp)
     admin.register(app)
     errors.register(app)
+    headers.register(app)
 
 
 def register_template_helpers(app: Flask) -> None:

@@ -17,11 +17,14 @@ from flask import (
 from flask.typing import ResponseReturnValue
 from flask_admin import Admin, AdminIndexView, BaseView, expose
 from flask_admin.contrib.sqla import ModelView
+from flask_admin.model.base import ViewArgs
 from flask_admin.theme import Bootstrap4Theme
 from markupsafe import Markup
 from redis.exceptions import RedisError
+from sqlalchemy.exc import StatementError
 
 from blueprints.auth import TOO_MANY_ATTEMPTS, safe_next
+from blueprints.headers import csp_nonce
 from extensions import db
 from models import (
     Customer,
@@ -34,6 +37,7 @@ from models import (
     Wallet,
 )
 from models.money import format_money
+from models.types import parse_row_id
 from services import admin_actions, admin_auth, dashboard
 from services.errors import ClientError
 from services.provider_clients import breaker_for
@@ -114,7 +118,7 @@ class UnknownPaymentsView(AdminOnly, BaseView):
     def index(self) -> ResponseReturnValue:
         return self.render("dashboard/unknown.html", rows=dashboard.unknown_payments())
 
-    @expose("/<int:payment_id>/reconcile", methods=["POST"])
+    @expose("/<id:payment_id>/reconcile", methods=["POST"])
     def reconcile(self, payment_id: int) -> ResponseReturnValue:
         try:
             admin_actions.reconcile_now(payment_id)
@@ -123,7 +127,7 @@ class UnknownPaymentsView(AdminOnly, BaseView):
             flash(str(exc), "error")
         return redirect(url_for("unknown.index"))
 
-    @expose("/<int:payment_id>/resolve", methods=["POST"])
+    @expose("/<id:payment_id>/resolve", methods=["POST"])
     def resolve(self, payment_id: int) -> ResponseReturnValue:
         admin = admin_auth.current_admin()
         assert admin is not None
@@ -156,6 +160,49 @@ class ReadOnlyView(AdminOnly, ModelView):
     can_view_details = True
     can_export = False
     page_size = 50
+    can_set_page_size = False
+
+    def get_one(self, id: Any) -> Any:
+        # `?id=abc` or an id past the integer range names no row: "record does not
+        # exist" instead of a database error.
+        row_id = parse_row_id(str(id))
+        return None if row_id is None else super().get_one(str(row_id))
+
+    def _get_list_extra_args(self) -> ViewArgs:
+        """The list's query arguments, bounded: a page number that fits OFFSET, and
+        search and filter text without NUL (PostgreSQL refuses it in a string)."""
+        args = super()._get_list_extra_args()
+        args.page = min(max(args.page or 0, 0), MAX_LIST_PAGE)
+        if args.search:
+            args.search = _clean_text(args.search)
+        if args.filters:
+            args.filters = [(i, name, _clean_text(v)) for i, name, v in args.filters]
+        return args
+
+    def _get_list_filter_args(self) -> Any:
+        try:
+            return super()._get_list_filter_args()
+        except LookupError:  # Flask-Admin's enum filter raises KeyError for a bad value
+            flash("That filter value does not exist; showing everything.", "error")
+            return []
+
+    def get_list(self, *args: Any, **kwargs: Any) -> Any:
+        # A filter value the column cannot hold (a status that does not exist, a number
+        # past the integer range) matches nothing: say so instead of failing the page.
+        try:
+            return super().get_list(*args, **kwargs)
+        except (StatementError, LookupError, ValueError, OverflowError) as exc:
+            db.session.rollback()
+            cause = getattr(exc, "orig", None) or exc
+            flash(f"Nothing can match that filter or search ({type(cause).__name__}).", "error")
+            return 0, []
+
+
+MAX_LIST_PAGE = 100_000  # 5 million rows deep at 50 a page; past it, search or filter
+
+
+def _clean_text(value: Any) -> Any:
+    return value.replace("\x00", "")[:200] if isinstance(value, str) else value
 
 
 class PaymentView(ReadOnlyView):
@@ -268,6 +315,7 @@ def register(app: Flask) -> None:
         url="/admin",
         index_view=OverviewView(name="Overview", url="/admin"),
         theme=Bootstrap4Theme(swatch="default", fluid=True),
+        csp_nonce_generator=csp_nonce,
     )
     admin.add_view(UnknownPaymentsView(name="Unknown payments", endpoint="unknown"))
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))

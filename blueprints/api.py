@@ -69,13 +69,13 @@ def post_order() -> ResponseReturnValue:
     return jsonify(order_json(order)), 201
 
 
-@bp.get("/orders/<int:order_id>")
+@bp.get("/orders/<id:order_id>")
 @token_required
 def get_order(order_id: int) -> ResponseReturnValue:
     return jsonify(order_json(owned_order(g.customer, order_id)))
 
 
-@bp.post("/orders/<int:order_id>/payments")
+@bp.post("/orders/<id:order_id>/payments")
 @token_required
 def post_payment(order_id: int) -> ResponseReturnValue:
     key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
@@ -83,7 +83,7 @@ def post_payment(order_id: int) -> ResponseReturnValue:
     return jsonify(payment_json(payment)), 201 if is_new else 200
 
 
-@bp.get("/payments/<int:payment_id>")
+@bp.get("/payments/<id:payment_id>")
 @token_required
 def get_payment(payment_id: int) -> ResponseReturnValue:
     payment = owned_payment(g.customer, payment_id)
@@ -123,7 +123,7 @@ def post_debit() -> ResponseReturnValue:
     return jsonify(movement_json(movement)), 200 if movement.is_replay else 201
 
 
-@bp.post("/orders/<int:order_id>/wallet-payments")
+@bp.post("/orders/<id:order_id>/wallet-payments")
 @token_required
 def post_wallet_payment(order_id: int) -> ResponseReturnValue:
     """Pay an open order from the wallet; the Idempotency-Key is the debit's operation id."""

@@ -96,7 +96,7 @@ def orders() -> ResponseReturnValue:
     return render_template("checkout/orders.html", orders=recent_orders(current_user))
 
 
-@bp.get("/orders/<int:order_id>/checkout")
+@bp.get("/orders/<id:order_id>/checkout")
 @login_required
 def checkout(order_id: int) -> ResponseReturnValue:
     order = _order_or_404(order_id)
@@ -120,7 +120,7 @@ def checkout(order_id: int) -> ResponseReturnValue:
     )
 
 
-@bp.post("/orders/<int:order_id>/pay")
+@bp.post("/orders/<id:order_id>/pay")
 @login_required
 def pay(order_id: int) -> ResponseReturnValue:
     try:
@@ -138,7 +138,7 @@ def pay(order_id: int) -> ResponseReturnValue:
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
 
 
-@bp.get("/payments/<int:payment_id>")
+@bp.get("/payments/<id:payment_id>")
 @login_required
 def payment_status(payment_id: int) -> ResponseReturnValue:
     try:

@@ -39,7 +39,6 @@ def overview() -> ResponseReturnValue:
         )
     currency = request.args.get("currency", wallets[0].currency).upper()
     selected = next((w for w in wallets if w.currency == currency), wallets[0])
-    page = max(request.args.get("page", 1, type=int) or 1, 1)
     total = (
         db.session.scalar(
             select(func.count())
@@ -48,6 +47,9 @@ def overview() -> ResponseReturnValue:
         )
         or 0
     )
+    pages = max(1, -(-total // PAGE_SIZE))
+    # Any number a client sends lands on a real page (a huge one would overflow OFFSET).
+    page = min(max(request.args.get("page", 1, type=int) or 1, 1), pages)
     entries = db.session.scalars(
         select(LedgerEntry)
         .where(LedgerEntry.wallet_id == selected.id)
@@ -61,7 +63,7 @@ def overview() -> ResponseReturnValue:
         selected=selected,
         entries=entries,
         page=page,
-        pages=max(1, -(-total // PAGE_SIZE)),
+        pages=pages,
     )
 
 
@@ -89,7 +91,7 @@ def topup() -> ResponseReturnValue:
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
 
 
-@bp.post("/pay/<int:order_id>")
+@bp.post("/pay/<id:order_id>")
 @login_required
 def pay_order(order_id: int) -> ResponseReturnValue:
     operation_id = request.form.get("operation_id", "")

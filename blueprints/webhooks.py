@@ -27,7 +27,9 @@ def receive_webhook(provider: str) -> ResponseReturnValue:
     limit = current_app.config["WEBHOOK_MAX_BODY_BYTES"]
     if request.content_length is not None and request.content_length > limit:
         return _error(413, "body_too_large", f"webhook bodies are limited to {limit} bytes")
-    body = request.get_data(cache=False)
+    # A chunked body has no Content-Length: read at most one byte past the limit, never
+    # the whole stream, and refuse it if that byte came.
+    body = request.stream.read(limit + 1)
     if len(body) > limit:
         return _error(413, "body_too_large", f"webhook bodies are limited to {limit} bytes")
     try:

@@ -23,7 +23,9 @@ class LedgerEntry(db.Model):  # type: ignore[name-defined]
     # Idempotency key of the money movement: client key, or derived ("topup:<payment id>").
     operation_id: Mapped[str] = mapped_column(String(100), unique=True)
     amount_minor: Mapped[int] = mapped_column(BigInteger)  # credits > 0, debits < 0
-    kind: Mapped[str] = mapped_column(String(16))  # topup | debit | refund
+    kind: Mapped[str] = mapped_column(
+        String(16)
+    )  # topup | debit | order (paid an order) | reversal | refund
     reference: Mapped[str] = mapped_column(String(200), default="")
     balance_after_minor: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from extensions import db
-from models import Order, Payment, PaymentTransition
+from models import Order, Payment, PaymentTransition, TransitionSource
 from services.wallet import Movement
 
 
@@ -39,12 +39,23 @@ def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str
                 "from": t.from_status.value if t.from_status else None,
                 "to": t.to_status.value,
                 "source": t.source.value,
-                "reason": t.reason,
+                "reason": customer_reason(t),
                 "at": t.created_at.isoformat(),
             }
             for t in transitions
         ]
     return body
+
+
+ADMIN_DECISION = "decided by our payments team"
+
+
+def customer_reason(transition: PaymentTransition) -> str:
+    """What a customer may read of a transition: never an admin's free text (it is
+    written for colleagues and may name other customers or internal facts)."""
+    if transition.source == TransitionSource.ADMIN:
+        return ADMIN_DECISION
+    return transition.reason
 
 
 def order_json(order: Order) -> dict[str, Any]:

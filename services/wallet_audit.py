@@ -1,4 +1,7 @@
-"""The wallet audit: every balance equals the sum of its ledger; no operation id twice."""
+"""The wallet audit: every balance equals the sum of its ledger; no operation id twice;
+and the ledger agrees with the payments: a top-up's credits add up to its amount
+exactly while its success stands (zero otherwise), and an order is paid by exactly
+one thing (one card payment's success, or one wallet debit)."""
 
 from __future__ import annotations
 
@@ -7,14 +10,16 @@ import logging
 from dataclasses import asdict, dataclass, field
 
 from redis.exceptions import RedisError
-from sqlalchemy import func, select
+from sqlalchemy import String, cast, func, literal, select
 
 from extensions import db, redis_client
-from models import LedgerEntry, Wallet
+from models import LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, PaymentStatus, Wallet
 from models.types import utcnow
 
 log = logging.getLogger(__name__)
 LAST_RESULT_KEY = "wallet:audit:last"  # read by the admin dashboard
+# A payment in these states may or may not have its effect: a person is deciding.
+UNDECIDED = (PaymentStatus.NEEDS_REVIEW,)
 
 
 @dataclass
@@ -57,12 +62,84 @@ def audit_wallets() -> AuditResult:
     ).all()
     for operation_id, count in duplicates:
         result.mismatches.append(f"operation id {operation_id} appears {count} times")
+    result.mismatches.extend(_topups_against_ledger())
+    result.mismatches.extend(_orders_against_payments())
     db.session.rollback()
     try:
         redis_client.client.set(LAST_RESULT_KEY, json.dumps(asdict(result)))
     except RedisError as exc:
         log.warning("could not store the wallet audit result in Redis: %s", exc)
     return result
+
+
+def _topups_against_ledger() -> list[str]:
+    credited = (
+        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(LedgerEntry.kind.in_(("topup", "reversal")), LedgerEntry.reference.like("payment %"))
+        .group_by(LedgerEntry.reference)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Payment.id,
+            Payment.status,
+            Payment.amount_minor,
+            Payment.is_effect_applied,
+            func.coalesce(credited.c.net, 0),
+        )
+        .outerjoin(credited, credited.c.reference == literal("payment ") + cast(Payment.id, String))
+        .where(Payment.purpose == PaymentPurpose.WALLET_TOPUP)
+        .order_by(Payment.id)
+    ).all()
+    problems = []
+    for payment_id, status, amount, is_applied, net in rows:
+        expected = amount if is_applied else 0
+        if net != expected:
+            problems.append(
+                f"top-up payment {payment_id} ({status.value}): ledger credits {net}, "
+                f"expected {expected}"
+            )
+        if is_applied != (status == PaymentStatus.SUCCEEDED) and status not in UNDECIDED:
+            problems.append(
+                f"top-up payment {payment_id} is {status.value} but its credit is "
+                f"{'in place' if is_applied else 'missing'}"
+            )
+    return problems
+
+
+def _orders_against_payments() -> list[str]:
+    applied = (
+        select(Payment.order_id, func.count().label("paid_by"))
+        .where(Payment.is_effect_applied.is_(True), Payment.order_id.is_not(None))
+        .group_by(Payment.order_id)
+        .subquery()
+    )
+    debited = (
+        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(LedgerEntry.kind == "order")
+        .group_by(LedgerEntry.reference)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Order.id,
+            Order.status,
+            func.coalesce(applied.c.paid_by, 0),
+            func.coalesce(debited.c.net, 0),
+        )
+        .outerjoin(applied, applied.c.order_id == Order.id)
+        .outerjoin(debited, debited.c.reference == literal("order ") + cast(Order.id, String))
+        .order_by(Order.id)
+    ).all()
+    problems = []
+    for order_id, status, card_payments, wallet_net in rows:
+        paid_by = card_payments + (1 if wallet_net else 0)
+        if (status == OrderStatus.PAID) != (paid_by == 1) or paid_by > 1:
+            problems.append(
+                f"order {order_id} is {status.value}, paid by {card_payments} card payment(s) "
+                f"and {-wallet_net} from a wallet"
+            )
+    return problems
 
 
 def last_audit() -> dict[str, object] | None:

@@ -53,7 +53,7 @@ def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) 
             -order.total_minor,
             order.currency,
             operation_id=operation_id,
-            kind="debit",
+            kind="order",  # the audit counts these as what paid the order
             reference=reference,
         )
         if not movement.is_replay:

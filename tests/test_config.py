@@ -182,8 +182,6 @@ def test_metrics_need_the_token_when_one_is_set(app: Any, make_app: Any) -> None
     assert right.status_code == 200 and b"provider_calls_total" in right.data
 
 
-def test_production_without_a_metrics_token_does_not_serve_metrics(
-    app: Any, make_app: Any
-) -> None:
+def test_production_without_a_metrics_token_does_not_serve_metrics(app: Any, make_app: Any) -> None:
     app = make_app(IS_PRODUCTION=True, METRICS_TOKEN="")
     assert app.test_client().get("/metrics").status_code == 404

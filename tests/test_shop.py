@@ -53,7 +53,7 @@ def test_signup_with_a_taken_email_looks_like_a_new_account(
     client: FlaskClient, app: Flask
 ) -> None:
     """Sign-up must not tell a stranger whether an email has an account here."""
-    answers = []
+    answers: list[object] = []
     for password in ("long-enough", "another-one"):
         token = csrf_token_from(client.get("/signup").get_data(as_text=True))
         response = client.post(

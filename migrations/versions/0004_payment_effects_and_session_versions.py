@@ -29,6 +29,12 @@ def upgrade():
     # Existing effects: a top-up's credit is its ledger entry; an order payment paid its
     # order when it succeeded while the order was open (the order is paid and this is
     # the first payment of it that ever succeeded).
+    # Wallet payments of orders get their own ledger kind (the audit counts them).
+    op.execute(
+        "UPDATE ledger_entries SET kind = 'order' WHERE kind = 'debit' AND reference LIKE 'order %' "
+        "AND EXISTS (SELECT 1 FROM orders o WHERE 'order ' || o.id = ledger_entries.reference "
+        "AND o.status = 'paid')"
+    )
     op.execute(
         "UPDATE payments SET is_effect_applied = TRUE WHERE purpose = 'wallet_topup' AND EXISTS "
         "(SELECT 1 FROM ledger_entries l WHERE l.operation_id = 'topup:' || payments.id)"

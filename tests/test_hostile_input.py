@@ -1,0 +1,105 @@
+"""Hostile input anywhere: every route of the URL map, hostile path and query values,
+as a stranger, a customer and an admin. Nothing may answer 5xx."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.routing import Rule
+
+from tests.admin.conftest import admin_login, make_admin
+from tests.blueprints.test_checkout_pages import login
+from tests.helpers import api_customer, seed_catalog
+
+HOSTILE_VALUES = [
+    "2147483648",
+    "99999999999999999999",
+    "-5",
+    "0",
+    "abc",
+    "1e999999",
+    "%00",
+    "\x00",
+    "'; DROP TABLE payments; --",
+    "x" * 3000,
+    "/%0d%0aX-Injected:%201",
+    "\r\nX-Injected: 1",
+    "//evil.example/",
+    "..%2f..%2fetc%2fpasswd",
+    "\u202e\ufeff",
+]
+# Query names the app and Flask-Admin read: paging, ids, sorting, search, list filters.
+QUERY_NAMES = ["page", "id", "sort", "desc", "search", "currency", "next", "url", "page_size"]
+FILTER_NAMES = [f"flt{pos}_{index}" for pos in range(2) for index in range(16)]
+PATH_SAMPLES = {"int": ["2147483648", "99999999999999999999", "0"], "default": HOSTILE_VALUES}
+
+
+def _paths(rule: Rule) -> Iterator[str]:
+    """The rule with each argument replaced by hostile values (all arguments alike)."""
+    if not rule.arguments:
+        yield rule.rule
+        return
+    converters = {name: type(conv).__name__ for name, conv in rule._converters.items()}
+    samples = (
+        PATH_SAMPLES["int"]
+        if all("Integer" in kind or "RowId" in kind for kind in converters.values())
+        else ["abc", "2147483648", "%00", "x" * 300]
+    )
+    for value in samples:
+        path = rule.rule
+        for name in rule.arguments:
+            path = re.sub(rf"<(?:[a-z]+:)?{name}>", value, path)
+        yield path
+
+
+def _walk(client: FlaskClient, app: Flask, headers: dict[str, str] | None = None) -> list[str]:
+    failures = []
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static" or rule.endpoint.endswith(".static"):
+            continue
+        for path in _paths(rule):
+            queries: list[dict[str, str]] = [{}]
+            queries += [{name: value} for name in QUERY_NAMES for value in HOSTILE_VALUES]
+            if path.startswith("/admin/admin_") and path.endswith("s/"):  # the model lists
+                values = ("zz", "2147483648", "\x00", "-1")
+                queries += [{name: v} for name in FILTER_NAMES for v in values]
+            for query in queries:
+                for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+                    response = client.open(
+                        path, method=method, query_string=query, headers=headers or {}
+                    )
+                    if response.status_code >= 500:
+                        failures.append(f"{method} {path} {query} -> {response.status_code}")
+    return failures
+
+
+@pytest.fixture
+def walker(app: Flask) -> Any:
+    with app.app_context():
+        seed_catalog()
+    return _walk
+
+
+def test_no_route_answers_5xx_to_a_stranger(app: Flask, client: FlaskClient, walker: Any) -> None:
+    assert_no_5xx(walker(client, app))
+
+
+def assert_no_5xx(failures: list[str]) -> None:
+    assert not failures, f"{len(failures)} requests answered 5xx:\n" + "\n".join(failures)
+
+
+def test_no_route_answers_5xx_to_a_customer(app: Flask, client: FlaskClient, walker: Any) -> None:
+    login(client, app)
+    _, headers = api_customer(app)
+    assert_no_5xx(walker(client, app, headers))
+
+
+def test_no_route_answers_5xx_to_an_admin(app: Flask, client: FlaskClient, walker: Any) -> None:
+    make_admin(app)
+    assert admin_login(client).status_code == 302
+    assert_no_5xx(walker(client, app))
