@@ -72,23 +72,29 @@ def overview() -> ResponseReturnValue:
 def topup() -> ResponseReturnValue:
     currency = (request.values.get("currency") or current_app.config["CURRENCIES"][0]).upper()
     if request.method == "GET":
-        return render_template(
-            "wallet/topup.html",
-            currency=currency,
-            currencies=[w.currency for w in _wallets()],
-            idempotency_key=uuid.uuid4(),
-            max_amount=format_money(current_app.config["MAX_AMOUNT_MINOR"], currency),
-        )
+        return _topup_form(currency)
     try:
         target = wallet_of(current_user, currency)
         amount_minor = parse_major_amount(request.form.get("amount", ""), currency)
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         payment, _ = start_topup_payment(current_user, target, amount_minor, key)
     except (ClientError, InvalidAmountError) as exc:
+        # The form again, with the reason: a 4xx, and nothing was written.
         db.session.rollback()
         flash(str(exc), "error")
-        return redirect(url_for("wallet.topup", currency=currency), code=303)
+        status = exc.status if isinstance(exc, ClientError) else 400
+        return _topup_form(currency[:3]), status
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
+
+
+def _topup_form(currency: str) -> str:
+    return render_template(
+        "wallet/topup.html",
+        currency=currency,
+        currencies=[w.currency for w in _wallets()],
+        idempotency_key=uuid.uuid4(),
+        max_amount=format_money(current_app.config["MAX_AMOUNT_MINOR"], currency),
+    )
 
 
 @bp.post("/pay/<id:order_id>")

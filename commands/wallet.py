@@ -14,7 +14,8 @@ wallet_cli = AppGroup("wallet", help="Wallet maintenance.")
 
 @wallet_cli.command("audit")
 def audit_command() -> None:
-    """Check balance == sum(ledger) for every wallet; exit 1 on any mismatch."""
+    """Check balance == sum(ledger) per wallet, and the ledger against top-ups and orders;
+    exit 1 on any mismatch."""
     result = audit_wallets()
     for mismatch in result.mismatches:
         click.echo(mismatch)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import socket
 import struct
 import time
@@ -13,7 +14,7 @@ from typing import Any
 
 from flask import Flask, Response, current_app, jsonify, request
 
-from sandbox.faults import REQUEST_KINDS, Fault, draw_faults
+from sandbox.faults import REQUEST_KINDS, Fault, draw_faults, tamper
 from sandbox.store import Store
 
 DEFAULT_KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for 24 hours
@@ -151,6 +152,10 @@ class RequestFaults:
             time.sleep(float(fault.params["hold_s"]))
         if self._first("reset_after"):
             drop_connection()
+        changed = self._first("tamper")
+        if changed and response.is_json and isinstance(response.get_json(), dict):
+            body = tamper(response.get_json(), changed.params["field"], changed.params["value"])
+            response.set_data(json.dumps(body))
         for fault in self.faults:
             if fault.kind == "error" and fault.params.get("phase") == "after":
                 error = jsonify(

@@ -32,13 +32,27 @@ FAULT_KINDS: dict[str, tuple[dict[str, Any], str]] = {
         "process and commit, then hold the answer past the client's read timeout",
     ),
     "refuse": ({"seconds": 5}, "stop listening for N seconds (connection refused)"),
+    "tamper": (
+        {"field": "amount", "value": 1},
+        "process normally, then answer with one field of the payment object(s) changed "
+        "(amount, currency, id, reference, metadata.payment_id): a hostile or buggy provider",
+    ),
     "webhook_duplicate": ({"copies": 2}, "deliver each event this many times"),
     "webhook_reorder": ({"max_delay_s": 2.0}, "delay events randomly so later ones overtake"),
     "webhook_delay": ({"seconds": 5}, "delay each event's first delivery"),
     "webhook_drop": ({}, "never deliver the event (it stays listed as undelivered)"),
 }
 # Drawn per request; `refuse` is not among them: it acts once, when it is added.
-REQUEST_KINDS = ("latency", "hang", "error", "reset_before", "reset_after", "commit_timeout")
+REQUEST_KINDS = (
+    "latency",
+    "hang",
+    "error",
+    "reset_before",
+    "reset_after",
+    "commit_timeout",
+    "tamper",
+)
+TAMPER_FIELDS = ("amount", "currency", "id", "reference", "metadata.payment_id")
 WEBHOOK_KINDS = ("webhook_duplicate", "webhook_reorder", "webhook_delay", "webhook_drop")
 
 
@@ -72,6 +86,8 @@ def add_fault(store: Store, spec: dict[str, Any]) -> int:
         raise FaultError("status must be 500, 502, 503 or 429")
     if kind == "error" and params["phase"] not in ("before", "after"):
         raise FaultError("phase must be 'before' or 'after'")
+    if kind == "tamper" and params["field"] not in TAMPER_FIELDS:
+        raise FaultError(f"field must be one of {', '.join(TAMPER_FIELDS)}")
     with store.transaction() as conn:
         cur = conn.execute(
             "INSERT INTO faults (kind, dialect, endpoint, rate, remaining, params, created) "
@@ -132,3 +148,16 @@ def draw_faults(
             conn.execute("UPDATE faults SET remaining = remaining - 1 WHERE id = ?", (row["id"],))
         hit.append(Fault(row["kind"], json.loads(row["params"])))
     return hit
+
+
+def tamper(body: Any, field_path: str, value: Any) -> Any:
+    """Set `field_path` on the payment object in `body` (or on each one of a list)."""
+    targets = body.get("data") if isinstance(body.get("data"), list) else [body]
+    for target in targets:
+        if not isinstance(target, dict):
+            continue
+        *parents, name = field_path.split(".")
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[name] = value
+    return body

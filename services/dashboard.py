@@ -13,9 +13,10 @@ from sqlalchemy import func, select
 
 from extensions import db, redis_client
 from jobs.queues import MAINTENANCE_QUEUE, provider_queue_name
-from models import Payment, PaymentStatus, ProcessedWebhook
+from models import Payment, PaymentStatus, ProcessedWebhook, WebhookState
 from models.types import utcnow
 from services.provider_clients import breaker_for, provider_for
+from services.reports import mismatch_key
 from services.wallet_audit import last_audit
 from services.webhooks import duplicates_key
 
@@ -100,22 +101,29 @@ def webhook_stats(now: datetime | None = None) -> dict[str, Any]:
         )
         or 0
     )
-    pending = (
-        db.session.scalar(
-            select(func.count())
-            .select_from(ProcessedWebhook)
-            .where(ProcessedWebhook.state == "pending")
-        )
-        or 0
+    by_state = dict(
+        db.session.execute(
+            select(ProcessedWebhook.state, func.count())
+            .where(ProcessedWebhook.state.in_((WebhookState.PENDING, WebhookState.REJECTED)))
+            .group_by(ProcessedWebhook.state)
+        ).all()
     )
+    day = now.date().isoformat()
+    duplicates: int | None
+    mismatches: int | None
     try:
-        duplicates = int(redis_client.client.get(duplicates_key(now.date().isoformat())) or 0)
+        duplicates, mismatches = (
+            int(raw or 0)
+            for raw in redis_client.client.mget([duplicates_key(day), mismatch_key(day)])
+        )
     except RedisError:
-        duplicates = None
+        duplicates = mismatches = None
     return {
         "received_today": received,
         "duplicates_today": duplicates,
-        "pending_unmatched": pending,
+        "pending_unmatched": by_state.get(WebhookState.PENDING, 0),
+        "rejected": by_state.get(WebhookState.REJECTED, 0),
+        "report_mismatches_today": mismatches,
     }
 
 

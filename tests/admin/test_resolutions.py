@@ -1,0 +1,165 @@
+"""An admin's decision moves the money with it: 'failed' takes the effect back in the
+same transaction (or is refused when the credit was spent), and the audit compares the
+ledger with the payments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from extensions import db
+from models import LedgerEntry, Order, OrderStatus, Payment, PaymentStatus, Wallet
+from services import wallet
+from services.charging import charge_payment
+from services.wallet_audit import audit_wallets
+from tests.admin.test_admin import _token
+from tests.blueprints.test_webhooks import last_state, signed_post, stripe_event
+from tests.helpers import payment
+from tests.services.test_reports import _order_payment, _topup, _wallet_balance
+
+
+def _succeed_then_dispute(app: Flask, client: FlaskClient, payment_id: int, amount: int) -> None:
+    """Charged through the sandbox, then a later 'failed' report: needs_review."""
+    with app.app_context():
+        charge_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    found = payment(app, payment_id)
+    event = stripe_event(
+        payment_id,
+        "payment_intent.payment_failed",
+        intent_id=found.provider_payment_id or "",
+        amount=amount,
+    )
+    signed_post(client, event)
+    last_state(app)
+    assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
+
+
+def _resolve(admin_client: FlaskClient, payment_id: int, outcome: str) -> str:
+    response = admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={
+            "outcome": outcome,
+            "reason": "checked with the provider",
+            "csrf_token": _token(admin_client),
+        },
+        follow_redirects=True,
+    )
+    return response.get_data(as_text=True)
+
+
+def _ledger(app: Flask) -> list[tuple[str, int, str]]:
+    with app.app_context():
+        rows = db.session.execute(
+            select(LedgerEntry.operation_id, LedgerEntry.amount_minor, LedgerEntry.kind).order_by(
+                LedgerEntry.id
+            )
+        ).all()
+    return [tuple(row) for row in rows]  # type: ignore[misc]
+
+
+def test_failed_takes_a_topup_credit_back(
+    app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = _topup(app, amount_minor=700)
+    _succeed_then_dispute(app, client, payment_id, 700)
+    assert _wallet_balance(app, payment_id) == 700  # under review, the credit stands
+    page = _resolve(admin_client, payment_id, "failed")
+    assert "wallet credit of 700 EUR taken back" in page
+    assert payment(app, payment_id).status == PaymentStatus.FAILED
+    assert _wallet_balance(app, payment_id) == 0
+    assert _ledger(app) == [
+        (f"topup:{payment_id}", 700, "topup"),
+        (f"reversal:{payment_id}:1", -700, "reversal"),
+    ]
+    with app.app_context():
+        assert audit_wallets().mismatches == []
+
+
+def test_failed_reopens_the_order(
+    app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = _order_payment(app)
+    _succeed_then_dispute(app, client, payment_id, 1000)
+    _resolve(admin_client, payment_id, "failed")
+    with app.app_context():
+        found = db.session.get(Payment, payment_id)
+        assert found is not None and found.status == PaymentStatus.FAILED
+        order = db.session.get(Order, found.order_id)
+        assert order is not None and order.status == OrderStatus.OPEN and order.paid_at is None
+        assert audit_wallets().mismatches == []
+
+
+def test_failed_is_refused_when_the_credit_was_spent(
+    app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = _topup(app, amount_minor=700)
+    _succeed_then_dispute(app, client, payment_id, 700)
+    with app.app_context():
+        wallet_id = db.session.get(Payment, payment_id).wallet_id  # type: ignore[union-attr]
+        target = db.session.get(Wallet, wallet_id)
+        assert target is not None
+        wallet.debit(target, 500, "spend-it")
+    page = _resolve(admin_client, payment_id, "failed")
+    assert "its wallet credit was already spent" in page and "Nothing was changed" in page
+    assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
+    assert _wallet_balance(app, payment_id) == 200
+    assert [kind for _, _, kind in _ledger(app)] == ["topup", "debit"]
+
+
+def test_succeeded_after_a_reversal_credits_again_once(
+    app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = _topup(app, amount_minor=300)
+    _succeed_then_dispute(app, client, payment_id, 300)
+    _resolve(admin_client, payment_id, "failed")
+    # A later report conflicts again; the admin now decides it did succeed.
+    with app.app_context():
+        found = db.session.get(Payment, payment_id)
+        assert found is not None
+        found.status = PaymentStatus.NEEDS_REVIEW
+        db.session.commit()
+    _resolve(admin_client, payment_id, "succeeded")
+    assert _wallet_balance(app, payment_id) == 300
+    assert [op for op, _, _ in _ledger(app)] == [
+        f"topup:{payment_id}",
+        f"reversal:{payment_id}:1",
+        f"topup:{payment_id}:2",
+    ]
+    # Confirming a success whose effect is in place credits nothing more.
+    with app.app_context():
+        found = db.session.get(Payment, payment_id)
+        assert found is not None
+        found.status = PaymentStatus.NEEDS_REVIEW
+        db.session.commit()
+    _resolve(admin_client, payment_id, "succeeded")
+    assert _wallet_balance(app, payment_id) == 300
+    with app.app_context():
+        assert audit_wallets().mismatches == []
+
+
+def test_the_audit_compares_the_ledger_with_payments_and_orders(
+    app: Flask, runner: Any, sandbox: Any
+) -> None:
+    topup_id = _topup(app, amount_minor=400)
+    order_payment_id = _order_payment(app)
+    with app.app_context():
+        charge_payment(topup_id)
+        charge_payment(order_payment_id)
+        assert audit_wallets().mismatches == []
+        # What the old admin 'failed' left behind: a failed top-up whose credit stands,
+        # and a paid order whose payment failed.
+        for payment_id in (topup_id, order_payment_id):
+            found = db.session.get(Payment, payment_id)
+            assert found is not None
+            found.status = PaymentStatus.FAILED
+            found.is_effect_applied = False
+        db.session.commit()
+        problems = audit_wallets().mismatches
+    assert any(f"top-up payment {topup_id} (failed): ledger credits 400" in p for p in problems)
+    assert any("is paid, paid by 0 card payment(s)" in p for p in problems)
+    result = runner.invoke(args=["wallet", "audit"])
+    assert result.exit_code != 0
