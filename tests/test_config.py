@@ -172,9 +172,9 @@ def test_gunicorn_stops_instead_of_respawning_on_a_refused_start() -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_metrics_need_the_token_when_one_is_set(app: Any, make_app: Any) -> None:
-    app = make_app(METRICS_TOKEN="scrape-token-123")
-    client = app.test_client()
+@pytest.mark.usefixtures("app")
+def test_metrics_need_the_token_when_one_is_set(make_app: Any) -> None:
+    client = make_app(METRICS_TOKEN="scrape-token-123").test_client()
     assert client.get("/metrics").status_code == 401
     wrong = client.get("/metrics", headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401
@@ -185,3 +185,19 @@ def test_metrics_need_the_token_when_one_is_set(app: Any, make_app: Any) -> None
 def test_production_without_a_metrics_token_does_not_serve_metrics(app: Any, make_app: Any) -> None:
     app = make_app(IS_PRODUCTION=True, METRICS_TOKEN="")
     assert app.test_client().get("/metrics").status_code == 404
+
+
+def test_seed_creates_no_demo_accounts_in_production(app: Any, make_app: Any) -> None:
+    from sqlalchemy import func, select
+
+    from extensions import db
+    from models import AdminUser, Customer, Product
+
+    production = make_app(IS_PRODUCTION=True)
+    result = production.test_cli_runner().invoke(args=["seed"])
+    assert result.exit_code == 0 and "no demo accounts" in result.output
+    assert "demo-password" not in result.output
+    with production.app_context():
+        count = lambda model: db.session.scalar(select(func.count()).select_from(model))  # noqa: E731
+        assert count(Customer) == 0 and count(AdminUser) == 0
+        assert count(Product) > 0

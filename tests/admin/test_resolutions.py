@@ -11,11 +11,12 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from extensions import db
-from models import LedgerEntry, Order, OrderStatus, Payment, PaymentStatus, Wallet
+from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentStatus, Wallet
 from services import wallet
 from services.charging import charge_payment
+from services.customers import issue_api_token
 from services.wallet_audit import audit_wallets
-from tests.admin.test_admin import _token
+from tests.admin.test_admin import _token, unknown_payment
 from tests.blueprints.test_webhooks import last_state, signed_post, stripe_event
 from tests.helpers import payment
 from tests.services.test_reports import _order_payment, _topup, _wallet_balance
@@ -163,3 +164,27 @@ def test_the_audit_compares_the_ledger_with_payments_and_orders(
     assert any("is paid, paid by 0 card payment(s)" in p for p in problems)
     result = runner.invoke(args=["wallet", "audit"])
     assert result.exit_code != 0
+
+
+def test_a_customer_never_reads_an_admins_reason(app: Flask, admin_client: FlaskClient) -> None:
+    payment_id = unknown_payment(app)
+    with app.app_context():
+        found = db.session.get(Payment, payment_id)
+        assert found is not None
+        owner = db.session.get(Customer, found.customer_id)
+        assert owner is not None
+        token = issue_api_token(owner)
+    admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={
+            "outcome": "failed",
+            "reason": "customer 4711 is a known fraudster, per Jane",
+            "csrf_token": _token(admin_client),
+        },
+    )
+    seen = app.test_client().get(
+        f"/api/payments/{payment_id}", headers={"Authorization": f"Bearer {token}"}
+    )
+    body = seen.get_data(as_text=True)
+    assert seen.status_code == 200 and seen.get_json()["status"] == "failed"
+    assert "fraudster" not in body and "decided by our payments team" in body
