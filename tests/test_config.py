@@ -198,6 +198,8 @@ def test_seed_creates_no_demo_accounts_in_production(app: Any, make_app: Any) ->
     assert result.exit_code == 0 and "no demo accounts" in result.output
     assert "demo-password" not in result.output
     with production.app_context():
-        count = lambda model: db.session.scalar(select(func.count()).select_from(model))  # noqa: E731
-        assert count(Customer) == 0 and count(AdminUser) == 0
-        assert count(Product) > 0
+        counts = [
+            db.session.scalar(select(func.count()).select_from(model)) or 0
+            for model in (Customer, AdminUser, Product)
+        ]
+    assert counts[0] == counts[1] == 0 and counts[2] > 0
