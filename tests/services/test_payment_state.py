@@ -135,3 +135,22 @@ def test_topup_credits_the_wallet_exactly_once(app_ctx: Flask) -> None:
     db.session.commit()
     assert db.session.get(Wallet, wallet.id).balance_minor == 500  # type: ignore[union-attr]
     assert db.session.query(LedgerEntry).count() == 1
+
+
+def test_a_transition_is_logged_only_once_committed(
+    app_ctx: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="services.payment_state")
+
+    def lines() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "-> failed" in r.getMessage()]
+
+    payment = fresh(app_ctx)
+    move(payment, S.FAILED, source=SRC.CHARGE, reason="declined")
+    assert lines() == []  # not yet: the transaction may still roll back
+    db.session.rollback()
+    assert lines() == []  # and it did: no line for a change that never happened
+    payment = lock_payment(payment.id)  # type: ignore[assignment]
+    move(payment, S.FAILED, source=SRC.CHARGE, reason="declined")
+    db.session.commit()
+    assert len(lines()) == 1 and "pending -> failed by charge: declined" in lines()[0]
