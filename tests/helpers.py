@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from flask import Flask
@@ -11,8 +14,10 @@ from redis import Redis
 from rq import Queue
 from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
+from werkzeug.serving import make_server
 
 from commands.workers import build_worker
+from devtools.servers import free_port
 from extensions import db
 from jobs.queues import MAINTENANCE_QUEUE, provider_queue_name
 from models import Payment, Product
@@ -90,3 +95,17 @@ def payment(app: Flask, payment_id: int) -> Payment:
         assert found is not None
         db.session.expunge(found)
         return found
+
+
+@contextmanager
+def serving(app: Flask) -> Iterator[str]:
+    """The app behind a real threaded HTTP server on a free port; yields its base URL."""
+    port = free_port()
+    server = make_server("127.0.0.1", port, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,12 +10,11 @@ import pytest
 import requests
 from flask import Flask
 from flask.testing import FlaskClient
-from werkzeug.serving import make_server
 
-from devtools.servers import free_port
 from extensions import db
 from models import ProcessedWebhook
 from tests.admin.conftest import admin_login, make_admin
+from tests.helpers import serving
 
 
 @pytest.mark.parametrize("path", ["/", "/login", "/admin/login", "/api/orders/1", "/nowhere"])
@@ -45,14 +43,8 @@ def test_admin_scripts_carry_this_requests_nonce(app: Flask, client: FlaskClient
 @pytest.fixture
 def served(make_app: Any, app: Flask) -> Iterator[str]:
     """The app behind a real HTTP server (chunked bodies need one)."""
-    served_app = make_app(WEBHOOK_MAX_BODY_BYTES=1000, MAX_CONTENT_LENGTH=None)
-    port = free_port()
-    server = make_server("127.0.0.1", port, served_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
-    thread.join(timeout=5)
+    with serving(make_app(WEBHOOK_MAX_BODY_BYTES=1000, MAX_CONTENT_LENGTH=None)) as url:
+        yield url
 
 
 def test_a_chunked_webhook_body_over_the_limit_is_refused(app: Flask, served: str) -> None:

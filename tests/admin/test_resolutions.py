@@ -52,6 +52,15 @@ def _resolve(admin_client: FlaskClient, payment_id: int, outcome: str) -> str:
     return response.get_data(as_text=True)
 
 
+def _back_to_review(app: Flask, payment_id: int) -> None:
+    """A later conflicting report (the way the state machine would set it)."""
+    with app.app_context():
+        found = db.session.get(Payment, payment_id)
+        assert found is not None
+        found.status = PaymentStatus.NEEDS_REVIEW
+        db.session.commit()
+
+
 def _ledger(app: Flask) -> list[tuple[str, int, str]]:
     with app.app_context():
         rows = db.session.execute(
@@ -118,11 +127,7 @@ def test_succeeded_after_a_reversal_credits_again_once(
     _succeed_then_dispute(app, client, payment_id, 300)
     _resolve(admin_client, payment_id, "failed")
     # A later report conflicts again; the admin now decides it did succeed.
-    with app.app_context():
-        found = db.session.get(Payment, payment_id)
-        assert found is not None
-        found.status = PaymentStatus.NEEDS_REVIEW
-        db.session.commit()
+    _back_to_review(app, payment_id)
     _resolve(admin_client, payment_id, "succeeded")
     assert _wallet_balance(app, payment_id) == 300
     assert [op for op, _, _ in _ledger(app)] == [
@@ -131,11 +136,7 @@ def test_succeeded_after_a_reversal_credits_again_once(
         f"topup:{payment_id}:2",
     ]
     # Confirming a success whose effect is in place credits nothing more.
-    with app.app_context():
-        found = db.session.get(Payment, payment_id)
-        assert found is not None
-        found.status = PaymentStatus.NEEDS_REVIEW
-        db.session.commit()
+    _back_to_review(app, payment_id)
     _resolve(admin_client, payment_id, "succeeded")
     assert _wallet_balance(app, payment_id) == 300
     with app.app_context():

@@ -6,16 +6,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
 
-from devtools.servers import free_port
+from tests.helpers import serving
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -72,13 +70,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def live_server(app: Flask) -> Iterator[str]:
-    port = free_port()
-    server = make_server("127.0.0.1", port, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
-    server.server_close()
+    with serving(app) as url:
+        yield url
 
 
 @pytest.fixture
