@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from providers.stripe import API_VERSION as STRIPE_API_VERSION
+
 PROJECT_DIR = Path(__file__).resolve().parent
 INSTANCE_DIR = PROJECT_DIR / "instance"
 
@@ -229,6 +231,9 @@ def _stripe_settings(
             env, "STRIPE_WEBHOOK_SECRET", DEV_STRIPE_WEBHOOK_SECRET, is_production
         ),
         "STRIPE_PAYMENT_METHOD": env.get("STRIPE_PAYMENT_METHOD", "pm_card_visa"),
+        # Sent as Stripe-Version on every call: response shapes never follow the
+        # account's default. The default is the version the client and sandbox speak.
+        "STRIPE_API_VERSION": env.get("STRIPE_API_VERSION", STRIPE_API_VERSION),
     }
 
 

@@ -104,6 +104,8 @@ def _hung_worker(url: str, sandbox: str, shared: bool, seconds: float, ready: An
                     "amount": "100",
                     "currency": "eur",
                     "confirm": "true",
+                    "automatic_payment_methods[enabled]": "true",
+                    "automatic_payment_methods[allow_redirects]": "never",
                     "payment_method": "pm_card_visa",
                 },
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from services import webhooks
+from services import webhook_backfill, webhooks
 from services.provider_clients import provider_for
 
 log = logging.getLogger(__name__)
@@ -21,10 +21,7 @@ def retry_pending_webhooks_job() -> int:
 
 def backfill_webhooks_job(provider: str) -> dict[str, int]:
     """Runs on the provider's own queue: it calls that provider's API."""
-    events = provider_for(provider).undelivered_events()
-    if events is None:
-        return {}
-    counts = webhooks.backfill(provider, events)
+    counts = webhook_backfill.backfill_from(provider, provider_for(provider)) or {}
     if counts.get("applied") or counts.get("pending"):
         log.info("webhook backfill for %s: %s", provider, counts)
     return counts

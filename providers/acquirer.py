@@ -23,6 +23,7 @@ from providers.http import (
 from providers.outcomes import (
     Absent,
     Declined,
+    EventPage,
     LookupOutcome,
     NotSent,
     Outcome,
@@ -112,15 +113,17 @@ class AcquirerProvider:
             )
         return _payment_outcome(approved[0] if approved else payments[-1])
 
-    def undelivered_events(self) -> list[dict[str, Any]] | None:
-        """Events the acquirer failed to deliver to us (None when it cannot be asked now)."""
-        return fetch_list(
+    def undelivered_events(self, after: str | None = None) -> EventPage | None:
+        """The events the acquirer failed to deliver to us, all in one answer (its API
+        has no pages); None when it cannot be asked now."""
+        page = fetch_list(
             self.session,
             f"{self.api_base}/events",
             {"delivered": "false"},
             self.policy,
             "acquirer events backfill",
         )
+        return None if page is None else EventPage(page["data"])
 
     def _outcome_of(self, response: requests.Response) -> Outcome:
         status = response.status_code

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-from providers.outcomes import LookupOutcome, Outcome
+from providers.outcomes import EventPage, LookupOutcome, Outcome
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class Provider(Protocol):
         """Ask the provider what happened to this payment. Never charges a second time."""
         ...
 
-    def undelivered_events(self) -> list[dict[str, Any]] | None:
-        """Webhook events the provider could not deliver; None when it cannot be asked."""
+    def undelivered_events(self, after: str | None = None) -> EventPage | None:
+        """One page of the webhook events the provider could not deliver, after the
+        cursor `after`; None when it cannot be asked."""
         ...

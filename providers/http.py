@@ -227,8 +227,9 @@ def json_object(response: requests.Response) -> dict[str, Any]:
 
 def fetch_list(
     session: requests.Session, url: str, params: dict[str, str], policy: HttpPolicy, what: str
-) -> list[dict[str, Any]] | None:
-    """GET a provider list (`{"data": [...]}`); None when the provider cannot be asked now."""
+) -> dict[str, Any] | None:
+    """GET one page of a provider list (`{"data": [...], "has_more": ...}`), its `data`
+    reduced to objects; None when the provider cannot be asked now."""
     try:
         response = session.get(url, params=params, timeout=policy.timeout)
     except requests.RequestException as exc:
@@ -237,4 +238,9 @@ def fetch_list(
     if response.status_code != 200:
         log.warning("%s answered %s", what, response.status_code)
         return None
-    return [item for item in json_object(response).get("data") or [] if isinstance(item, dict)]
+    body = json_object(response)
+    data = body.get("data")
+    body["data"] = (
+        [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+    )
+    return body

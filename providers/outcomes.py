@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -14,18 +15,29 @@ class Report:
     currency: str | None = None  # upper-case ISO 4217 code
     payment_ref: str | None = None  # our payment id as echoed (Stripe's metadata.payment_id)
     reference: str | None = None  # our merchant reference as echoed (the acquirer's)
+    received_minor: int | None = None  # what actually moved, where the provider says (Stripe)
 
     @classmethod
     def of(
-        cls, amount: object, currency: object, payment_ref: object = None, reference: object = None
+        cls,
+        amount: object,
+        currency: object,
+        payment_ref: object = None,
+        reference: object = None,
+        received: object = None,
     ) -> Report:
         """A report from untrusted JSON values: anything of the wrong type counts as unsaid."""
         return cls(
-            amount if isinstance(amount, int) and not isinstance(amount, bool) else None,
+            _minor(amount),
             currency.upper() if isinstance(currency, str) else None,
             payment_ref if isinstance(payment_ref, str) else None,
             reference if isinstance(reference, str) else None,
+            _minor(received),
         )
+
+
+def _minor(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)
@@ -90,3 +102,12 @@ def is_provider_failure(outcome: Outcome | Absent) -> bool:
     if isinstance(outcome, NotSent | Unknown):
         return outcome.is_provider_failure
     return False
+
+
+@dataclass(frozen=True)
+class EventPage:
+    """One page of a provider's undelivered events, and where the next page starts
+    (None: this was the last page)."""
+
+    events: list[dict[str, Any]]
+    next_cursor: str | None = None

@@ -30,6 +30,7 @@ def build_provider(name: str, config: Mapping[str, Any]) -> Provider:
             config["STRIPE_SECRET_KEY"],
             policy,
             config["STRIPE_PAYMENT_METHOD"],
+            config["STRIPE_API_VERSION"],
         )
     if name == "acquirer":
         return AcquirerProvider(config["ACQUIRER_API_BASE"], config["ACQUIRER_API_KEY"], policy)

@@ -20,6 +20,7 @@ from providers.http import (
 from providers.outcomes import (
     Absent,
     Declined,
+    EventPage,
     LookupOutcome,
     NotSent,
     Outcome,
@@ -37,6 +38,10 @@ REPLAY_MARGIN_S = 3600
 # Search is eventually consistent (Stripe: "up to a minute"); "not found" means
 # nothing only after this long.
 SEARCH_LAG_S = 120
+# The API version this client is written against (and the sandbox implements); sent
+# as Stripe-Version on every call so response shapes never follow an account default.
+API_VERSION = "2026-10-28.endive"
+EVENTS_PAGE_SIZE = 100  # Stripe's maximum page size (its default is 10)
 
 
 def _is_within(first_sent_at: datetime | None, seconds: float) -> bool:
@@ -62,12 +67,16 @@ class StripeProvider:
         secret_key: str,
         policy: HttpPolicy,
         default_payment_method: str = "pm_card_visa",
+        api_version: str = API_VERSION,
+        events_page_size: int = EVENTS_PAGE_SIZE,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.policy = policy
         self.default_payment_method = default_payment_method
         self.session = build_session(policy, is_keyed_post_retryable=True)
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
+        self.session.headers["Stripe-Version"] = api_version
+        self.events_page_size = events_page_size
 
     # -- calls -------------------------------------------------------------------------
 
@@ -97,15 +106,22 @@ class StripeProvider:
                 return by_id
         return self._search(request)
 
-    def undelivered_events(self) -> list[dict[str, Any]] | None:
-        """Events Stripe failed to deliver to us (None when Stripe cannot be asked now)."""
-        return fetch_list(
-            self.session,
-            f"{self.api_base}/v1/events",
-            {"delivery_success": "false"},
-            self.policy,
-            "stripe events backfill",
+    def undelivered_events(self, after: str | None = None) -> EventPage | None:
+        """One page of the events Stripe failed to deliver to us, newest first, starting
+        after the event id `after` (None when Stripe cannot be asked now)."""
+        params = {"delivery_success": "false", "limit": str(self.events_page_size)}
+        if after:
+            params["starting_after"] = after
+        page = fetch_list(
+            self.session, f"{self.api_base}/v1/events", params, self.policy, "stripe events"
         )
+        if page is None:
+            return None
+        events = page["data"]
+        has_more = page.get("has_more") is True and bool(events)
+        last_id = events[-1].get("id") if events else None
+        cursor = last_id if has_more and isinstance(last_id, str) else None
+        return EventPage(events, cursor)
 
     # -- HTTP --------------------------------------------------------------------------
 
@@ -115,6 +131,10 @@ class StripeProvider:
             "currency": request.currency.lower(),
             "confirm": "true",
             "payment_method": request.payment_method or self.default_payment_method,
+            # Accounts have automatic payment methods on by default (since 2023-08-16):
+            # confirming then needs a return_url unless redirects are ruled out.
+            "automatic_payment_methods[enabled]": "true",
+            "automatic_payment_methods[allow_redirects]": "never",
             "metadata[payment_id]": str(request.payment_id),
         }
         if request.order_id is not None:
@@ -137,9 +157,14 @@ class StripeProvider:
             )
         except requests.RequestException as exc:
             return classify_exception(exc)
-        if response.status_code == 404:
+        if response.status_code == 200:
+            return _intent_outcome(json_object(response))
+        error = _error_of(response)
+        if response.status_code == 404 and error.get("code") == "resource_missing":
             return Absent(f"no payment_intent {intent_id}")
-        return self._outcome_of(response)
+        # Anything else (a proxy's 404, a 400, a 5xx) tells nothing about the payment:
+        # never a decline, which would be final. Ask again later.
+        return _lookup_failed("retrieve", response, error)
 
     def _search(self, request: ChargeRequest) -> LookupOutcome:
         query = f"metadata['payment_id']:'{request.payment_id}'"
@@ -152,7 +177,7 @@ class StripeProvider:
         except requests.RequestException as exc:
             return classify_exception(exc)
         if response.status_code != 200:
-            return self._outcome_of(response)
+            return _lookup_failed("search", response, _error_of(response))
         found = json_object(response).get("data")
         intents = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
         if not intents:
@@ -211,16 +236,29 @@ class StripeProvider:
         return Declined(code, error.get("message", f"request rejected ({status})"))
 
 
+def _error_of(response: requests.Response) -> dict[str, Any]:
+    error = json_object(response).get("error")
+    return error if isinstance(error, dict) else {}
+
+
+def _lookup_failed(what: str, response: requests.Response, error: dict[str, Any]) -> Unknown:
+    status = response.status_code
+    detail = error.get("message") or error.get("code") or "no Stripe error body"
+    return Unknown(
+        f"{what} answered {status}: {str(detail)[:200]}",
+        is_provider_failure=status == 429 or status >= 500,
+    )
+
+
 def intent_report(intent: dict[str, Any]) -> Report:
-    """What a PaymentIntent says it is for. A succeeded intent's money is `amount_received`."""
+    """What a PaymentIntent says it is for; a succeeded one also says what it received."""
     metadata = intent.get("metadata")
-    amount = intent.get("amount")
-    if intent.get("status") == "succeeded" and "amount_received" in intent:
-        amount = intent.get("amount_received")
+    is_succeeded = intent.get("status") == "succeeded"
     return Report.of(
-        amount,
+        intent.get("amount"),
         intent.get("currency"),
         payment_ref=metadata.get("payment_id") if isinstance(metadata, dict) else None,
+        received=intent.get("amount_received") if is_succeeded else None,
     )
 
 

@@ -33,6 +33,28 @@ class SandboxConfig:
     refuse: Callable[[float], None] = field(default=lambda seconds: None)
 
 
+def _injected_error(status: int, fault: Fault) -> Response:
+    """An error from in front of the provider: JSON like the provider's, or with
+    html=true an HTML page, as a proxy or balancer would answer."""
+    if fault.params.get("html"):
+        response = Response(
+            f"<html><body><h1>{status}</h1>sandbox injected</body></html>",
+            status=status,
+            mimetype="text/html",
+        )
+    else:
+        kind = {429: "rate_limit_error", 400: "invalid_request_error", 404: "invalid_request_error"}
+        response = jsonify(
+            error={"type": kind.get(status, "api_error"), "message": f"sandbox injected {status}"}
+        )
+        response.status_code = status
+    if fault.params.get("retry_after") is not None:
+        response.headers["Retry-After"] = str(fault.params["retry_after"])
+    if status == 429:
+        response.headers["Stripe-Should-Retry"] = "true"
+    return response
+
+
 class ConnectionDropped(Exception):
     """The sandbox cut the connection on purpose; nothing is sent back."""
 
@@ -66,6 +88,7 @@ def create_app(config: SandboxConfig) -> Flask:
     app.register_blueprint(stripe_api.bp)
     app.register_blueprint(acquirer_api.bp, url_prefix="/acquirer")
     app.register_blueprint(control_api.bp, url_prefix="/_sandbox")
+    stripe_api.register_errors(app)
     app.register_error_handler(ConnectionDropped, lambda exc: Response(status=499))
     return app
 
@@ -94,13 +117,16 @@ class RequestFaults:
 
     faults: list[Fault]
     generation: int = 0
+    endpoint: str = ""
 
     @classmethod
     def draw(cls, dialect: str, endpoint: str) -> RequestFaults:
         key = request.headers.get("Idempotency-Key")
         generation = store().generation
-        store().log_request(dialect, endpoint, request.method, key)
-        return cls(draw_faults(store(), REQUEST_KINDS, dialect, endpoint), generation)
+        store().log_request(
+            dialect, endpoint, request.method, key, request.headers.get("Stripe-Version")
+        )
+        return cls(draw_faults(store(), REQUEST_KINDS, dialect, endpoint), generation, endpoint)
 
     def _first(self, kind: str, **match: Any) -> Fault | None:
         for fault in self.faults:
@@ -112,21 +138,13 @@ class RequestFaults:
         """Faults in front of the provider (network, balancer): nothing is processed."""
         if self._first("reset_before"):
             drop_connection()
-        for status in (429, 502, 503):
+        # A 500 of a POST is the provider's own answer, stored under the idempotency key
+        # (the view answers it); on reads it comes from in front, like the others.
+        statuses = (400, 404, 429, 502, 503) + ((500,) if request.method == "GET" else ())
+        for status in statuses:
             fault = self._first("error", status=status, phase="before")
             if fault:
-                response = jsonify(
-                    error={
-                        "type": "api_error" if status != 429 else "rate_limit_error",
-                        "message": f"sandbox injected {status}",
-                    }
-                )
-                response.status_code = status
-                if fault.params.get("retry_after") is not None:
-                    response.headers["Retry-After"] = str(fault.params["retry_after"])
-                if status == 429:
-                    response.headers["Stripe-Should-Retry"] = "true"
-                return response
+                return _injected_error(status, fault)
         return None
 
     def slow_down(self) -> None:

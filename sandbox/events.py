@@ -18,6 +18,7 @@ import requests
 
 from sandbox.faults import WEBHOOK_KINDS, draw_faults
 from sandbox.store import Store
+from sandbox.stripe_objects import event_object
 
 log = logging.getLogger("sandbox.webhooks")
 
@@ -39,21 +40,19 @@ def acquirer_signature(secret: str, body: bytes, timestamp: int) -> str:
 
 
 def create_event(
-    store: Store, conn: sqlite3.Connection, dialect: str, event_type: str, obj: dict[str, Any]
+    store: Store,
+    conn: sqlite3.Connection,
+    dialect: str,
+    event_type: str,
+    obj: dict[str, Any],
+    request_info: tuple[str | None, str | None] = (None, None),
 ) -> str:
-    """Record an event in the caller's transaction, shaped by any webhook faults."""
+    """Record an event in the caller's transaction, shaped by any webhook faults.
+    `request_info`: the API request (id, idempotency key) that caused it (Stripe)."""
     now = int(time.time())
     if dialect == "stripe":
-        event_id = "evt_" + secrets.token_hex(12)
-        body = {
-            "id": event_id,
-            "object": "event",
-            "type": event_type,
-            "created": now,
-            "livemode": False,
-            "api_version": "2024-06-20",
-            "data": {"object": obj},
-        }
+        body = event_object(event_type, obj, *request_info)
+        event_id = body["id"]
     else:
         event_id = "aev_" + secrets.token_hex(12)
         body = {"event_id": event_id, "type": event_type, "created": now, "payment": obj}

@@ -21,9 +21,10 @@ FAULT_KINDS: dict[str, tuple[dict[str, Any], str]] = {
     "latency": ({"ms": 300}, "add latency before answering"),
     "hang": ({"seconds": 30}, "hold the request for N seconds, then process it"),
     "error": (
-        {"status": 500, "retry_after": None, "phase": "before"},
-        "answer 500/502/503/429; phase=before: nothing processed (a 500 is stored "
-        "under the idempotency key like Stripe does), phase=after: processed first",
+        {"status": 500, "retry_after": None, "phase": "before", "html": False},
+        "answer 400/404/429/500/502/503; phase=before: nothing processed (a POST's 500 "
+        "is stored under the idempotency key like Stripe does), phase=after: processed "
+        "first; html=true: an HTML page, as a proxy would answer",
     ),
     "reset_before": ({}, "reset the connection before processing"),
     "reset_after": ({}, "process, then reset the connection without answering"),
@@ -82,8 +83,8 @@ def add_fault(store: Store, spec: dict[str, Any]) -> int:
     dialect = spec.get("dialect")
     if dialect not in (None, "stripe", "acquirer"):
         raise FaultError("dialect must be 'stripe' or 'acquirer'")
-    if kind == "error" and params["status"] not in (500, 502, 503, 429):
-        raise FaultError("status must be 500, 502, 503 or 429")
+    if kind == "error" and params["status"] not in (400, 404, 429, 500, 502, 503):
+        raise FaultError("status must be 400, 404, 429, 500, 502 or 503")
     if kind == "error" and params["phase"] not in ("before", "after"):
         raise FaultError("phase must be 'before' or 'after'")
     if kind == "tamper" and params["field"] not in TAMPER_FIELDS:

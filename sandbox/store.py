@@ -14,7 +14,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS payment_intents (
     id TEXT PRIMARY KEY, amount INTEGER NOT NULL, currency TEXT NOT NULL,
     status TEXT NOT NULL, payment_method TEXT, metadata TEXT NOT NULL,
-    last_payment_error TEXT, created INTEGER NOT NULL);
+    last_payment_error TEXT, created INTEGER NOT NULL,
+    body TEXT);  -- the whole PaymentIntent object as the API returns it
 CREATE TABLE IF NOT EXISTS acquirer_payments (
     id TEXT PRIMARY KEY, reference TEXT NOT NULL, amount INTEGER NOT NULL,
     currency TEXT NOT NULL, status TEXT NOT NULL, decline_reason TEXT,
@@ -40,8 +41,10 @@ CREATE TABLE IF NOT EXISTS faults (
     created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, endpoint TEXT NOT NULL,
-    method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL);
+    method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL, api_version TEXT);
 """
+# Columns added after a state file may already exist (make run keeps one under instance/).
+ADDED_COLUMNS = (("payment_intents", "body", "TEXT"), ("requests", "api_version", "TEXT"))
 
 
 class Store:
@@ -54,6 +57,10 @@ class Store:
         # must not write into the new, empty world when it finally wakes up.
         self.generation = 0
         self._conn().executescript(SCHEMA)
+        for table, column, kind in ADDED_COLUMNS:
+            names = {row["name"] for row in self._conn().execute(f"PRAGMA table_info({table})")}
+            if column not in names:
+                self._conn().execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -79,15 +86,21 @@ class Store:
             raise
         conn.execute("COMMIT")
 
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (reads outside a transaction)."""
+        return self._conn()
+
     def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         return self._conn().execute(sql, args).fetchall()
 
-    def log_request(self, dialect: str, endpoint: str, method: str, key: str | None) -> None:
+    def log_request(
+        self, dialect: str, endpoint: str, method: str, key: str | None, api_version: str | None
+    ) -> None:
         with self.transaction() as conn:
             conn.execute(
-                "INSERT INTO requests (dialect, endpoint, method, idempotency_key, at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (dialect, endpoint, method, key, time.time()),
+                "INSERT INTO requests (dialect, endpoint, method, idempotency_key, at, "
+                "api_version) VALUES (?, ?, ?, ?, ?, ?)",
+                (dialect, endpoint, method, key, time.time(), api_version),
             )
 
     def record_charge(

@@ -1,38 +1,31 @@
-"""The Stripe dialect: PaymentIntents with Stripe's idempotency semantics."""
+"""The Stripe dialect: PaymentIntents (create, retrieve, update, confirm, cancel, capture,
+list, search) and Events (list, retrieve), with Stripe's objects, errors, pagination,
+idempotency and headers. What it does not do is listed in README ("The provider
+sandbox"); anything else answers as Stripe would: 400 parameter_unknown, 404
+resource_missing."""
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import json
-import re
 import secrets
-import time
+import sqlite3
+from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Flask, Response, g, jsonify, request
+from werkzeug.exceptions import HTTPException
 
+from sandbox import stripe_params as params_of
 from sandbox.app import RequestFaults, settings, store, with_faults
-from sandbox.events import create_event
-from sandbox.store import dumps
+from sandbox.stripe_charges import cancel, capture, confirm, update
+from sandbox.stripe_idempotency import idempotent, stripe_error
+from sandbox.stripe_lists import decode_page, encode_page, page, search_condition
+from sandbox.stripe_objects import API_VERSION, list_object, new_intent, search_object
+from sandbox.stripe_params import ParamError
 
 bp = Blueprint("stripe", __name__)
-
-# Stripe's test payment methods and what they do.
-PAYMENT_METHODS: dict[str, tuple[str, str | None]] = {
-    "pm_card_visa": ("succeeded", None),
-    "pm_card_chargeDeclined": ("declined", "generic_decline"),
-    "pm_card_chargeDeclinedInsufficientFunds": ("declined", "insufficient_funds"),
-    "pm_card_authenticationRequired": ("requires_action", None),
-}
-SEARCH_RE = re.compile(r"^metadata\['([A-Za-z0-9_]+)'\]:'([^']*)'$")
-
-
-def _error(status: int, type_: str, message: str, **extra: Any) -> Response:
-    response = jsonify(error={"type": type_, "message": message, **extra})
-    response.status_code = status
-    return response
 
 
 def _is_authorized() -> bool:
@@ -52,255 +45,272 @@ def _is_authorized() -> bool:
 
 @bp.before_request
 def require_api_key() -> Response | None:
+    g.stripe_request_id = "req_" + secrets.token_hex(7)
     if not _is_authorized():
-        return _error(401, "invalid_request_error", "Invalid API Key provided.")
+        return stripe_error(401, "invalid_request_error", "Invalid API Key provided.")
     return None
 
 
-def _intent_json(row: Any) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "object": "payment_intent",
-        "amount": row["amount"],
-        "currency": row["currency"],
-        "status": row["status"],
-        "payment_method": row["payment_method"],
-        "metadata": json.loads(row["metadata"]),
-        "last_payment_error": json.loads(row["last_payment_error"] or "null"),
-        "created": row["created"],
-        "livemode": False,
-    }
-
-
-def _parse_create() -> tuple[dict[str, Any], Response | None]:
-    form = request.form
-    metadata = {m.group(1): v for k, v in form.items() if (m := re.match(r"metadata\[(\w+)\]$", k))}
-    amount = form.get("amount", "")
-    if not amount.isdigit() or int(amount) < 1:
-        return {}, _error(400, "invalid_request_error", "Invalid integer: amount", param="amount")
-    currency = form.get("currency", "")
-    if not re.fullmatch(r"[a-z]{3}", currency):
-        return {}, _error(400, "invalid_request_error", "Invalid currency", param="currency")
-    if form.get("confirm") != "true":
-        return {}, _error(
-            400, "invalid_request_error", "The sandbox only supports confirm=true", param="confirm"
-        )
-    method = form.get("payment_method", "")
-    if method not in PAYMENT_METHODS:
-        return {}, _error(
-            400,
-            "invalid_request_error",
-            f"No such PaymentMethod: '{method}'",
-            param="payment_method",
-            code="resource_missing",
-        )
-    return {
-        "amount": int(amount),
-        "currency": currency,
-        "payment_method": method,
-        "metadata": metadata,
-    }, None
-
-
-def _claim_key(key: str, params_hash: str) -> Response | None:
-    """Stripe's idempotency layer. None: this request owns the key; else the answer to send."""
-    lifetime_s = settings().key_lifetime_s
-    with store().transaction() as conn:
-        conn.execute(
-            "DELETE FROM idempotency_keys WHERE key = ? AND created < ?",
-            (key, time.time() - lifetime_s),
-        )
-        row = conn.execute("SELECT * FROM idempotency_keys WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            conn.execute(
-                "INSERT INTO idempotency_keys (key, params_hash, state, created) "
-                "VALUES (?, ?, 'in_flight', ?)",
-                (key, params_hash, time.time()),
-            )
-            return None
-    if row["params_hash"] != params_hash:
-        return _error(
-            400,
-            "idempotency_error",
-            "Keys for idempotent requests can only be used with the same parameters "
-            "they were first used with.",
-        )
-    if row["state"] == "in_flight":
-        response = _error(
-            409,
-            "idempotency_error",
-            "There is currently another in-progress request using this Idempotent Key.",
-            code="idempotency_key_in_use",
-        )
-        response.headers["Stripe-Should-Retry"] = "true"
-        return response
-    response = Response(row["body"], status=row["status_code"], mimetype="application/json")
-    response.headers["Idempotent-Replayed"] = "true"
-    response.headers["Original-Request"] = key
+@bp.after_request
+def stripe_headers(response: Response) -> Response:
+    response.headers["Request-Id"] = g.get("stripe_request_id", "")
+    response.headers["Stripe-Version"] = request.headers.get("Stripe-Version", API_VERSION)
     return response
 
 
-def _store_result(key: str | None, response: Response) -> None:
-    if key:
-        with store().transaction() as conn:
-            conn.execute(
-                "UPDATE idempotency_keys SET state = 'done', status_code = ?, body = ? "
-                "WHERE key = ?",
-                (response.status_code, response.get_data(as_text=True), key),
-            )
+@bp.errorhandler(ParamError)
+def invalid_request(exc: ParamError) -> Response:
+    return stripe_error(400, "invalid_request_error", str(exc), param=exc.param, code=exc.code)
 
 
-def _release_key(key: str | None) -> None:
-    if key:
-        with store().transaction() as conn:
-            conn.execute(
-                "DELETE FROM idempotency_keys WHERE key = ? AND state = 'in_flight'", (key,)
+def register_errors(app: Flask) -> None:
+    """Unknown routes and methods under /v1 answer like Stripe: JSON, never HTML."""
+
+    def not_found(exc: HTTPException) -> Response | HTTPException:
+        if not request.path.startswith("/v1"):
+            return exc
+        g.stripe_request_id = g.get("stripe_request_id") or "req_" + secrets.token_hex(7)
+        return stripe_headers(
+            stripe_error(
+                404,
+                "invalid_request_error",
+                f"Unrecognized request URL ({request.method}: {request.path}). Please see "
+                "https://docs.stripe.com or we can help at https://support.stripe.com/.",
+                code="resource_missing",
             )
+        )
+
+    app.register_error_handler(404, not_found)
+    app.register_error_handler(405, not_found)
+
+
+def _form(allowed: frozenset[str]) -> dict[str, Any]:
+    return params_of.decode(request.form.items(multi=True), allowed)
+
+
+def _query(allowed: frozenset[str]) -> dict[str, Any]:
+    return params_of.decode(request.args.items(multi=True), allowed)
+
+
+def _intent_row(conn: sqlite3.Connection, intent_id: str) -> dict[str, Any]:
+    row = conn.execute("SELECT body FROM payment_intents WHERE id = ?", (intent_id,)).fetchone()
+    if row is None:
+        raise ParamError(f"No such payment_intent: '{intent_id}'", "intent", "resource_missing")
+    return dict(json.loads(row["body"]))
+
+
+def _missing(intent_id: str) -> Response:
+    return stripe_error(
+        404,
+        "invalid_request_error",
+        f"No such payment_intent: '{intent_id}'",
+        code="resource_missing",
+        param="intent",
+    )
+
+
+def _answer(result: tuple[dict[str, Any], Response | None]) -> Response:
+    intent, error = result
+    return error if error is not None else jsonify(intent)
 
 
 @bp.post("/v1/payment_intents")
 @with_faults("stripe", "create")
+@idempotent
 def create_payment_intent(faults: RequestFaults) -> Response:
-    params, invalid = _parse_create()
-    if invalid is not None:
-        return invalid  # validation failures are not stored under the key (as Stripe)
-    key = request.headers.get("Idempotency-Key") or None
-    if key:
-        params_hash = hashlib.sha256(dumps(sorted(request.form.items(multi=True))).encode())
-        answer = _claim_key(key, params_hash.hexdigest())
-        if answer is not None:
-            faults.slow_down()
-            return faults.after_commit(answer)
-    try:
-        faults.slow_down()
-        if faults.internal_error_before():
-            response = _error(500, "api_error", "sandbox injected 500 before processing")
-        else:
-            response = _charge(params)
-    except BaseException:
-        _release_key(key)
-        raise
-    _store_result(key, response)  # committed: a replay returns exactly this answer
-    return faults.after_commit(response)
-
-
-def _charge(params: dict[str, Any]) -> Response:
-    outcome, decline_code = PAYMENT_METHODS[params["payment_method"]]
-    intent_id = "pi_" + secrets.token_hex(12)
-    status = {
-        "succeeded": "succeeded",
-        "declined": "requires_payment_method",
-        "requires_action": "requires_action",
-    }[outcome]
-    error: dict[str, str] | None = None
-    if outcome == "declined" and decline_code:
-        error = {
-            "type": "card_error",
-            "code": "card_declined",
-            "decline_code": decline_code,
-            "message": "Your card was declined.",
+    form = _form(params_of.CREATE)
+    amount = params_of.integer(form, "amount", required=True)
+    currency = form.get("currency")
+    if not isinstance(currency, str) or not currency.isalpha() or len(currency) != 3:
+        raise ParamError("Missing required param: currency.", "currency", "parameter_missing")
+    if amount is None or amount < 1:
+        raise ParamError("Amount must be at least 1", "amount", "amount_too_small")
+    fields: dict[str, Any] = {
+        "amount": amount,
+        "currency": currency.lower(),
+        "metadata": params_of.metadata(form),
+        "capture_method": params_of.choice(form, "capture_method", params_of.CAPTURE_METHODS)
+        or "automatic_async",
+    }
+    for name in ("payment_method", "description", "receipt_email", "statement_descriptor"):
+        if isinstance(form.get(name), str):
+            fields[name] = form[name]
+    if isinstance(form.get("automatic_payment_methods"), dict):
+        automatic = form["automatic_payment_methods"]
+        fields["automatic_payment_methods"] = {
+            "enabled": automatic.get("enabled") == "true",
+            **{k: v for k, v in automatic.items() if k == "allow_redirects"},
         }
-    metadata = params["metadata"]
-    s = store()
-    with s.transaction() as conn:
+    if isinstance(form.get("payment_method_types"), list):
+        fields["payment_method_types"] = form["payment_method_types"]
+    is_confirm = params_of.boolean(form, "confirm")
+    intent = new_intent(fields)
+    with store().transaction() as conn:
         conn.execute(
             "INSERT INTO payment_intents (id, amount, currency, status, payment_method, "
-            "metadata, last_payment_error, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "metadata, created, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                intent_id,
-                params["amount"],
-                params["currency"],
-                status,
-                params["payment_method"],
-                json.dumps(metadata),
-                json.dumps(error) if error else None,
-                int(time.time()),
+                intent["id"],
+                amount,
+                intent["currency"],
+                intent["status"],
+                intent["payment_method"],
+                json.dumps(intent["metadata"]),
+                intent["created"],
+                json.dumps(intent),
             ),
         )
-        row = conn.execute("SELECT * FROM payment_intents WHERE id = ?", (intent_id,)).fetchone()
-        intent = _intent_json(row)
-        if outcome != "requires_action":
-            s.record_charge(
-                conn,
-                "stripe",
-                intent_id,
-                metadata.get("payment_id"),
-                metadata.get("order_id"),
-                params["amount"],
-                params["currency"],
-                "succeeded" if outcome == "succeeded" else "failed",
-            )
-            create_event(
-                s,
-                conn,
-                "stripe",
-                "payment_intent.succeeded"
-                if outcome == "succeeded"
-                else "payment_intent.payment_failed",
-                intent,
-            )
-    if error:
-        return _error(
-            402,
-            "card_error",
-            error["message"],
-            code="card_declined",
-            decline_code=decline_code,
-            payment_intent=intent,
-        )
-    return jsonify(intent)
+        if not is_confirm:
+            return jsonify(intent)
+        return _answer(confirm(conn, intent, form))
+
+
+def _act(
+    intent_id: str,
+    allowed: frozenset[str],
+    action: Callable[[sqlite3.Connection, dict[str, Any], dict[str, Any]], Any],
+) -> Response:
+    form = _form(allowed)
+    with store().transaction() as conn:
+        try:
+            intent = _intent_row(conn, intent_id)
+        except ParamError:
+            return _missing(intent_id)
+        return _answer(action(conn, intent, form))
+
+
+@bp.post("/v1/payment_intents/<intent_id>/confirm")
+@with_faults("stripe", "confirm")
+@idempotent
+def confirm_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
+    return _act(intent_id, params_of.CONFIRM, confirm)
+
+
+@bp.post("/v1/payment_intents/<intent_id>/cancel")
+@with_faults("stripe", "cancel")
+@idempotent
+def cancel_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
+    return _act(intent_id, params_of.CANCEL, cancel)
+
+
+@bp.post("/v1/payment_intents/<intent_id>/capture")
+@with_faults("stripe", "capture")
+@idempotent
+def capture_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
+    return _act(intent_id, params_of.CAPTURE, capture)
+
+
+@bp.post("/v1/payment_intents/<intent_id>")
+@with_faults("stripe", "update")
+@idempotent
+def update_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
+    return _act(intent_id, params_of.UPDATE, update)
 
 
 @bp.get("/v1/payment_intents/<intent_id>")
 @with_faults("stripe", "retrieve")
 def retrieve_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
+    _query(params_of.RETRIEVE)
     faults.slow_down()
-    rows = store().query("SELECT * FROM payment_intents WHERE id = ?", (intent_id,))
+    rows = store().query("SELECT body FROM payment_intents WHERE id = ?", (intent_id,))
     if not rows:
-        return _error(
-            404,
-            "invalid_request_error",
-            f"No such payment_intent: '{intent_id}'",
-            code="resource_missing",
-        )
-    return faults.after_commit(jsonify(_intent_json(rows[0])))
+        return faults.after_commit(_missing(intent_id))
+    return faults.after_commit(jsonify(json.loads(rows[0]["body"])))
+
+
+@bp.get("/v1/payment_intents")
+@with_faults("stripe", "list")
+def list_payment_intents(faults: RequestFaults) -> Response:
+    query = _query(params_of.LIST)
+    faults.slow_down()
+    rows, has_more = page(
+        store().connection(),
+        "payment_intents",
+        "1 = 1",
+        (),
+        starting_after=query.get("starting_after"),
+        ending_before=query.get("ending_before"),
+        limit=params_of.limit(query),
+        what="payment_intent",
+    )
+    data = [json.loads(r["body"]) for r in rows]
+    return faults.after_commit(jsonify(list_object("/v1/payment_intents", data, has_more)))
 
 
 @bp.get("/v1/payment_intents/search")
 @with_faults("stripe", "search")
 def search_payment_intents(faults: RequestFaults) -> Response:
-    match = SEARCH_RE.match(request.args.get("query", ""))
-    if not match:
-        return _error(
-            400,
-            "invalid_request_error",
-            "The sandbox supports queries of the form metadata['key']:'value'",
-            param="query",
-        )
+    query = _query(params_of.SEARCH)
+    where, args = search_condition(str(query.get("query", "")))
+    after = decode_page(query.get("page"))
+    size = params_of.limit(query)
     faults.slow_down()
+    if after is not None:
+        where, args = f"{where} AND rowid < ?", (*args, after)
     rows = store().query(
-        "SELECT * FROM payment_intents WHERE json_extract(metadata, ?) = ? ORDER BY created",
-        (f"$.{match.group(1)}", match.group(2)),
+        f"SELECT rowid, body FROM payment_intents WHERE {where} ORDER BY rowid DESC LIMIT ?",
+        (*args, size + 1),
     )
-    return faults.after_commit(
-        jsonify(
-            object="search_result",
-            url="/v1/payment_intents/search",
-            has_more=False,
-            data=[_intent_json(r) for r in rows],
-        )
-    )
+    next_page = encode_page(rows[size - 1]["rowid"]) if len(rows) > size else None
+    data = [json.loads(r["body"]) for r in rows[:size]]
+    body = search_object("/v1/payment_intents/search", data, next_page)
+    return faults.after_commit(jsonify(body))
+
+
+def _event_json(row: sqlite3.Row) -> dict[str, Any]:
+    event = dict(json.loads(row["body"]))
+    pending = row["delivered_at"] is None and not row["is_dropped"] and settings().webhook_url
+    event["pending_webhooks"] = 1 if pending else 0
+    return event
 
 
 @bp.get("/v1/events")
 @with_faults("stripe", "events")
 def list_events(faults: RequestFaults) -> Response:
-    sql = "SELECT body FROM events WHERE dialect = 'stripe'"
-    if request.args.get("delivery_success") == "false":
-        sql += " AND delivered_at IS NULL"
-    elif request.args.get("delivery_success") == "true":
-        sql += " AND delivered_at IS NOT NULL"
-    rows = store().query(sql + " ORDER BY created DESC, rowid DESC LIMIT 100")
-    return jsonify(
-        object="list", url="/v1/events", has_more=False, data=[json.loads(r["body"]) for r in rows]
+    query = _query(params_of.EVENTS)
+    where, args = "dialect = 'stripe'", []
+    delivered = query.get("delivery_success")
+    if delivered == "false":
+        where += " AND delivered_at IS NULL"
+    elif delivered == "true":
+        where += " AND delivered_at IS NOT NULL"
+    elif delivered is not None:
+        raise ParamError(f"Invalid boolean: {delivered}", "delivery_success")
+    types = query.get("types") or ([query["type"]] if query.get("type") else [])
+    if types:
+        if not isinstance(types, list):
+            raise ParamError("Invalid array: types", "types")
+        like = " OR ".join("type GLOB ?" for _ in types)
+        where += f" AND ({like})"
+        args += [str(t) for t in types]  # Stripe's wildcard: payment_intent.*
+    faults.slow_down()
+    rows, has_more = page(
+        store().connection(),
+        "events",
+        where,
+        tuple(args),
+        starting_after=query.get("starting_after"),
+        ending_before=query.get("ending_before"),
+        limit=params_of.limit(query),
+        what="event",
     )
+    data = [_event_json(r) for r in rows]
+    return faults.after_commit(jsonify(list_object("/v1/events", data, has_more)))
+
+
+@bp.get("/v1/events/<event_id>")
+@with_faults("stripe", "event")
+def retrieve_event(faults: RequestFaults, event_id: str) -> Response:
+    faults.slow_down()
+    rows = store().query("SELECT * FROM events WHERE id = ? AND dialect = 'stripe'", (event_id,))
+    if not rows:
+        return faults.after_commit(
+            stripe_error(
+                404,
+                "invalid_request_error",
+                f"No such event: '{event_id}'",
+                code="resource_missing",
+                param="id",
+            )
+        )
+    return faults.after_commit(jsonify(_event_json(rows[0])))

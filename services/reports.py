@@ -45,6 +45,8 @@ def mismatch(
             problems.append("no amount")
     elif report.amount_minor != payment.amount_minor:
         problems.append(f"amount {report.amount_minor}, ours is {payment.amount_minor}")
+    if report.received_minor is not None and report.received_minor != payment.amount_minor:
+        problems.append(f"amount received {report.received_minor}, ours is {payment.amount_minor}")
     if report.currency is None:
         if is_success:
             problems.append("no currency")

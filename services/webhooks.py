@@ -309,21 +309,6 @@ def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> 
     return applied
 
 
-def backfill(provider_name: str, events: list[dict[str, Any]]) -> dict[str, int]:
-    """Ingest events fetched from the provider's API (undelivered ones) through the same path."""
-    counts: dict[str, int] = {}
-    parse = SCHEMES[provider_name].parse
-    for payload in events:
-        try:
-            event = parse(payload)
-        except WebhookError as exc:
-            log.warning("backfill: skipped a malformed %s event: %s", provider_name, exc)
-            continue
-        state = ingest(provider_name, event, payload, apply_now=True)
-        counts[state] = counts.get(state, 0) + 1
-    return counts
-
-
 def duplicates_key(day: str) -> str:
     return f"webhooks:duplicates:{day}"
 

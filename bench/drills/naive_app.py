@@ -36,6 +36,8 @@ def pay(payment_ref: int) -> ResponseReturnValue:
         "amount": "1000",
         "currency": "eur",
         "confirm": "true",
+        "automatic_payment_methods[enabled]": "true",
+        "automatic_payment_methods[allow_redirects]": "never",
         "payment_method": "pm_card_visa",
         "metadata[payment_id]": f"naive-{payment_ref}",
         "metadata[order_id]": f"naive-{payment_ref}",

@@ -23,6 +23,8 @@ def _charge_behind_our_back(sandbox_url: str, payment_ref: str) -> None:
             "amount": "1400",
             "currency": "eur",
             "confirm": "true",
+            "automatic_payment_methods[enabled]": "true",
+            "automatic_payment_methods[allow_redirects]": "never",
             "payment_method": "pm_card_visa",
             "metadata[payment_id]": payment_ref,
         },

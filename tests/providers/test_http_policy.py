@@ -26,6 +26,8 @@ FORM = {
     "amount": "500",
     "currency": "eur",
     "confirm": "true",
+    "automatic_payment_methods[enabled]": "true",
+    "automatic_payment_methods[allow_redirects]": "never",
     "payment_method": "pm_card_visa",
     "metadata[payment_id]": "42",
 }

@@ -196,6 +196,7 @@ KEY = "00000000-0000-4000-8000-000000000007"
         ({}, "pi_1", Report(1000, "EUR", "8"), True, "payment_id '8'"),
         ({}, "pi_1", Report(1000, "EUR", reference="other"), True, "reference 'other'"),
         ({}, "pi_1", Report(999, "EUR", "7"), True, "amount 999"),
+        ({}, "pi_1", Report(1000, "EUR", "7", received_minor=1), True, "amount received 1"),
         # A failure is checked on what it says: silence is no contradiction.
         ({}, "pi_1", Report(), False, None),
         ({}, "pi_1", Report(5, None, None), False, "amount 5"),
@@ -217,5 +218,5 @@ def test_mismatch_table(
 
 
 def test_report_values_of_the_wrong_type_count_as_unsaid() -> None:
-    assert Report.of(True, 5, 7, None) == Report(None, None, None, None)
-    assert Report.of(10, "eur", "7", "k") == Report(10, "EUR", "7", "k")
+    assert Report.of(True, 5, 7, None, "9") == Report(None, None, None, None, None)
+    assert Report.of(10, "eur", "7", "k", 10) == Report(10, "EUR", "7", "k", 10)

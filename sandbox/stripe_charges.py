@@ -1,0 +1,195 @@
+"""What happens to a PaymentIntent: confirm (charge or authorize), cancel, capture,
+update. Each runs in the caller's transaction, saves the intent, writes the money
+ledger (`charges`: what a bank statement would show) and records Stripe's events."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from flask import Response, g, request
+
+from sandbox import stripe_params as params_of
+from sandbox.app import store
+from sandbox.events import create_event
+from sandbox.stripe_idempotency import stripe_error
+from sandbox.stripe_objects import CANCELABLE, PAYMENT_METHODS, card_error, new_id
+from sandbox.stripe_params import ParamError
+
+Result = tuple[dict[str, Any], Response | None]
+RETURN_URL_MESSAGE = (
+    "This PaymentIntent is configured to accept payment methods enabled in your "
+    "Dashboard. Because some of these payment methods might redirect your customer off "
+    "of your page, you must provide a `return_url`. If you don't want to accept "
+    "redirect-based payment methods, set `automatic_payment_methods[enabled]` to `true` "
+    "and `automatic_payment_methods[allow_redirects]` to `never` when creating Setup "
+    "Intents and Payment Intents."
+)
+
+
+def _save(conn: sqlite3.Connection, intent: dict[str, Any]) -> None:
+    conn.execute(
+        "UPDATE payment_intents SET status = ?, payment_method = ?, metadata = ?, "
+        "last_payment_error = ?, body = ? WHERE id = ?",
+        (
+            intent["status"],
+            intent["payment_method"],
+            json.dumps(intent["metadata"]),
+            json.dumps(intent["last_payment_error"]) if intent["last_payment_error"] else None,
+            json.dumps(intent),
+            intent["id"],
+        ),
+    )
+
+
+def _event(conn: sqlite3.Connection, event_type: str, intent: dict[str, Any]) -> None:
+    create_event(
+        store(),
+        conn,
+        "stripe",
+        event_type,
+        intent,
+        request_info=(g.get("stripe_request_id"), request.headers.get("Idempotency-Key")),
+    )
+
+
+def _ledger(conn: sqlite3.Connection, intent: dict[str, Any], amount: int, status: str) -> None:
+    metadata = intent["metadata"]
+    store().record_charge(
+        conn,
+        "stripe",
+        intent["id"],
+        metadata.get("payment_id"),
+        metadata.get("order_id"),
+        amount,
+        intent["currency"],
+        status,
+    )
+
+
+def _unexpected_state(intent: dict[str, Any], action: str) -> Response:
+    return stripe_error(
+        400,
+        "invalid_request_error",
+        f"You cannot {action} this PaymentIntent because it has a status of {intent['status']}.",
+        code="payment_intent_unexpected_state",
+        payment_intent=intent,
+    )
+
+
+def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, Any]) -> Result:
+    """Charge (or, with capture_method=manual, authorize) the intent's payment method."""
+    if intent["status"] not in ("requires_payment_method", "requires_confirmation"):
+        return intent, _unexpected_state(intent, "confirm")
+    method = form.get("payment_method") or intent["payment_method"]
+    if not method:
+        raise ParamError(
+            "You cannot confirm this PaymentIntent because it's missing a payment method.",
+            "payment_method",
+            "payment_intent_unexpected_state",
+        )
+    if method not in PAYMENT_METHODS:
+        raise ParamError(f"No such PaymentMethod: '{method}'", "payment_method", "resource_missing")
+    automatic = intent["automatic_payment_methods"] or {}
+    if (
+        automatic.get("enabled")
+        and automatic.get("allow_redirects") != "never"
+        and not form.get("return_url")
+    ):
+        raise ParamError(RETURN_URL_MESSAGE, "return_url", "parameter_missing")
+    intent["payment_method"] = method
+    outcome, decline_code = PAYMENT_METHODS[method]
+    if outcome == "requires_action":
+        intent["status"] = "requires_action"
+        intent["next_action"] = {
+            "type": "use_stripe_sdk",
+            "use_stripe_sdk": {"type": "three_d_secure_redirect", "stripe_js": ""},
+        }
+        _save(conn, intent)
+        return intent, None
+    intent["latest_charge"] = new_id("ch")
+    if outcome == "declined":
+        error = card_error(decline_code or "generic_decline", {**intent})
+        error.pop("payment_intent", None)
+        intent.update(status="requires_payment_method", last_payment_error=error)
+        _save(conn, intent)
+        _ledger(conn, intent, intent["amount"], "failed")
+        _event(conn, "payment_intent.payment_failed", intent)
+        details = card_error(decline_code or "generic_decline", intent)
+        response = stripe_error(402, details.pop("type"), details.pop("message"), **details)
+        return intent, response
+    intent["last_payment_error"] = None
+    if intent["capture_method"] == "manual":
+        intent.update(status="requires_capture", amount_capturable=intent["amount"])
+        _save(conn, intent)
+        _event(conn, "payment_intent.amount_capturable_updated", intent)
+        return intent, None
+    intent.update(status="succeeded", amount_received=intent["amount"])
+    _save(conn, intent)
+    _ledger(conn, intent, intent["amount"], "succeeded")
+    _event(conn, "payment_intent.succeeded", intent)
+    return intent, None
+
+
+def cancel(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, Any]) -> Result:
+    if intent["status"] not in CANCELABLE:
+        return intent, _unexpected_state(intent, "cancel")
+    reason = params_of.choice(form, "cancellation_reason", params_of.CANCELLATION_REASONS)
+    intent.update(
+        status="canceled",
+        canceled_at=int(time.time()),
+        cancellation_reason=reason,
+        amount_capturable=0,
+        next_action=None,
+    )
+    _save(conn, intent)
+    _event(conn, "payment_intent.canceled", intent)
+    return intent, None
+
+
+def capture(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, Any]) -> Result:
+    if intent["status"] != "requires_capture":
+        return intent, _unexpected_state(intent, "capture")
+    amount = params_of.integer(form, "amount_to_capture")
+    amount = intent["amount_capturable"] if amount is None else amount
+    if not 1 <= amount <= intent["amount_capturable"]:
+        raise ParamError(
+            "The amount to capture must be at most the amount capturable.",
+            "amount_to_capture",
+            "amount_too_large",
+        )
+    intent.update(status="succeeded", amount_received=amount, amount_capturable=0)
+    if form.get("metadata"):
+        intent["metadata"].update(params_of.metadata(form))
+    _save(conn, intent)
+    _ledger(conn, intent, amount, "succeeded")
+    _event(conn, "payment_intent.succeeded", intent)
+    return intent, None
+
+
+def update(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, Any]) -> Result:
+    """Metadata merges (an empty value deletes the key); amount, currency and payment
+    method change only before confirmation."""
+    before_confirmation = intent["status"] in ("requires_payment_method", "requires_confirmation")
+    if any(name in form for name in ("amount", "currency", "payment_method")):
+        if not before_confirmation:
+            return intent, _unexpected_state(intent, "update the amount of")
+        if "amount" in form:
+            intent["amount"] = params_of.integer(form, "amount")
+        if isinstance(form.get("currency"), str):
+            intent["currency"] = form["currency"].lower()
+        if isinstance(form.get("payment_method"), str):
+            intent["payment_method"] = form["payment_method"]
+            intent["status"] = "requires_confirmation"
+    for key, value in params_of.metadata(form).items():
+        if value == "":
+            intent["metadata"].pop(key, None)
+        else:
+            intent["metadata"][key] = value
+    for name in ("description", "receipt_email", "statement_descriptor"):
+        if isinstance(form.get(name), str):
+            intent[name] = form[name] or None
+    _save(conn, intent)
+    return intent, None
