@@ -61,6 +61,20 @@ class Store:
             names = {row["name"] for row in self._conn().execute(f"PRAGMA table_info({table})")}
             if column not in names:
                 self._conn().execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        self._fill_intent_bodies()
+
+    def _fill_intent_bodies(self) -> None:
+        """Intents stored before the whole object was kept get one built from their
+        columns, so a kept state file still answers retrieve and search for them."""
+        from sandbox.stripe_objects import legacy_intent
+
+        rows = self._conn().execute("SELECT * FROM payment_intents WHERE body IS NULL").fetchall()
+        with self.transaction() as conn:
+            for row in rows:
+                conn.execute(
+                    "UPDATE payment_intents SET body = ? WHERE id = ?",
+                    (json.dumps(legacy_intent(dict(row))), row["id"]),
+                )
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -4,6 +4,7 @@ reference is Stripe's published fixtures, tests/fixtures/stripe_objects.json).""
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from typing import Any
@@ -83,6 +84,28 @@ def new_intent(params: dict[str, Any], livemode: bool = False) -> dict[str, Any]
         "transfer_data": None,
         "transfer_group": None,
     }
+
+
+def legacy_intent(row: dict[str, Any]) -> dict[str, Any]:
+    """The whole object for an intent kept only as columns (an older state file)."""
+    intent = new_intent(
+        {
+            "amount": row["amount"],
+            "currency": row["currency"],
+            "payment_method": row["payment_method"],
+            "metadata": json.loads(row["metadata"] or "{}"),
+        }
+    )
+    is_succeeded = row["status"] == "succeeded"
+    intent.update(
+        id=row["id"],
+        status=row["status"],
+        created=row["created"],
+        amount_received=row["amount"] if is_succeeded else 0,
+        last_payment_error=json.loads(row["last_payment_error"] or "null"),
+        client_secret=f"{row['id']}_secret_legacy",
+    )
+    return intent
 
 
 def card_error(decline_code: str, intent: dict[str, Any]) -> dict[str, Any]:
