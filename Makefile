@@ -34,10 +34,10 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.intake
 	$(BIN)/python -m bench.webhooks
 	$(BIN)/python -m bench.reconcile_drain
-	$(BIN)/flask --app app drill outage --database postgres
-	$(BIN)/flask --app app drill outage --database sqlite
-	$(BIN)/flask --app app drill chaos --database postgres
-	$(BIN)/flask --app app drill chaos --database sqlite
+	$(BIN)/python -m bench.drills outage --database postgres
+	$(BIN)/python -m bench.drills outage --database sqlite
+	$(BIN)/python -m bench.drills chaos --database postgres
+	$(BIN)/python -m bench.drills chaos --database sqlite
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache .mypy_cache .ruff_cache

@@ -96,7 +96,7 @@ def register_template_helpers(app: Flask) -> None:
 
 
 def register_commands(app: Flask) -> None:
-    from commands import drill, seed, users, wallet, workers
+    from commands import seed, users, wallet, workers
 
     app.cli.add_command(seed.seed_command)
     app.cli.add_command(users.customers_cli)
@@ -104,7 +104,6 @@ def register_commands(app: Flask) -> None:
     app.cli.add_command(workers.worker_command)
     app.cli.add_command(workers.scheduler_command)
     app.cli.add_command(wallet.wallet_cli)
-    app.cli.add_command(drill.drill_cli)
 
 
 def configure_logging(app: Flask) -> None:

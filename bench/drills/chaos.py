@@ -1,6 +1,6 @@
 """The chaos drill: payments, top-ups and wallet spending while faults hit every part.
 
-    flask --app app drill chaos [--seed N] [--operations 200] [--customers 4]
+    python -m bench.drills chaos [--seed N] [--operations 200] [--customers 4]
 
 Faults are drawn from a seeded random generator, one every `fault_every_s`, each
 kind at least once before any repeats: provider errors, hangs, resets and

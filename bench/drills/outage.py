@@ -1,7 +1,7 @@
 """The outage drill: reproduce the incident of DESIGN.md against this system and against
 the naive integration that caused it, with the same traffic and the same faults.
 
-    flask --app app drill outage [--viewers 4] [--pay-rate 2] [--phase-s 8] [--hang-s 8]
+    python -m bench.drills outage [--viewers 4] [--pay-rate 2] [--phase-s 8] [--hang-s 8]
 
 Phases: baseline (provider at ~300 ms), outage (the provider hangs for hang-s),
 degraded (half the charges commit, then the answer is held for hang-s; 503 on

@@ -265,7 +265,7 @@ class Sweeper:
 
     def cli(self, *args: str) -> tuple[int, str]:
         """Run a `flask` command in this process (no interpreter start): exit code, output."""
-        with self.app.app_context():  # not the app of a `flask drill` command around us
+        with self.app.app_context():  # not an app of a caller around us (a test's)
             result = self.app.test_cli_runner().invoke(args=list(args))
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise RuntimeError(f"flask {' '.join(args)} failed") from result.exception

@@ -1,11 +1,11 @@
-"""`flask drill outage`: the drills live in bench/, imported only when asked for."""
+"""`python -m bench.drills outage|chaos`: the drills, outside the product (which never
+imports bench/). Each starts the whole system it drills on throwaway servers."""
 
 from __future__ import annotations
 
 import click
-from flask.cli import AppGroup
 
-drill_cli = AppGroup("drill", help="Reproduce provider outages against the whole system.")
+drill_cli = click.Group("drills", help="Reproduce provider outages against the whole system.")
 DATABASE_OPTION = click.option(
     "--database",
     type=click.Choice(["postgres", "sqlite"]),
@@ -66,3 +66,7 @@ def chaos_command(
     results = chaos.run(seed, operations, customers, fault_every_s, settle_s, database)
     if not results["ok"]:
         raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    drill_cli(prog_name="python -m bench.drills")

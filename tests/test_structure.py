@@ -1,0 +1,48 @@
+"""The shape of the house: the product never imports its drills or benchmarks, and
+does not ship them."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PRODUCT = [
+    "app.py", "wsgi.py", "config.py", "extensions.py", "logs.py",
+    "blueprints", "commands", "jobs", "models", "providers", "resilience", "services",
+    "sandbox", "devtools",
+]  # fmt: skip
+
+
+def _modules(*roots: str) -> list[Path]:
+    found: list[Path] = []
+    for root in roots:
+        path = ROOT / root
+        found += [path] if path.is_file() else sorted(path.rglob("*.py"))
+    return found
+
+
+def imports_of(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_no_product_module_imports_bench() -> None:
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in _modules(*PRODUCT)
+        if any(name == "bench" or name.startswith("bench.") for name in imports_of(path))
+    ]
+    assert offenders == []
+
+
+def test_the_package_does_not_ship_bench() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    included = project["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert not any(pattern.startswith("bench") for pattern in included)
