@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from services import webhook_backfill, webhooks
-from services.provider_clients import provider_for
+from services.provider_clients import gateway_for, provider_for
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,10 @@ def retry_pending_webhooks_job() -> int:
 
 def backfill_webhooks_job(provider: str) -> dict[str, int]:
     """Runs on the provider's own queue: it calls that provider's API."""
-    counts = webhook_backfill.backfill_from(provider, provider_for(provider)) or {}
+    counts = (
+        webhook_backfill.backfill_from(provider, provider_for(provider), gateway_for(provider))
+        or {}
+    )
     if counts.get("applied") or counts.get("pending"):
         log.info("webhook backfill for %s: %s", provider, counts)
     return counts

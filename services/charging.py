@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from flask import current_app
 from redis.exceptions import RedisError
@@ -27,20 +26,20 @@ from extensions import db
 from jobs.queues import JOB_TIMEOUT_S
 from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
-from providers.base import ChargeRequest
+from providers.base import ChargeRequest, Provider
 from providers.outcomes import (
     Absent,
     Declined,
     LookupOutcome,
     NotSent,
+    Outcome,
     Succeeded,
     Unknown,
-    is_provider_failure,
 )
-from resilience.breaker import Decision, Verdict
+from resilience.gateway import CallContext, Gateway, seconds_until
 from services import metrics, queueing, reports
 from services.payment_state import lock_order_of, lock_payment, move, note
-from services.provider_clients import breaker_for, provider_for
+from services.provider_clients import breaker_for, gateway_for, provider_for
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +48,6 @@ log = logging.getLogger(__name__)
 LEASE_S = JOB_TIMEOUT_S
 
 FollowUp = Callable[[], object]
-T = TypeVar("T")  # what to enqueue once the transaction has committed
 
 
 def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> ChargeRequest:
@@ -97,13 +95,12 @@ def charge_payment(payment_id: int) -> None:
     payment = _claim(payment_id, PaymentStatus.PENDING, now)
     if payment is None:
         return
-    decision = _ask_breaker(payment.provider)
+    gateway = gateway_for(payment.provider)
+    decision = gateway.admit()
     if not decision.is_allowed:
         follow_up = _reroute(payment) or _defer_charge(
             payment,
-            NotSent(
-                "circuit open", _seconds_until(decision.retry_at_ms), is_provider_failure=False
-            ),
+            NotSent("circuit open", seconds_until(decision.retry_at_ms), is_provider_failure=False),
             payment.first_sent_at,
             is_marked=False,
         )
@@ -116,9 +113,8 @@ def charge_payment(payment_id: int) -> None:
     provider_name = payment.provider
     db.session.commit()
 
-    outcome = _guarded_call(
-        provider_name, decision, lambda: provider_for(provider_name).charge(request)
-    )
+    context = CallContext("charge", request.payment_id, request.idempotency_key)
+    outcome = gateway.call(decision, context, lambda: provider_for(provider_name).charge(request))
 
     payment = lock_payment(payment_id)
     assert payment is not None
@@ -134,14 +130,15 @@ def reconcile_payment(payment_id: int) -> None:
     payment = _claim(payment_id, PaymentStatus.UNKNOWN, now)
     if payment is None:
         return
-    decision = _ask_breaker(payment.provider)
+    gateway = gateway_for(payment.provider)
+    decision = gateway.admit()
     if not decision.is_allowed:
         # The provider is down: ask again when the circuit may let us, without
         # spending one of the payment's lookups (but still escalating in time).
         payment.lease_expires_at = None
         follow_up: FollowUp = _schedule_reconcile(
             payment,
-            delay_s=_seconds_until(decision.retry_at_ms) or current_app.config["CHARGE_DEFER_S"],
+            delay_s=seconds_until(decision.retry_at_ms) or current_app.config["CHARGE_DEFER_S"],
             job_suffix="-deferred",
         )
         db.session.commit()
@@ -154,17 +151,13 @@ def reconcile_payment(payment_id: int) -> None:
     db.session.commit()
 
     metrics.RECONCILE_ATTEMPTS.labels(provider_name).inc()
-    outcome: LookupOutcome = _guarded_call(
-        provider_name, decision, lambda: provider.lookup(request), "lookup"
-    )
+    context = CallContext("lookup", request.payment_id, request.idempotency_key)
+    outcome: LookupOutcome = gateway.call(decision, context, lambda: provider.lookup(request))
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such payment: it was never charged, so send it
-        # now (we hold the lease; the client looks up once more right before sending).
-        payment = lock_payment(payment_id)
-        assert payment is not None
-        _mark_sending(payment, utcnow())
-        db.session.commit()
-        outcome = provider.charge(request)
+        # now (we hold the lease; the client looks up once more right before sending),
+        # through the breaker like any request.
+        outcome = _resend(payment_id, gateway, provider, request)
 
     payment = lock_payment(payment_id)
     assert payment is not None
@@ -187,6 +180,22 @@ def reconcile_payment(payment_id: int) -> None:
 
 def _nothing() -> None:
     return None
+
+
+def _resend(
+    payment_id: int, gateway: Gateway, provider: Provider, request: ChargeRequest
+) -> Outcome:
+    decision = gateway.admit()
+    if not decision.is_allowed:
+        return NotSent(
+            "circuit open", seconds_until(decision.retry_at_ms), is_provider_failure=False
+        )
+    payment = lock_payment(payment_id)
+    assert payment is not None
+    _mark_sending(payment, utcnow())
+    db.session.commit()
+    context = CallContext("resend", request.payment_id, request.idempotency_key)
+    return gateway.call(decision, context, lambda: provider.charge(request))
 
 
 def _apply(
@@ -308,44 +317,6 @@ def _key_deadline(payment: Payment) -> datetime | None:
     if window_s is None or payment.first_sent_at is None:
         return None
     return payment.first_sent_at + timedelta(seconds=window_s)
-
-
-def _ask_breaker(provider: str) -> Decision:
-    """The provider's shared breaker; if Redis is unreachable, let the call through."""
-    try:
-        decision = breaker_for(provider).allow()
-        if not decision.is_allowed:
-            metrics.BREAKER_REJECTIONS.labels(provider).inc()
-        return decision
-    except RedisError as exc:
-        log.warning("breaker of %s unreachable (%s): calling without it", provider, exc)
-        return Decision(Verdict.ALLOW)
-
-
-def _guarded_call(
-    provider: str, decision: Decision, call: Callable[[], T], name: str = "charge"
-) -> T:
-    """Make the provider call and tell the breaker how it went (failure, or too slow)."""
-    started = time.monotonic()
-    outcome = call()
-    metrics.PROVIDER_CALLS.labels(provider, name, type(outcome).__name__).inc()
-    metrics.PROVIDER_LATENCY.labels(provider).observe(time.monotonic() - started)
-    try:
-        breaker_for(provider).record(
-            is_failure=is_provider_failure(outcome),  # type: ignore[arg-type]
-            duration_s=time.monotonic() - started,
-            token=decision.token,
-            needs_record=decision.needs_record,
-        )
-    except RedisError as exc:
-        log.warning("breaker of %s unreachable (%s): call not recorded", provider, exc)
-    return outcome
-
-
-def _seconds_until(at_ms: int | None) -> float | None:
-    if at_ms is None or at_ms < 0:
-        return None
-    return max(0.0, at_ms / 1000 - time.time())
 
 
 def _reroute(payment: Payment) -> FollowUp | None:

@@ -12,24 +12,17 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import REGISTRY, Collector
 
-PROVIDER_CALLS = Counter(
-    "provider_calls_total",
-    "Provider calls by provider and outcome",
-    ["provider", "call", "outcome"],
-)
-PROVIDER_LATENCY = Histogram(
-    "provider_call_seconds",
-    "Provider call latency",
-    ["provider"],
-    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
-)
+# The provider-call metrics belong to the gateway that counts them.
+from resilience.gateway import BREAKER_REJECTIONS, PROVIDER_CALLS, PROVIDER_LATENCY
+
+__all__ = ["BREAKER_REJECTIONS", "PROVIDER_CALLS", "PROVIDER_LATENCY"]
+
 RECONCILE_ATTEMPTS = Counter(
     "reconcile_attempts_total", "Lookups of unknown payments", ["provider"]
 )
@@ -41,9 +34,6 @@ REPORT_MISMATCHES = Counter(
     "provider_report_mismatches_total",
     "Provider answers and webhooks that did not match the payment (sent to review)",
     ["provider", "source"],
-)
-BREAKER_REJECTIONS = Counter(
-    "breaker_rejections_total", "Calls refused by an open circuit", ["provider"]
 )
 
 # Saturation: requests being served right now, summed over the live web processes.

@@ -8,6 +8,7 @@ from extensions import redis_client
 from providers.base import Provider
 from providers.registry import build_provider
 from resilience.breaker import BreakerConfig, CircuitBreaker
+from resilience.gateway import Gateway
 
 
 def provider_for(name: str) -> Provider:
@@ -31,3 +32,11 @@ def breaker_for(name: str) -> CircuitBreaker:
         )
         breakers[name] = CircuitBreaker(redis_client.client, name, config)
     return breakers[name]
+
+
+def gateway_for(name: str) -> Gateway:
+    """The guarded path of every request to provider `name` (resilience/gateway.py)."""
+    gateways: dict[str, Gateway] = current_app.extensions.setdefault("gateways", {})
+    if name not in gateways:
+        gateways[name] = Gateway(name, breaker_for(name))
+    return gateways[name]

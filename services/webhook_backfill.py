@@ -3,6 +3,7 @@ and ingested through the same path as deliveries (so each applies once)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from contextlib import suppress
 from typing import Any
@@ -12,6 +13,8 @@ from redis.exceptions import RedisError
 from extensions import redis_client
 from providers.base import Provider
 from providers.events import WebhookError
+from providers.outcomes import EventPage
+from resilience.gateway import CallContext, Gateway
 from services.webhooks import SCHEMES, ingest
 
 log = logging.getLogger(__name__)
@@ -23,17 +26,22 @@ def backfill_cursor_key(provider_name: str) -> str:
     return f"webhooks:backfill:cursor:{provider_name}"
 
 
-def backfill_from(provider_name: str, client: Provider) -> dict[str, int] | None:
+def backfill_from(provider_name: str, client: Provider, gateway: Gateway) -> dict[str, int] | None:
     """Ingest the provider's undelivered events through the same path as deliveries, page
     by page, at most BACKFILL_PAGES_PER_RUN pages a run. A run that stops early leaves
     its cursor in Redis and the next run resumes there, so old undelivered events are
-    reached too; the last page clears it. None when the provider cannot be asked."""
+    reached too; the last page clears it. Every page is requested through the provider's
+    gateway (an open circuit skips the run). None when the provider cannot be asked."""
     key = backfill_cursor_key(provider_name)
     cursor = _read_cursor(key)
     counts: dict[str, int] = {}
     for _ in range(BACKFILL_PAGES_PER_RUN):
-        page = client.undelivered_events(cursor)
-        if page is None:
+        page = gateway.guarded(
+            CallContext("backfill"),
+            functools.partial(client.undelivered_events, cursor),
+            is_failure=lambda answer: answer is None,
+        )
+        if not isinstance(page, EventPage):  # no answer, or the circuit is open
             return counts or None
         for state, count in backfill(provider_name, page.events).items():
             counts[state] = counts.get(state, 0) + count

@@ -160,20 +160,16 @@ def test_breaker_controls_are_confirmed_and_audited(admin_client: FlaskClient, a
 
 
 def test_overview_shows_an_open_breaker_and_an_unknown_payment(
-    admin_client: FlaskClient, app: Flask, sandbox: Any
+    admin_client: FlaskClient, app: Flask, sandbox: Any, make_app: Any
 ) -> None:
     sandbox.add_fault("hang", seconds=3, dialect="stripe")  # the provider hangs
-    app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
-    app.extensions.pop("breakers", None)
-    try:
-        with app.app_context():
-            created = make_payment(make_order(make_customer()))
-            db.session.commit()
-            charge_payment(created.id)
-            payment_id = created.id
-    finally:
-        app.config["BREAKERS"]["failure_threshold"]["stripe"] = 5
-        app.extensions.pop("breakers", None)
+    worker_app = make_app()  # a worker whose breaker opens at the first failure
+    worker_app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
+    with worker_app.app_context():
+        created = make_payment(make_order(make_customer()))
+        db.session.commit()
+        charge_payment(created.id)
+        payment_id = created.id
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
     page = admin_client.get("/admin/").get_data(as_text=True)
     assert re.search(r'data-provider="stripe" data-state="open"', page)

@@ -17,7 +17,7 @@ from tests.helpers import payment, run_jobs
 
 
 def test_operator_sees_the_outage_and_reconciles(
-    app: Flask, browser: Any, live_server: str, sandbox: Any, artifacts: Path
+    app: Flask, browser: Any, live_server: str, sandbox: Any, artifacts: Path, make_app: Any
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -25,17 +25,13 @@ def test_operator_sees_the_outage_and_reconciles(
 
     make_admin(app)
     fault = sandbox.add_fault("hang", seconds=3, dialect="stripe")
-    app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
-    app.extensions.pop("breakers", None)
-    try:
-        with app.app_context():
-            created = make_payment(make_order(make_customer()))
-            db.session.commit()
-            payment_id = created.id
-            charge_payment(payment_id)  # times out: unknown, and the breaker opens
-    finally:
-        app.config["BREAKERS"]["failure_threshold"]["stripe"] = 5
-        app.extensions.pop("breakers", None)
+    worker_app = make_app()  # a worker whose breaker opens at the first failure
+    worker_app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
+    with worker_app.app_context():
+        created = make_payment(make_order(make_customer()))
+        db.session.commit()
+        payment_id = created.id
+        charge_payment(payment_id)  # times out: unknown, and the breaker opens
     requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)  # provider is back
 
     wait = WebDriverWait(browser, 15)

@@ -20,6 +20,7 @@ from models.types import utcnow
 from providers.outcomes import Absent, Succeeded, Unknown
 from providers.stripe import API_VERSION, StripeProvider
 from services.charging import charge_payment, reconcile_payment
+from services.provider_clients import gateway_for
 from services.webhook_backfill import BACKFILL_PAGES_PER_RUN, backfill_cursor_key, backfill_from
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment
@@ -135,7 +136,7 @@ def test_backfill_walks_every_page_of_undelivered_events(app: Flask, sandbox: An
     runs = []
     with app.app_context():
         for _ in range(5):
-            counts = backfill_from("stripe", stripe) or {}
+            counts = backfill_from("stripe", stripe, gateway_for("stripe")) or {}
             runs.append(sum(counts.values()))
             if redis_client.client.get(backfill_cursor_key("stripe")) is None:
                 break

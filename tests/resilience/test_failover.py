@@ -19,14 +19,12 @@ from tests.helpers import payment, queued_job_ids, run_jobs, scheduled_job_ids
 
 
 @pytest.fixture
-def failover(app: Flask) -> Iterator[Flask]:
-    app.config["PAYMENTS_FAILOVER_PROVIDER"] = "acquirer"
-    with app.app_context():
+def failover(app: Flask, make_app: Any) -> Iterator[Flask]:
+    """An app with failover to the acquirer (its own, not the shared one), stripe down."""
+    with_failover = make_app(PAYMENTS_FAILOVER_PROVIDER="acquirer")
+    with with_failover.app_context():
         breaker_for("stripe").force("open", actor="test", reason="stripe is down")
-    try:
-        yield app
-    finally:
-        app.config["PAYMENTS_FAILOVER_PROVIDER"] = ""
+    yield with_failover
 
 
 def new_payment(app: Flask, **fields: Any) -> int:

@@ -85,17 +85,12 @@ def test_a_hanging_provider_does_not_slow_the_pay_request(
 
 
 def test_declined_payment_fails_with_its_code_and_order_stays_open(
-    app: Flask, sandbox: Any
+    app: Flask, sandbox: Any, make_app: Any
 ) -> None:
     payment_id = new_payment(app)
-    app.config["STRIPE_PAYMENT_METHOD"] = "pm_card_chargeDeclinedInsufficientFunds"
-    app.extensions.pop("provider_clients", None)
-    try:
-        with app.app_context():
-            charge_payment(payment_id)
-    finally:
-        app.config["STRIPE_PAYMENT_METHOD"] = "pm_card_visa"
-        app.extensions.pop("provider_clients", None)
+    declining = make_app(STRIPE_PAYMENT_METHOD="pm_card_chargeDeclinedInsufficientFunds")
+    with declining.app_context():
+        charge_payment(payment_id)
     failed = payment(app, payment_id)
     assert failed.status == PaymentStatus.FAILED
     assert failed.decline_code == "insufficient_funds"

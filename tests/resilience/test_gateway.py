@@ -1,0 +1,97 @@
+"""Every provider request passes the one gateway: the breaker admits and records it,
+metrics count it. Shown for the two that used to bypass it: the key-less provider's
+re-send during reconciliation, and the webhook backfill."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import Flask
+
+from extensions import db
+from jobs.webhooks import backfill_webhooks_job
+from models import Payment, PaymentPurpose, PaymentStatus
+from models.types import utcnow
+from resilience.gateway import PROVIDER_CALLS
+from services.charging import reconcile_payment
+from services.provider_clients import breaker_for
+from tests.factories import make_customer, make_wallet
+from tests.helpers import payment
+
+
+def _calls(provider: str, operation: str, outcome: str) -> float:
+    return PROVIDER_CALLS.labels(provider, operation, outcome)._value.get()
+
+
+def _failures(app: Flask, provider: str) -> int:
+    """Failures the shared breaker recorded (a fast success is not sent to Redis)."""
+    with app.app_context():
+        return int(breaker_for(provider).snapshot()["window_failures"])
+
+
+def _unknown_acquirer_payment(app: Flask) -> int:
+    """May have been sent (the answer was lost), but the acquirer never got it."""
+    with app.app_context():
+        customer = make_customer()
+        created = Payment(
+            idempotency_key=uuid.uuid4(),
+            customer_id=customer.id,
+            purpose=PaymentPurpose.WALLET_TOPUP,
+            wallet_id=make_wallet(customer).id,
+            provider="acquirer",
+            amount_minor=800,
+            currency="EUR",
+            status=PaymentStatus.UNKNOWN,
+            first_sent_at=utcnow(),
+            send_count=1,
+        )
+        db.session.add(created)
+        db.session.commit()
+        return created.id
+
+
+def test_the_key_less_re_send_goes_through_the_gateway(app: Flask, sandbox: Any) -> None:
+    payment_id = _unknown_acquirer_payment(app)
+    before = _calls("acquirer", "resend", "Succeeded")
+    with app.app_context():
+        reconcile_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert _calls("acquirer", "resend", "Succeeded") == before + 1
+
+
+def test_a_failed_re_send_counts_against_the_breaker(app: Flask, sandbox: Any) -> None:
+    payment_id = _unknown_acquirer_payment(app)
+    sandbox.add_fault("error", status=503, dialect="acquirer", endpoint="create")
+    before = _failures(app, "acquirer")
+    with app.app_context():
+        reconcile_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    assert _failures(app, "acquirer") == before + 1  # the lookup succeeded; the re-send failed
+
+
+def test_an_open_circuit_holds_the_re_send_back(app: Flask, sandbox: Any) -> None:
+    payment_id = _unknown_acquirer_payment(app)
+    with app.app_context():
+        breaker_for("acquirer").force("open", actor="test", reason="acquirer is down")
+        reconcile_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    assert sandbox.requests_log(dialect="acquirer") == []  # not asked at all
+
+
+def test_backfill_goes_through_the_breaker(app: Flask, sandbox: Any) -> None:
+    before = _calls("stripe", "backfill", "EventPage")
+    with app.app_context():
+        assert backfill_webhooks_job("stripe") == {}
+    assert _calls("stripe", "backfill", "EventPage") == before + 1
+    sandbox.add_fault("error", status=503, dialect="stripe", endpoint="events")
+    with app.app_context():
+        assert backfill_webhooks_job("stripe") == {}
+    assert _failures(app, "stripe") == 1  # a backfill that got no answer is a failure
+    sandbox.clear_faults()
+    with app.app_context():
+        breaker_for("stripe").force("open", actor="test", reason="stripe is down")
+    asked = len(sandbox.requests_log(endpoint="events"))
+    with app.app_context():
+        assert backfill_webhooks_job("stripe") == {}
+    assert len(sandbox.requests_log(endpoint="events")) == asked  # the open circuit asked nothing
