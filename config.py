@@ -11,7 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from providers.stripe import API_VERSION as STRIPE_API_VERSION
+from providers.registry import PROVIDERS
+from providers.settings import ConfigError, secret
+from providers.spec import SettingsContext
+
+__all__ = ["ConfigError", "settings_from_env"]
 
 PROJECT_DIR = Path(__file__).resolve().parent
 INSTANCE_DIR = PROJECT_DIR / "instance"
@@ -22,30 +26,13 @@ DEFAULT_DEV_REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
 DEFAULT_DEV_DATABASE_URL = f"sqlite:///{INSTANCE_DIR / 'payments.db'}"
 DEFAULT_SANDBOX_URL = "http://127.0.0.1:8099"
 
-# Secrets used only in development against our own sandbox; production has none.
+# The session key used only in development; the providers' development secrets live in
+# their packages (providers/<name>/__init__.py). Production has none of them.
 DEV_SECRET_KEY = "dev-only-not-secret"
-DEV_STRIPE_SECRET_KEY = "sk_test_sandbox"
-DEV_STRIPE_WEBHOOK_SECRET = "whsec_sandbox"
-DEV_ACQUIRER_API_KEY = "acq_test_sandbox"
-DEV_ACQUIRER_WEBHOOK_SECRET = "acqwh_sandbox"
 
 
-# Every development secret: production refuses to start with any of them, under any name.
-DEV_SECRETS = frozenset(
-    {
-        DEV_SECRET_KEY,
-        DEV_STRIPE_SECRET_KEY,
-        DEV_STRIPE_WEBHOOK_SECRET,
-        DEV_ACQUIRER_API_KEY,
-        DEV_ACQUIRER_WEBHOOK_SECRET,
-    }
-)
 # Flask signs sessions with SECRET_KEY: a short one can be guessed offline from one cookie.
 MIN_SECRET_KEY_BYTES = 32
-
-
-class ConfigError(RuntimeError):
-    """A required setting is missing or malformed; raised at start-up."""
 
 
 def _int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -72,38 +59,6 @@ def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
 
-def _secret(
-    env: Mapping[str, str], name: str, dev_default: str, is_production: bool, min_bytes: int = 1
-) -> str:
-    value = env.get(name, "")
-    if not is_production:
-        return value or dev_default
-    if not value.strip():
-        raise ConfigError(
-            f"{name} is not set. It is required when APP_ENV=production; "
-            "set it in the environment (never in a file in the repository)."
-        )
-    if value in DEV_SECRETS or value.strip() in DEV_SECRETS:
-        raise ConfigError(f"{name} is a development default; production needs its own secret.")
-    if len(value.strip().encode()) < min_bytes:
-        raise ConfigError(f"{name} must be at least {min_bytes} bytes (random, not a word).")
-    return value
-
-
-def _provider_base(env: Mapping[str, str], name: str, default: str, is_production: bool) -> str:
-    value = env.get(name, default)
-    if (
-        is_production
-        and not value.lower().startswith("https://")
-        and env.get("ALLOW_INSECURE_PROVIDER_URLS", "") != "1"
-    ):
-        raise ConfigError(
-            f"{name}={value!r} is not https: production talks to providers over TLS only "
-            "(ALLOW_INSECURE_PROVIDER_URLS=1 allows it, for a test environment)."
-        )
-    return value
-
-
 def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Return the Flask config built from `env` (default `os.environ`).
 
@@ -122,7 +77,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     if is_production and not redis_url:
         raise ConfigError("REDIS_URL is not set. It is required when APP_ENV=production.")
 
-    providers = _list(env, "PAYMENTS_PROVIDERS", "stripe,acquirer")
+    providers = _list(env, "PAYMENTS_PROVIDERS", ",".join(PROVIDERS))
     default_provider = env.get("PAYMENTS_DEFAULT_PROVIDER", providers[0] if providers else "")
     if default_provider not in providers:
         raise ConfigError(
@@ -149,18 +104,26 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "probe_lease_s": per_provider("BREAKER_PROBE_LEASE_S", call_budget_s + 5),
     }
 
-    unknown = sorted(set(providers) - set(PROVIDER_SETTINGS))
+    unknown = sorted(set(providers) - set(PROVIDERS))
     if unknown:
         raise ConfigError(
             f"PAYMENTS_PROVIDERS names unknown providers: {', '.join(unknown)} "
-            f"(known: {', '.join(PROVIDER_SETTINGS)})"
+            f"(known: {', '.join(PROVIDERS)})"
         )
-    secret_key = _secret(
-        env, "SECRET_KEY", DEV_SECRET_KEY, is_production, min_bytes=MIN_SECRET_KEY_BYTES
+    # Every development secret: production refuses them all, under any name.
+    dev_secrets = frozenset({DEV_SECRET_KEY}).union(*(s.dev_secrets for s in PROVIDERS.values()))
+    secret_key = secret(
+        env,
+        "SECRET_KEY",
+        DEV_SECRET_KEY,
+        is_production=is_production,
+        dev_secrets=dev_secrets,
+        min_bytes=MIN_SECRET_KEY_BYTES,
     )
+    context = SettingsContext(sandbox_url, is_production, dev_secrets)
     provider_settings: dict[str, Any] = {}
-    for provider in providers:
-        provider_settings.update(PROVIDER_SETTINGS[provider](env, sandbox_url, is_production))
+    for provider in providers:  # only the enabled providers' settings are read
+        provider_settings.update(PROVIDERS[provider].read_settings(env, context))
 
     return {
         "APP_ENV": app_env,
@@ -217,39 +180,3 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "METRICS_TOKEN": env.get("METRICS_TOKEN", ""),
         **provider_settings,
     }
-
-
-def _stripe_settings(
-    env: Mapping[str, str], sandbox_url: str, is_production: bool
-) -> dict[str, str]:
-    return {
-        "STRIPE_API_BASE": _provider_base(env, "STRIPE_API_BASE", sandbox_url, is_production),
-        "STRIPE_SECRET_KEY": _secret(
-            env, "STRIPE_SECRET_KEY", DEV_STRIPE_SECRET_KEY, is_production
-        ),
-        "STRIPE_WEBHOOK_SECRET": _secret(
-            env, "STRIPE_WEBHOOK_SECRET", DEV_STRIPE_WEBHOOK_SECRET, is_production
-        ),
-        "STRIPE_PAYMENT_METHOD": env.get("STRIPE_PAYMENT_METHOD", "pm_card_visa"),
-        # Sent as Stripe-Version on every call: response shapes never follow the
-        # account's default. The default is the version the client and sandbox speak.
-        "STRIPE_API_VERSION": env.get("STRIPE_API_VERSION", STRIPE_API_VERSION),
-    }
-
-
-def _acquirer_settings(
-    env: Mapping[str, str], sandbox_url: str, is_production: bool
-) -> dict[str, str]:
-    return {
-        "ACQUIRER_API_BASE": _provider_base(
-            env, "ACQUIRER_API_BASE", f"{sandbox_url}/acquirer", is_production
-        ),
-        "ACQUIRER_API_KEY": _secret(env, "ACQUIRER_API_KEY", DEV_ACQUIRER_API_KEY, is_production),
-        "ACQUIRER_WEBHOOK_SECRET": _secret(
-            env, "ACQUIRER_WEBHOOK_SECRET", DEV_ACQUIRER_WEBHOOK_SECRET, is_production
-        ),
-    }
-
-
-# Each provider's own settings: only the enabled providers' are read (and required).
-PROVIDER_SETTINGS = {"stripe": _stripe_settings, "acquirer": _acquirer_settings}

@@ -16,6 +16,7 @@ from pathlib import Path
 from config import EMBEDDED_REDIS_PORT, INSTANCE_DIR, PROJECT_DIR
 from devtools.servers import redis_server_binary
 from devtools.supervisor_conf import Layout, render
+from providers.registry import PROVIDERS
 
 WEB_PORT = 5000
 SANDBOX_PORT = 8099
@@ -60,7 +61,7 @@ def main() -> None:
         embedded_redis_port=EMBEDDED_REDIS_PORT if is_embedded_redis else None,
         redis_binary=redis_server_binary(),
         sandbox_port=SANDBOX_PORT,
-        providers=[p for p in env.get("PAYMENTS_PROVIDERS", "stripe,acquirer").split(",") if p],
+        providers=[p for p in env.get("PAYMENTS_PROVIDERS", ",".join(PROVIDERS)).split(",") if p],
     )
     conf = INSTANCE_DIR / "supervisord.conf"
     conf.write_text(render(layout))

@@ -13,10 +13,8 @@ import sys
 from dataclasses import dataclass, field
 
 from jobs.queues import JOB_TIMEOUT_S, MAINTENANCE_QUEUE, provider_queue_name
+from providers.registry import PROVIDERS
 
-DEFAULT_PROVIDERS = ["stripe", "acquirer"]
-# Worker processes per provider queue in production: Stripe carries most traffic.
-PRODUCTION_WORKER_PROCS = {"stripe": 4, "acquirer": 2}
 # The maintenance queue applies every webhook event (one worker: ~150-180 events/s,
 # bench/webhooks.py) besides the sweeps: two, so a redelivery storm drains twice as fast.
 PRODUCTION_MAINTENANCE_PROCS = 2
@@ -36,7 +34,7 @@ class Layout:
     embedded_redis_port: int | None = None
     redis_binary: str = ""
     sandbox_port: int | None = None
-    providers: list[str] = field(default_factory=lambda: list(DEFAULT_PROVIDERS))
+    providers: list[str] = field(default_factory=lambda: list(PROVIDERS))
 
 
 def _program(name: str, command: str, layout: Layout, **options: object) -> str:
@@ -109,7 +107,8 @@ def render(layout: Layout) -> str:
     )
     for provider in layout.providers:
         queue = provider_queue_name(provider)
-        procs = 1 if layout.is_dev else PRODUCTION_WORKER_PROCS.get(provider, 1)
+        # Worker processes per provider queue in production: each provider's spec says.
+        procs = 1 if layout.is_dev else PROVIDERS[provider].production_workers
         parts.append(
             _program(
                 f"worker-{provider}",

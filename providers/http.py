@@ -51,6 +51,9 @@ class HttpPolicy:
     backoff_factor_s: float = 0.25  # 0.25 s, 0.5 s, 1 s ... between attempts
     backoff_jitter_s: float = 0.25  # spreads retries of many workers apart
     backoff_max_s: float = 2.0
+    # A response header by which the provider says a repeat cannot help ("false"):
+    # the provider's own retry hint (Stripe: Stripe-Should-Retry). None: none.
+    stop_retry_header: str | None = None
 
     @property
     def timeout(self) -> tuple[float, float]:
@@ -59,18 +62,25 @@ class HttpPolicy:
 
 class BudgetRetry(Retry):
     """urllib3 Retry that also stops when another attempt would overrun the call budget,
-    and honours Stripe-Should-Retry: false."""
+    and when the provider's retry hint header says "false"."""
 
     def __init__(
-        self, *args: Any, deadline: float | None = None, attempt_s: float = 0.0, **kwargs: Any
+        self,
+        *args: Any,
+        deadline: float | None = None,
+        attempt_s: float = 0.0,
+        stop_header: str | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.deadline = deadline
         self.attempt_s = attempt_s
+        self.stop_header = stop_header
 
     def new(self, **kw: Any) -> BudgetRetry:
         kw.setdefault("deadline", self.deadline)
         kw.setdefault("attempt_s", self.attempt_s)
+        kw.setdefault("stop_header", self.stop_header)
         return super().new(**kw)
 
     def increment(
@@ -82,8 +92,12 @@ class BudgetRetry(Retry):
         _pool: Any = None,
         _stacktrace: Any = None,
     ) -> BudgetRetry:
-        if response is not None and response.headers.get("Stripe-Should-Retry") == "false":
-            raise MaxRetryError(_pool, url or "", ResponseError("Stripe-Should-Retry: false"))
+        if (
+            self.stop_header
+            and response is not None
+            and response.headers.get(self.stop_header) == "false"
+        ):
+            raise MaxRetryError(_pool, url or "", ResponseError(f"{self.stop_header}: false"))
         new_retry = super().increment(method, url, response, error, _pool, _stacktrace)
         if self.deadline is not None:
             wait_s = new_retry.get_backoff_time()
@@ -148,6 +162,7 @@ class PolicyAdapter(HTTPAdapter):
             raise_on_status=False,
             deadline=time.monotonic() + p.call_budget_s,
             attempt_s=p.connect_timeout_s + p.read_timeout_s,
+            stop_header=p.stop_retry_header,
         )
 
     def send(

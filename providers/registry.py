@@ -1,14 +1,20 @@
-"""Build provider clients from the Flask config (once per process)."""
+"""The providers this system knows: one line each. Config, webhook handling, workers,
+supervisor programs and `make run` all iterate over PROVIDERS."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from providers.acquirer import AcquirerProvider
+from providers import acquirer, stripe
 from providers.base import Provider
 from providers.http import HttpPolicy
-from providers.stripe import StripeProvider
+from providers.spec import ProviderSpec
+
+PROVIDERS: dict[str, ProviderSpec] = {
+    "stripe": stripe.SPEC,
+    "acquirer": acquirer.SPEC,
+}
 
 
 def policy_from_config(config: Mapping[str, Any]) -> HttpPolicy:
@@ -21,17 +27,11 @@ def policy_from_config(config: Mapping[str, Any]) -> HttpPolicy:
     )
 
 
+def spec_for(name: str) -> ProviderSpec:
+    """The spec of provider `name`; raises KeyError for a provider we do not know."""
+    return PROVIDERS[name]
+
+
 def build_provider(name: str, config: Mapping[str, Any]) -> Provider:
     """The client for provider `name`; raises KeyError for a provider we do not know."""
-    policy = policy_from_config(config)
-    if name == "stripe":
-        return StripeProvider(
-            config["STRIPE_API_BASE"],
-            config["STRIPE_SECRET_KEY"],
-            policy,
-            config["STRIPE_PAYMENT_METHOD"],
-            config["STRIPE_API_VERSION"],
-        )
-    if name == "acquirer":
-        return AcquirerProvider(config["ACQUIRER_API_BASE"], config["ACQUIRER_API_KEY"], policy)
-    raise KeyError(f"unknown provider {name!r}")
+    return spec_for(name).build(config, policy_from_config(config))

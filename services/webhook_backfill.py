@@ -14,8 +14,9 @@ from extensions import redis_client
 from providers.base import Provider
 from providers.events import WebhookError
 from providers.outcomes import EventPage
+from providers.registry import PROVIDERS
 from resilience.gateway import CallContext, Gateway
-from services.webhooks import SCHEMES, ingest
+from services.webhooks import ingest
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ def _write_cursor(key: str, cursor: str | None) -> None:
 def backfill(provider_name: str, events: list[dict[str, Any]]) -> dict[str, int]:
     """Ingest events fetched from the provider's API (one page) through the same path."""
     counts: dict[str, int] = {}
-    parse = SCHEMES[provider_name].parse
+    parse = PROVIDERS[provider_name].webhook.parse
     for payload in events:
         try:
             event = parse(payload)

@@ -14,8 +14,7 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -29,32 +28,15 @@ from sqlalchemy.exc import DataError, IntegrityError
 from extensions import db, redis_client
 from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource, WebhookState
 from models.types import parse_row_id, utcnow
-from providers.events import (
-    ProviderEvent,
-    WebhookError,
-    load_json_object,
-    parse_acquirer,
-    parse_stripe,
-    verify_acquirer,
-    verify_stripe,
-)
+from providers.events import ProviderEvent, WebhookError, load_json_object
+from providers.registry import PROVIDERS
+from providers.spec import WebhookScheme
 from services import metrics, queueing, reports
 from services.payment_state import lock_payment, move
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class WebhookScheme:
-    verify: Callable[[Mapping[str, str], bytes, str, float], None]
-    parse: Callable[[dict[str, Any]], ProviderEvent]
-    secret_setting: str
-
-
-SCHEMES = {
-    "stripe": WebhookScheme(verify_stripe, parse_stripe, "STRIPE_WEBHOOK_SECRET"),
-    "acquirer": WebhookScheme(verify_acquirer, parse_acquirer, "ACQUIRER_WEBHOOK_SECRET"),
-}
 OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
 
 
@@ -63,9 +45,10 @@ class UnknownProviderError(LookupError):
 
 
 def scheme_for(provider: str) -> WebhookScheme:
-    if provider not in current_app.config["PAYMENTS_PROVIDERS"] or provider not in SCHEMES:
+    """The webhook scheme of an enabled provider (providers/<name>/, via the registry)."""
+    if provider not in current_app.config["PAYMENTS_PROVIDERS"] or provider not in PROVIDERS:
         raise UnknownProviderError(provider)
-    return SCHEMES[provider]
+    return PROVIDERS[provider].webhook
 
 
 def receive(
@@ -175,7 +158,7 @@ def _apply_or_reject(record: ProcessedWebhook) -> str:
     `rejected` with the reason, so it never blocks the events behind it."""
     try:
         with db.session.begin_nested():
-            event = SCHEMES[record.provider].parse(record.payload)
+            event = PROVIDERS[record.provider].webhook.parse(record.payload)
             return apply_event(record.provider, event, record)
     except CANNOT_APPLY as exc:
         cause = getattr(exc, "orig", None) or exc  # the driver's error, not SQLAlchemy's wrapper

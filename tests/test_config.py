@@ -8,16 +8,11 @@ from typing import Any
 
 import pytest
 
-from config import (
-    DEV_ACQUIRER_API_KEY,
-    DEV_ACQUIRER_WEBHOOK_SECRET,
-    DEV_SECRET_KEY,
-    DEV_STRIPE_SECRET_KEY,
-    DEV_STRIPE_WEBHOOK_SECRET,
-    PROJECT_DIR,
-    ConfigError,
-    settings_from_env,
-)
+from config import DEV_SECRET_KEY, PROJECT_DIR, ConfigError, settings_from_env
+from providers.acquirer import DEV_API_KEY as DEV_ACQUIRER_API_KEY
+from providers.acquirer import DEV_WEBHOOK_SECRET as DEV_ACQUIRER_WEBHOOK_SECRET
+from providers.stripe import DEV_SECRET_KEY as DEV_STRIPE_SECRET_KEY
+from providers.stripe import DEV_WEBHOOK_SECRET as DEV_STRIPE_WEBHOOK_SECRET
 
 PRODUCTION = {
     "APP_ENV": "production",

@@ -30,17 +30,18 @@ def test_one_worker_program_per_provider_queue() -> None:
         is_dev=False,
         web_bind="0.0.0.0:8000",
         web_workers=2,
-        providers=["stripe", "adyen"],
+        providers=["stripe", "acquirer"],
     )
     parser = configparser.RawConfigParser()
     parser.read_string(render(layout))
     workers = {s: parser[s] for s in parser.sections() if s.startswith("program:worker-")}
     assert set(workers) == {
         "program:worker-stripe",
-        "program:worker-adyen",
+        "program:worker-acquirer",
         "program:worker-maintenance",
     }
-    assert workers["program:worker-adyen"]["command"].endswith("worker payments-adyen")
+    assert workers["program:worker-acquirer"]["command"].endswith("worker payments-acquirer")
+    assert workers["program:worker-stripe"]["numprocs"] == "4"  # from the provider's spec
     for section in workers.values():
         assert int(section["stopwaitsecs"]) == STOP_WAIT_S > JOB_TIMEOUT_S
         assert section["stopsignal"] == "TERM"

@@ -1,0 +1,50 @@
+"""The bank acquirer (no idempotency keys): client, webhooks and settings, one spec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from providers.acquirer.client import AcquirerProvider
+from providers.acquirer.webhooks import parse_acquirer, verify_acquirer
+from providers.http import HttpPolicy
+from providers.settings import provider_base, secret
+from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
+
+DEV_API_KEY = "acq_test_sandbox"
+DEV_WEBHOOK_SECRET = "acqwh_sandbox"
+
+
+def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
+    is_production, dev = context.is_production, context.dev_secrets
+    return {
+        "ACQUIRER_API_BASE": provider_base(
+            env, "ACQUIRER_API_BASE", f"{context.sandbox_url}/acquirer", is_production=is_production
+        ),
+        "ACQUIRER_API_KEY": secret(
+            env, "ACQUIRER_API_KEY", DEV_API_KEY, is_production=is_production, dev_secrets=dev
+        ),
+        "ACQUIRER_WEBHOOK_SECRET": secret(
+            env,
+            "ACQUIRER_WEBHOOK_SECRET",
+            DEV_WEBHOOK_SECRET,
+            is_production=is_production,
+            dev_secrets=dev,
+        ),
+    }
+
+
+def build(config: Mapping[str, Any], policy: HttpPolicy) -> AcquirerProvider:
+    return AcquirerProvider(config["ACQUIRER_API_BASE"], config["ACQUIRER_API_KEY"], policy)
+
+
+SPEC = ProviderSpec(
+    name="acquirer",
+    read_settings=read_settings,
+    build=build,
+    webhook=WebhookScheme(verify_acquirer, parse_acquirer, "ACQUIRER_WEBHOOK_SECRET"),
+    dev_secrets=frozenset({DEV_API_KEY, DEV_WEBHOOK_SECRET}),
+    production_workers=2,
+)
+
+__all__ = ["SPEC", "AcquirerProvider"]

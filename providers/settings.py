@@ -1,0 +1,52 @@
+"""Reading settings from the environment, shared by config.py and the providers' own
+settings readers: typed values, secrets that production requires and checks, and
+provider base URLs that production requires over TLS."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class ConfigError(RuntimeError):
+    """A required setting is missing or malformed; raised at start-up."""
+
+
+def secret(
+    env: Mapping[str, str],
+    name: str,
+    dev_default: str,
+    *,
+    is_production: bool,
+    dev_secrets: frozenset[str],
+    min_bytes: int = 1,
+) -> str:
+    """The secret `name`; outside production its development default when unset. In
+    production it is required, must not be any development secret, and has a length."""
+    value = env.get(name, "")
+    if not is_production:
+        return value or dev_default
+    if not value.strip():
+        raise ConfigError(
+            f"{name} is not set. It is required when APP_ENV=production; "
+            "set it in the environment (never in a file in the repository)."
+        )
+    if value in dev_secrets or value.strip() in dev_secrets:
+        raise ConfigError(f"{name} is a development default; production needs its own secret.")
+    if len(value.strip().encode()) < min_bytes:
+        raise ConfigError(f"{name} must be at least {min_bytes} bytes (random, not a word).")
+    return value
+
+
+def provider_base(env: Mapping[str, str], name: str, default: str, *, is_production: bool) -> str:
+    """A provider's base URL; production talks to providers over https only."""
+    value = env.get(name, default)
+    if (
+        is_production
+        and not value.lower().startswith("https://")
+        and env.get("ALLOW_INSECURE_PROVIDER_URLS", "") != "1"
+    ):
+        raise ConfigError(
+            f"{name}={value!r} is not https: production talks to providers over TLS only "
+            "(ALLOW_INSECURE_PROVIDER_URLS=1 allows it, for a test environment)."
+        )
+    return value

@@ -1,0 +1,43 @@
+"""What a provider package exports: one ProviderSpec, everything the rest of the system
+needs to know about the provider. The registry (providers/registry.py) maps names to
+specs; config, webhooks, workers, supervisor and `make run` iterate over it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from providers.base import Provider
+from providers.events import ProviderEvent
+from providers.http import HttpPolicy
+
+
+@dataclass(frozen=True)
+class SettingsContext:
+    """What a provider's settings reader gets besides the environment."""
+
+    sandbox_url: str  # base of the development defaults
+    is_production: bool
+    dev_secrets: frozenset[str]  # every development secret: production refuses them all
+
+
+@dataclass(frozen=True)
+class WebhookScheme:
+    """How the provider signs and shapes its webhook deliveries."""
+
+    verify: Callable[[Mapping[str, str], bytes, str, float], None]  # raises WebhookError
+    parse: Callable[[dict[str, Any]], ProviderEvent]  # raises WebhookError
+    secret_setting: str  # the setting holding the signing secret
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    name: str
+    # The provider's settings from the environment (names, defaults, production checks).
+    read_settings: Callable[[Mapping[str, str], SettingsContext], dict[str, Any]]
+    # Its client, from the app's settings and the shared HTTP policy.
+    build: Callable[[Mapping[str, Any], HttpPolicy], Provider]
+    webhook: WebhookScheme
+    dev_secrets: frozenset[str] = frozenset()  # the sandbox's development secrets
+    production_workers: int = 1  # worker processes on its queue in production

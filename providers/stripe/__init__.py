@@ -1,0 +1,62 @@
+"""Stripe (PaymentIntents): client, webhooks and settings, exported as one spec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from providers.http import HttpPolicy
+from providers.settings import provider_base, secret
+from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
+from providers.stripe.client import API_VERSION, StripeProvider
+from providers.stripe.webhooks import parse_stripe, verify_stripe
+
+DEV_SECRET_KEY = "sk_test_sandbox"
+DEV_WEBHOOK_SECRET = "whsec_sandbox"
+
+
+def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
+    is_production, dev = context.is_production, context.dev_secrets
+    return {
+        "STRIPE_API_BASE": provider_base(
+            env, "STRIPE_API_BASE", context.sandbox_url, is_production=is_production
+        ),
+        "STRIPE_SECRET_KEY": secret(
+            env, "STRIPE_SECRET_KEY", DEV_SECRET_KEY, is_production=is_production, dev_secrets=dev
+        ),
+        "STRIPE_WEBHOOK_SECRET": secret(
+            env,
+            "STRIPE_WEBHOOK_SECRET",
+            DEV_WEBHOOK_SECRET,
+            is_production=is_production,
+            dev_secrets=dev,
+        ),
+        "STRIPE_PAYMENT_METHOD": env.get("STRIPE_PAYMENT_METHOD", "pm_card_visa"),
+        # Sent as Stripe-Version on every call: response shapes never follow the
+        # account's default. The default is the version the client and sandbox speak.
+        "STRIPE_API_VERSION": env.get("STRIPE_API_VERSION", API_VERSION),
+    }
+
+
+def build(config: Mapping[str, Any], policy: HttpPolicy) -> StripeProvider:
+    return StripeProvider(
+        config["STRIPE_API_BASE"],
+        config["STRIPE_SECRET_KEY"],
+        # Stripe says when a repeat cannot help (a stored answer): stop retrying then.
+        replace(policy, stop_retry_header="Stripe-Should-Retry"),
+        config["STRIPE_PAYMENT_METHOD"],
+        config["STRIPE_API_VERSION"],
+    )
+
+
+SPEC = ProviderSpec(
+    name="stripe",
+    read_settings=read_settings,
+    build=build,
+    webhook=WebhookScheme(verify_stripe, parse_stripe, "STRIPE_WEBHOOK_SECRET"),
+    dev_secrets=frozenset({DEV_SECRET_KEY, DEV_WEBHOOK_SECRET}),
+    production_workers=4,  # Stripe carries most traffic
+)
+
+__all__ = ["API_VERSION", "SPEC", "StripeProvider"]

@@ -1,0 +1,63 @@
+"""Stripe's webhooks: `Stripe-Signature` verification and payment_intent events."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Any
+
+from providers.events import (
+    ProviderEvent,
+    WebhookError,
+    check_timestamp,
+    event_time,
+    required_field,
+)
+from providers.stripe.client import intent_report
+
+
+def verify_stripe(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> None:
+    """Stripe's scheme: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">; any v1 may match."""
+    header = headers.get("stripe-signature")
+    if not header:
+        raise WebhookError("missing Stripe-Signature header")
+    pairs = [part.split("=", 1) for part in header.split(",") if "=" in part]
+    timestamps = [v for k, v in pairs if k.strip() == "t"]
+    signatures = [v.strip() for k, v in pairs if k.strip() == "v1"]
+    if len(timestamps) != 1 or not signatures:
+        raise WebhookError("malformed Stripe-Signature header")
+    timestamp = check_timestamp(timestamps[0].strip(), now)
+    expected = hmac.new(
+        secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256
+    ).hexdigest()
+    if not any(hmac.compare_digest(expected, given) for given in signatures):
+        raise WebhookError("no valid signature")
+
+
+STRIPE_OUTCOMES = {
+    "payment_intent.succeeded": "succeeded",
+    "payment_intent.payment_failed": "failed",
+    "payment_intent.canceled": "failed",
+}
+
+
+def parse_stripe(payload: dict[str, Any]) -> ProviderEvent:
+    event_id = required_field(payload, "id", str, "")
+    event_type = required_field(payload, "type", str, "")
+    created = event_time(required_field(payload, "created", int, ""))
+    obj = required_field(required_field(payload, "data", dict, ""), "object", dict, "data.")
+    outcome = STRIPE_OUTCOMES.get(event_type)
+    if outcome is None:
+        return ProviderEvent(event_id[:255], event_type[:100], created, None, None)
+    error = obj.get("last_payment_error") if isinstance(obj.get("last_payment_error"), dict) else {}
+    decline = error.get("decline_code") or error.get("code")
+    return ProviderEvent(
+        event_id[:255],
+        event_type,
+        created,
+        outcome,
+        required_field(obj, "id", str, "data.object.")[:255],
+        intent_report(obj),
+        decline if isinstance(decline, str) else None,
+    )

@@ -1,0 +1,88 @@
+"""A minimal third provider, defined in the test tree only: the extension test registers
+it with one line and gets its settings, queue, worker program and webhook route."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from typing import Any
+
+from providers.base import Capabilities, ChargeRequest
+from providers.events import ProviderEvent, WebhookError, event_time, required_field
+from providers.http import HttpPolicy
+from providers.outcomes import Absent, EventPage, LookupOutcome, Outcome, Report, Succeeded
+from providers.settings import secret
+from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
+
+DEV_WEBHOOK_SECRET = "toywh_dev"
+
+
+class ToyProvider:
+    """Charges everything, remembers nothing: enough to exercise the plumbing."""
+
+    name = "toy"
+    capabilities = Capabilities(
+        supports_idempotency_keys=True,
+        key_lifetime_s=None,
+        replay_window_s=None,
+        can_replay=False,
+        can_lookup_by_id=False,
+        can_lookup_by_reference=False,
+    )
+
+    def __init__(self, greeting: str) -> None:
+        self.greeting = greeting
+
+    def charge(self, request: ChargeRequest) -> Outcome:
+        report = Report(request.amount_minor, request.currency, str(request.payment_id))
+        return Succeeded(f"toy_{request.payment_id}", report)
+
+    def lookup(self, request: ChargeRequest) -> LookupOutcome:
+        return Absent("the toy remembers nothing")
+
+    def undelivered_events(self, after: str | None = None) -> EventPage | None:
+        return EventPage([])
+
+
+def verify(headers: Mapping[str, str], body: bytes, secret_value: str, now: float) -> None:
+    expected = hmac.new(secret_value.encode(), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, headers.get("x-toy-signature", "")):
+        raise WebhookError("no valid signature")
+
+
+def parse(payload: dict[str, Any]) -> ProviderEvent:
+    return ProviderEvent(
+        required_field(payload, "id", str, ""),
+        required_field(payload, "type", str, ""),
+        event_time(required_field(payload, "created", int, "")),
+        None,  # no event of the toy moves a payment
+        None,
+    )
+
+
+def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
+    return {
+        "TOY_GREETING": env.get("TOY_GREETING", "hello"),
+        "TOY_WEBHOOK_SECRET": secret(
+            env,
+            "TOY_WEBHOOK_SECRET",
+            DEV_WEBHOOK_SECRET,
+            is_production=context.is_production,
+            dev_secrets=context.dev_secrets,
+        ),
+    }
+
+
+def build(config: Mapping[str, Any], policy: HttpPolicy) -> ToyProvider:
+    return ToyProvider(config["TOY_GREETING"])
+
+
+SPEC = ProviderSpec(
+    name="toy",
+    read_settings=read_settings,
+    build=build,
+    webhook=WebhookScheme(verify, parse, "TOY_WEBHOOK_SECRET"),
+    dev_secrets=frozenset({DEV_WEBHOOK_SECRET}),
+    production_workers=3,
+)
