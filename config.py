@@ -1,7 +1,7 @@
 """Configuration: read once, from the environment, with units in the names.
 
 `settings_from_env` is the only place that reads `os.environ` for the app.
-Every variable is documented in README.md and `.env.example`.
+Every variable is documented in docs/operations.md and `.env.example`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any
 
 from sandbox.store import Store, dumps
 
-# kind -> (parameters with defaults, description) — the list README and --help show.
+# kind -> (parameters with defaults, description) — the list docs/sandbox.md and --help show.
 FAULT_KINDS: dict[str, tuple[dict[str, Any], str]] = {
     "latency": ({"ms": 300}, "add latency before answering"),
     "hang": ({"seconds": 30}, "hold the request for N seconds, then process it"),

@@ -1,8 +1,7 @@
 """The Stripe dialect: PaymentIntents (create, retrieve, update, confirm, cancel, capture,
 list, search) and Events (list, retrieve), with Stripe's objects, errors, pagination,
-idempotency and headers. What it does not do is listed in README ("The provider
-sandbox"); anything else answers as Stripe would: 400 parameter_unknown, 404
-resource_missing."""
+idempotency and headers. What it does not do is listed in docs/sandbox.md; anything
+else answers as Stripe would: 400 parameter_unknown, 404 resource_missing."""
 
 from __future__ import annotations
 

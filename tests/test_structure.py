@@ -4,6 +4,7 @@ does not ship them."""
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from pathlib import Path
 
@@ -46,3 +47,25 @@ def test_the_package_does_not_ship_bench() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     included = project["tool"]["setuptools"]["packages"]["find"]["include"]
     assert not any(pattern.startswith("bench") for pattern in included)
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK_RE = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
+
+
+def test_readme_is_a_newcomers_path() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) < 250
+
+
+def test_documentation_links_stay_inside_the_repository_and_resolve() -> None:
+    problems = []
+    for doc in DOCS:
+        for target, _anchor in LINK_RE.findall(doc.read_text()):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path = (doc.parent / target).resolve()
+            if not path.is_relative_to(ROOT):
+                problems.append(f"{doc.name} links outside the repository: {target}")
+            elif not path.exists():
+                problems.append(f"{doc.name} links to a missing file: {target}")
+    assert problems == []

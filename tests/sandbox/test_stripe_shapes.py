@@ -1,6 +1,6 @@
 """Every object the sandbox returns has Stripe's field set and types, compared with
 Stripe's published fixtures (tests/fixtures/stripe_objects.json). Only the named,
-documented omissions below are allowed (README lists them too)."""
+documented omissions below are allowed (docs/sandbox.md lists them too)."""
 
 from __future__ import annotations
 
