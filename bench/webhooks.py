@@ -159,7 +159,7 @@ class Deliverer:
 def _apply_all(app: Any) -> dict[str, Any]:
     """Run the queued applications with one real RQ worker (in-process); how fast."""
     from commands.workers import build_worker
-    from jobs.queues import MAINTENANCE_QUEUE, maintenance_queue
+    from services.queues import MAINTENANCE_QUEUE, maintenance_queue
 
     with app.app_context():
         queued = maintenance_queue().count

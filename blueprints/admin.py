@@ -32,7 +32,6 @@ from models import (
     Order,
     Payment,
     PaymentStatus,
-    PaymentTransition,
     ProcessedWebhook,
     Wallet,
 )
@@ -239,9 +238,7 @@ class PaymentView(ReadOnlyView):
         "transitions": lambda v, c, m, n: Markup("<br>").join(
             f"{t.created_at:%Y-%m-%d %H:%M:%S} {t.from_status or '-'} -> {t.to_status} "
             f"({t.source}{', ' + t.actor if t.actor else ''}): {t.reason}"
-            for t in db.session.query(PaymentTransition)
-            .filter(PaymentTransition.payment_id == m.id)
-            .order_by(PaymentTransition.id)
+            for t in dashboard.transitions_of(m.id)
         ),
     }
 

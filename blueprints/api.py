@@ -8,10 +8,8 @@ from typing import Any
 
 from flask import Blueprint, g, jsonify, request
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select
 
 from extensions import csrf, db
-from models import Wallet
 from services import wallet
 from services.checkout import (
     create_order,
@@ -26,6 +24,7 @@ from services.customers import customer_for_token
 from services.errors import ClientError
 from services.presenters import movement_json, order_json, payment_json
 from services.wallet_payments import pay_order_from_wallet
+from services.wallet_views import wallets_of
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry one
@@ -93,9 +92,7 @@ def get_payment(payment_id: int) -> ResponseReturnValue:
 @bp.get("/wallet")
 @token_required
 def get_wallet() -> ResponseReturnValue:
-    wallets = db.session.scalars(
-        select(Wallet).where(Wallet.customer_id == g.customer.id).order_by(Wallet.currency)
-    )
+    wallets = wallets_of(g.customer.id)
     return jsonify(
         wallets=[
             {"id": w.id, "currency": w.currency, "balance_minor": w.balance_minor} for w in wallets

@@ -16,10 +16,10 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
-from sqlalchemy import select
 
 from extensions import db
-from models import Order, OrderStatus, Product, Wallet
+from models import Order, OrderStatus
+from services.catalog import active_product, products_by_sku
 from services.checkout import (
     MAX_QUANTITY,
     create_order,
@@ -31,6 +31,7 @@ from services.checkout import (
     start_order_payment,
 )
 from services.errors import ClientError, NotFoundError
+from services.wallet_views import wallet_in
 
 bp = Blueprint("checkout", __name__)
 
@@ -49,9 +50,7 @@ def add_to_cart() -> ResponseReturnValue:
         quantity = int(request.form.get("quantity", "1"))
     except ValueError:
         quantity = 0
-    product = db.session.scalar(
-        select(Product).where(Product.sku == sku, Product.is_active.is_(True))
-    )
+    product = active_product(sku)
     if product is None or not 1 <= quantity <= MAX_QUANTITY:
         flash(f"Choose a product from the catalog and 1 to {MAX_QUANTITY} pieces.", "error")
         return redirect(url_for("shop.catalog"))
@@ -65,7 +64,7 @@ def add_to_cart() -> ResponseReturnValue:
 @bp.get("/cart")
 def cart() -> ResponseReturnValue:
     quantities = _cart()
-    products = db.session.scalars(select(Product).where(Product.sku.in_(quantities))).all()
+    products = products_by_sku(quantities)
     lines = [(p, quantities[p.sku]) for p in products]
     total = sum(p.price_minor * qty for p, qty in lines)
     currency = products[0].currency if products else "EUR"
@@ -105,11 +104,7 @@ def checkout(order_id: int) -> ResponseReturnValue:
         return redirect(url_for("checkout.payment_status", payment_id=active.id))
     # The payment's idempotency key is born here, with the customer's intent: a double
     # click, a resubmit or this page in two tabs all carry the same key.
-    wallet = db.session.scalar(
-        select(Wallet).where(
-            Wallet.customer_id == current_user.id, Wallet.currency == order.currency
-        )
-    )
+    wallet = wallet_in(current_user.id, order.currency)
     return render_template(
         "checkout/checkout.html",
         order=order,

@@ -7,12 +7,10 @@ import hmac
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 from prometheus_client import CONTENT_TYPE_LATEST
-from redis.exceptions import RedisError
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 
-from extensions import db, redis_client
+from extensions import db
 from services import dashboard, metrics
+from services.health import failing_dependencies
 
 bp = Blueprint("health", __name__)
 
@@ -26,17 +24,7 @@ def healthz() -> ResponseReturnValue:
 @bp.get("/readyz")
 def readyz() -> ResponseReturnValue:
     """200 when the database and Redis answer; 503 naming each part that does not."""
-    failing: dict[str, str] = {}
-    try:
-        db.session.execute(text("SELECT 1"))
-    except SQLAlchemyError as exc:
-        failing["database"] = type(exc).__name__
-    finally:
-        db.session.rollback()
-    try:
-        redis_client.client.ping()
-    except RedisError as exc:
-        failing["redis"] = type(exc).__name__
+    failing = failing_dependencies()
     if failing:
         return jsonify(status="unavailable", failing=failing), 503
     return jsonify(status="ready")

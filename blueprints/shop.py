@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template
 from flask.typing import ResponseReturnValue
-from sqlalchemy import select
 
-from extensions import db
-from models import Product
+from services.catalog import active_products
 
 bp = Blueprint("shop", __name__)
 
 
 @bp.get("/")
 def catalog() -> ResponseReturnValue:
-    products = db.session.scalars(
-        select(Product).where(Product.is_active.is_(True)).order_by(Product.name)
-    ).all()
-    return render_template("shop/catalog.html", products=products)
+    return render_template("shop/catalog.html", products=active_products())

@@ -7,26 +7,22 @@ import uuid
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
-from sqlalchemy import func, select
 
 from extensions import db
-from models import LedgerEntry, Wallet
+from models import Wallet
 from models.money import InvalidAmountError, format_money, parse_major_amount
 from services.checkout import parse_idempotency_key, start_topup_payment
 from services.errors import ClientError
 from services.wallet import wallet_of
 from services.wallet_payments import pay_order_from_wallet
+from services.wallet_views import ledger_page, wallets_of
 
 bp = Blueprint("wallet", __name__, url_prefix="/wallet")
 PAGE_SIZE = 20
 
 
 def _wallets() -> list[Wallet]:
-    return list(
-        db.session.scalars(
-            select(Wallet).where(Wallet.customer_id == current_user.id).order_by(Wallet.currency)
-        )
-    )
+    return wallets_of(current_user.id)
 
 
 @bp.get("")
@@ -39,31 +35,14 @@ def overview() -> ResponseReturnValue:
         )
     currency = request.args.get("currency", wallets[0].currency).upper()
     selected = next((w for w in wallets if w.currency == currency), wallets[0])
-    total = (
-        db.session.scalar(
-            select(func.count())
-            .select_from(LedgerEntry)
-            .where(LedgerEntry.wallet_id == selected.id)
-        )
-        or 0
-    )
-    pages = max(1, -(-total // PAGE_SIZE))
-    # Any number a client sends lands on a real page (a huge one would overflow OFFSET).
-    page = min(max(request.args.get("page", 1, type=int) or 1, 1), pages)
-    entries = db.session.scalars(
-        select(LedgerEntry)
-        .where(LedgerEntry.wallet_id == selected.id)
-        .order_by(LedgerEntry.id.desc())
-        .limit(PAGE_SIZE)
-        .offset((page - 1) * PAGE_SIZE)
-    ).all()
+    history = ledger_page(selected.id, request.args.get("page", 1, type=int), PAGE_SIZE)
     return render_template(
         "wallet/overview.html",
         wallets=wallets,
         selected=selected,
-        entries=entries,
-        page=page,
-        pages=pages,
+        entries=history.entries,
+        page=history.page,
+        pages=history.pages,
     )
 
 

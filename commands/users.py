@@ -7,11 +7,8 @@ import secrets
 import click
 from flask import current_app
 from flask.cli import AppGroup
-from sqlalchemy.exc import IntegrityError
-from werkzeug.security import generate_password_hash
 
-from extensions import db
-from models import AdminUser
+from services import admin_auth
 from services.customers import AccountError, create_customer, issue_api_token, normalize_email
 
 customers_cli = AppGroup("customers", help="Manage customers.")
@@ -51,11 +48,9 @@ def create_admin_command(email: str, password: str | None) -> None:
     password = password or secrets.token_urlsafe(12)
     if len(password) < 12:
         raise click.ClickException("Use an admin password of at least 12 characters.")
-    db.session.add(AdminUser(email=email, password_hash=generate_password_hash(password)))
     try:
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
+        admin_auth.create_admin(email, password)
+    except admin_auth.AdminExistsError:
         raise click.ClickException(f"An admin with email {email} already exists.") from None
     click.echo(f"admin created: {email}")
     if generated:

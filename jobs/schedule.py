@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobs.payments import sweep_pending_payments_job, sweep_unknown_payments_job
-from jobs.queues import MAINTENANCE_QUEUE, provider_queue_name
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
+from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from flask import session
 from sqlalchemy import select
-from werkzeug.security import check_password_hash, generate_password_hash
+from sqlalchemy.exc import IntegrityError
+from werkzeug.security import generate_password_hash
 
 from extensions import db
 from models import AdminUser
@@ -14,10 +15,16 @@ from services.login_throttle import TooManyAttemptsError
 
 SESSION_KEY = "admin_user_id"
 SESSION_VERSION_KEY = "admin_session_version"
-# Checked when the email is unknown, so that answer takes as long as a wrong password.
-_DUMMY_HASH = generate_password_hash("not-a-password-of-anyone")
 
-__all__ = ["TooManyAttemptsError", "authenticate", "current_admin", "log_in", "log_out"]
+__all__ = [
+    "AdminExistsError",
+    "TooManyAttemptsError",
+    "authenticate",
+    "create_admin",
+    "current_admin",
+    "log_in",
+    "log_out",
+]
 
 
 def authenticate(email: str, password: str, address: str) -> AdminUser | None:
@@ -25,11 +32,28 @@ def authenticate(email: str, password: str, address: str) -> AdminUser | None:
     (services/login_throttle.py: failures per account and address, never successes)."""
     login_throttle.check("admin", email, address)
     admin = db.session.scalar(select(AdminUser).where(AdminUser.email == email.strip().lower()))
-    is_match = check_password_hash(admin.password_hash if admin else _DUMMY_HASH, password[:1024])
+    # Checked whether or not the admin exists (no short cut): the same time for both.
+    is_match = login_throttle.password_matches(admin and admin.password_hash, password)
     if admin is None or not is_match:
         login_throttle.record_failure("admin", email, address)
         return None
     login_throttle.record_success("admin", email, address)
+    return admin
+
+
+class AdminExistsError(ValueError):
+    """An administrator with this email exists; nothing was written."""
+
+
+def create_admin(email: str, password: str) -> AdminUser:
+    """Create a dashboard administrator (email already normalized). Commits."""
+    admin = AdminUser(email=email, password_hash=generate_password_hash(password))
+    db.session.add(admin)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise AdminExistsError(email) from None
     return admin
 
 

@@ -23,7 +23,6 @@ from redis.exceptions import RedisError
 from sqlalchemy import CursorResult, or_, update
 
 from extensions import db
-from jobs.queues import JOB_TIMEOUT_S
 from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.base import ChargeRequest, Provider
@@ -40,6 +39,7 @@ from resilience.gateway import CallContext, Gateway, seconds_until
 from services import metrics, queueing, reports
 from services.payment_state import lock_order_of, lock_payment, move, note
 from services.provider_clients import breaker_for, gateway_for, provider_for
+from services.queues import JOB_TIMEOUT_S
 
 log = logging.getLogger(__name__)
 

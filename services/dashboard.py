@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,10 +13,10 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegis
 from sqlalchemy import func, select
 
 from extensions import db, redis_client
-from jobs.queues import MAINTENANCE_QUEUE, provider_queue_name
-from models import Payment, PaymentStatus, ProcessedWebhook, WebhookState
+from models import Payment, PaymentStatus, PaymentTransition, ProcessedWebhook, WebhookState
 from models.types import utcnow
 from services.provider_clients import breaker_for, provider_for
+from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 from services.reports import mismatch_key
 from services.wallet_audit import last_audit
 from services.webhooks import duplicates_key
@@ -166,6 +167,15 @@ def payment_counts_by_status() -> dict[str, int]:
             select(Payment.status, func.count()).group_by(Payment.status)
         ).all()
     }
+
+
+def transitions_of(payment_id: int) -> Sequence[PaymentTransition]:
+    """A payment's whole story, oldest first."""
+    return db.session.scalars(
+        select(PaymentTransition)
+        .where(PaymentTransition.payment_id == payment_id)
+        .order_by(PaymentTransition.id)
+    ).all()
 
 
 def _age(now: datetime, then: datetime) -> float:

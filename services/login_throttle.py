@@ -10,10 +10,12 @@ still bounded. Only failures count; a successful login clears its account's coun
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from contextlib import suppress
 
 from redis.exceptions import RedisError
+from werkzeug.security import check_password_hash, generate_password_hash
 
 from extensions import redis_client
 
@@ -21,6 +23,19 @@ WINDOW_S = 15 * 60
 MAX_FAILURES_PER_PAIR = 5  # one address guessing one account
 MAX_FAILURES_PER_ADDRESS = 20  # one address guessing many accounts
 MAX_FAILURES_PER_ACCOUNT = 100  # many addresses guessing one account
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    # Built on first use: hashing is slow on purpose, and importing does no work.
+    return generate_password_hash("not-a-password-of-anyone")
+
+
+def password_matches(stored_hash: str | None, password: str) -> bool:
+    """Check a password against an account's hash; with no account (None), check it
+    against a dummy hash, so an unknown email takes as long as a wrong password."""
+    is_match = check_password_hash(stored_hash or _dummy_hash(), password[:1024])
+    return stored_hash is not None and is_match
 
 
 class TooManyAttemptsError(Exception):

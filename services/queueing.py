@@ -13,7 +13,7 @@ from rq.queue import Queue
 from rq.registry import ScheduledJobRegistry
 
 from extensions import redis_client
-from jobs.queues import JOB_TIMEOUT_S, maintenance_queue, provider_queue
+from services.queues import JOB_TIMEOUT_S, maintenance_queue, provider_queue
 
 log = logging.getLogger(__name__)
 

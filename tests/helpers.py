@@ -19,9 +19,9 @@ from werkzeug.serving import make_server
 from commands.workers import build_worker
 from devtools.servers import free_port
 from extensions import db
-from jobs.queues import MAINTENANCE_QUEUE, provider_queue_name
 from models import Payment, Product
 from services.customers import create_customer, issue_api_token
+from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 
 
 def seed_catalog() -> None:

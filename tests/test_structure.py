@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = [
     "app.py", "wsgi.py", "config.py", "extensions.py", "logs.py",
@@ -69,3 +71,45 @@ def test_documentation_links_stay_inside_the_repository_and_resolve() -> None:
             elif not path.exists():
                 problems.append(f"{doc.name} links to a missing file: {target}")
     assert problems == []
+
+
+TOP = ("blueprints", "jobs", "commands")
+LOW = ("models", "providers", "resilience")
+
+
+def _root_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+@pytest.mark.parametrize(
+    ("layer", "forbidden"),
+    [
+        ("services", TOP),
+        ("models", (*TOP, "services")),
+        ("providers", (*TOP, "services", "models", "extensions", "flask")),
+        ("resilience", (*TOP, "services", "models", "extensions", "flask")),
+    ],
+)
+def test_imports_point_down(layer: str, forbidden: tuple[str, ...]) -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _modules(layer)
+        for name in sorted(imports_of(path))
+        if _root_of(name) in forbidden
+    ]
+    assert offenders == []
+
+
+def test_views_and_commands_run_no_queries_of_their_own() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _modules("blueprints", "commands")
+        for name in imports_of(path)
+        if name in ("sqlalchemy", "sqlalchemy.orm") or name.startswith("sqlalchemy.sql")
+    ]
+    offenders += [
+        f"{path.relative_to(ROOT)} builds a query"
+        for path in _modules("blueprints", "commands")
+        if re.search(r"\bselect\(|db\.session\.(add|query|scalars?|execute)\(", path.read_text())
+    ]
+    assert offenders == []

@@ -20,11 +20,11 @@ from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select, text
 
 from extensions import db
-from jobs.queues import provider_queue_name
 from models import Customer, Payment, PaymentStatus
 from services.charging import charge_payment
 from services.checkout import lock_owned_order, start_order_payment
 from services.errors import ConflictError
+from services.queues import provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import api_customer, api_order, api_pay, seed_catalog
 from tests.worker_support import start_worker, stop_workers, wait_for
