@@ -31,6 +31,29 @@ DEFAULT_SANDBOX_URL = "http://127.0.0.1:8099"
 DEV_SECRET_KEY = "dev-only-not-secret"
 
 
+# RQ's timeout of one job: longer than the worst case of one job, a charge plus a lookup,
+# each within the provider's HTTP budget (PROVIDER_CALL_BUDGET_S, 15 s by default),
+# plus database work.
+JOB_TIMEOUT_S = 60
+DEFAULT_CALL_BUDGET_S = 15.0  # PROVIDER_CALL_BUDGET_S: see settings_from_env
+# The circuit breakers' defaults (resilience/breaker.py), each overridable per provider.
+BREAKER_DEFAULTS: dict[str, float] = {
+    "failure_threshold": 5,  # consecutive failures that open the circuit
+    "window_s": 60,  # sliding window of the failure rate
+    "min_calls": 10,  # the rate counts only with this many calls in the window
+    "failure_rate": 0.5,  # share of failed calls that opens the circuit
+    "open_s": 15,  # first open period
+    "open_max_s": 300,  # cap of the growing open period
+    "slow_call_s": 3,  # a call slower than this counts as a failure (latency kills too)
+}
+
+
+def breaker_settings(**overrides: float) -> dict[str, float]:
+    """One breaker's settings at their defaults (probe lease: the default call budget
+    plus its margin), with `overrides`: for tools and tests that build a breaker."""
+    return {**BREAKER_DEFAULTS, "probe_lease_s": DEFAULT_CALL_BUDGET_S + 5, **overrides}
+
+
 # Flask signs sessions with SECRET_KEY: a short one can be guessed offline from one cookie.
 MIN_SECRET_KEY_BYTES = 32
 
@@ -91,15 +114,19 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         base = _float(env, name, default)
         return {p: _float(env, f"{name}_{p.upper()}", base) for p in providers}
 
-    call_budget_s = _float(env, "PROVIDER_CALL_BUDGET_S", 15.0)
+    # Total time of one call including retries and backoff: below the RQ job timeout
+    # (60 s) and the breaker's probe lease, so a call never outlives either.
+    call_budget_s = _float(env, "PROVIDER_CALL_BUDGET_S", DEFAULT_CALL_BUDGET_S)
+    lease_s = _int(env, "PAYMENT_LEASE_S", JOB_TIMEOUT_S)
+    if lease_s < 2 * call_budget_s:
+        raise ConfigError(
+            f"PAYMENT_LEASE_S={lease_s} must outlive a charge and a lookup "
+            f"(2 x PROVIDER_CALL_BUDGET_S = {2 * call_budget_s:g})"
+        )
     breakers = {
-        "failure_threshold": per_provider("BREAKER_FAILURE_THRESHOLD", 5),
-        "window_s": per_provider("BREAKER_WINDOW_S", 60),
-        "min_calls": per_provider("BREAKER_MIN_CALLS", 10),
-        "failure_rate": per_provider("BREAKER_FAILURE_RATE", 0.5),
-        "open_s": per_provider("BREAKER_OPEN_S", 15),
-        "open_max_s": per_provider("BREAKER_OPEN_MAX_S", 300),
-        "slow_call_s": per_provider("BREAKER_SLOW_CALL_S", 3),
+        name: per_provider(f"BREAKER_{name.upper()}", default)
+        for name, default in BREAKER_DEFAULTS.items()
+    } | {
         # The probe's lease outlives its call: the call budget plus a margin.
         "probe_lease_s": per_provider("BREAKER_PROBE_LEASE_S", call_budget_s + 5),
     }
@@ -150,7 +177,12 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "PAYMENTS_PROVIDERS": providers,
         "PAYMENTS_DEFAULT_PROVIDER": default_provider,
         # HTTP policy towards providers (see providers/http.py for why each value).
+        # 2 s to connect: a TCP handshake to a healthy provider takes milliseconds; a
+        # provider that cannot accept a connection in 2 s is down, and the request was
+        # never sent, so giving up early is free.
         "PROVIDER_CONNECT_TIMEOUT_S": _float(env, "PROVIDER_CONNECT_TIMEOUT_S", 2.0),
+        # 5 s to read: Stripe answers a confirm in ~0.3-2 s at p99; waiting longer ties
+        # up a worker for an answer that reconciliation can fetch later anyway.
         "PROVIDER_READ_TIMEOUT_S": _float(env, "PROVIDER_READ_TIMEOUT_S", 5.0),
         "PROVIDER_CALL_BUDGET_S": call_budget_s,
         # Circuit breakers: {setting: {provider: value}} (resilience/breaker.py).
@@ -163,8 +195,18 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # Failover (off when empty): a payment never sent may move to this provider
         # while its own provider's circuit is open.
         "PAYMENTS_FAILOVER_PROVIDER": env.get("PAYMENTS_FAILOVER_PROVIDER", ""),
+        # At most this many repeats of a safe request (3 attempts in all).
         "PROVIDER_MAX_RETRIES": _int(env, "PROVIDER_MAX_RETRIES", 2),
+        # A provider's Retry-After is honoured up to this; a longer wait is the job's to
+        # take (deferral), not a sleeping worker's.
         "PROVIDER_RETRY_AFTER_CAP_S": _int(env, "PROVIDER_RETRY_AFTER_CAP_S", 5),
+        # A charge job holds its payment this long at most: the RQ job timeout, longer
+        # than any provider call budget, so a live job never loses its lease.
+        "PAYMENT_LEASE_S": lease_s,
+        # How often the scheduler runs each periodic job (jobs/schedule.py).
+        "SWEEP_INTERVAL_S": _int(env, "SWEEP_INTERVAL_S", 30),
+        "WEBHOOK_RETRY_INTERVAL_S": _int(env, "WEBHOOK_RETRY_INTERVAL_S", 30),
+        "BACKFILL_INTERVAL_S": _int(env, "BACKFILL_INTERVAL_S", 60),
         # Reconciliation of unknown outcomes: growing delays between lookups, then review.
         "RECONCILE_DELAYS_S": [
             int(v) for v in _list(env, "RECONCILE_DELAYS_S", "60,300,900,3600,21600")

@@ -18,6 +18,7 @@ from typing import Any
 import requests
 from redis import Redis
 
+from config import breaker_settings
 from resilience.breaker import BreakerConfig, CircuitBreaker, Verdict
 
 THRESHOLD = 3
@@ -38,7 +39,7 @@ def overhead(url: str) -> dict[str, Any]:
     import pybreaker
 
     redis = CountingRedis.from_url(url)
-    ours = CircuitBreaker(redis, "bench-overhead", BreakerConfig())
+    ours = CircuitBreaker(redis, "bench-overhead", BreakerConfig(**breaker_settings()))
     storage = pybreaker.CircuitRedisStorage(
         pybreaker.STATE_CLOSED, CountingRedis.from_url(url), namespace="bench-pybreaker"
     )
@@ -81,7 +82,7 @@ def _hung_worker(url: str, sandbox: str, shared: bool, seconds: float, ready: An
     breaker = CircuitBreaker(
         redis,
         "bench-outage",
-        BreakerConfig(failure_threshold=THRESHOLD, min_calls=10**6, open_s=60),
+        BreakerConfig(**breaker_settings(failure_threshold=THRESHOLD, min_calls=10**6, open_s=60)),
     )
     local_failures = 0
     ready.wait()
@@ -148,7 +149,7 @@ def _herd_member(url: str, which: str, ready: Any, out: Any) -> None:
     redis = Redis.from_url(url)
     ready.wait()
     if which == "ours":
-        breaker = CircuitBreaker(redis, "bench-herd", BreakerConfig(open_s=0.5))
+        breaker = CircuitBreaker(redis, "bench-herd", BreakerConfig(**breaker_settings(open_s=0.5)))
         decision = breaker.allow()
         if decision.is_allowed:
             time.sleep(0.2)  # the provider call
@@ -185,7 +186,9 @@ def herd(url: str) -> dict[str, int]:
         redis.flushdb()
         if which == "ours":
             breaker = CircuitBreaker(
-                redis, "bench-herd", BreakerConfig(failure_threshold=1, open_s=0.5)
+                redis,
+                "bench-herd",
+                BreakerConfig(**breaker_settings(failure_threshold=1, open_s=0.5)),
             )
             breaker.record(is_failure=True, duration_s=0.0)  # open
         else:

@@ -84,6 +84,6 @@ def worker_command(queues: tuple[str, ...], fork: bool, burst: bool) -> None:
 def scheduler_command() -> None:
     """Enqueue the periodic jobs of jobs/schedule.py at their intervals."""
     cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
-    for job in periodic_jobs(current_app.config["PAYMENTS_PROVIDERS"]):
+    for job in periodic_jobs(current_app.config):
         cron.register(job.func, queue_name=job.queue, args=job.args, interval=job.interval_s)
     cron.start()

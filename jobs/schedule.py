@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,15 +19,19 @@ class PeriodicJob:
     args: tuple[Any, ...] = ()
 
 
-def periodic_jobs(providers: list[str]) -> list[PeriodicJob]:
+def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
     """Sweeps run on the maintenance queue (they call no provider); each provider's
-    backfill runs on that provider's queue (bulkhead)."""
+    backfill runs on that provider's queue (bulkhead). Intervals are settings."""
+    sweep_s, retry_s = config["SWEEP_INTERVAL_S"], config["WEBHOOK_RETRY_INTERVAL_S"]
     jobs = [
-        PeriodicJob(sweep_pending_payments_job, MAINTENANCE_QUEUE, 30),
-        PeriodicJob(sweep_unknown_payments_job, MAINTENANCE_QUEUE, 30),
-        PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, 30),
+        PeriodicJob(sweep_pending_payments_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(sweep_unknown_payments_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, retry_s),
     ]
     jobs += [
-        PeriodicJob(backfill_webhooks_job, provider_queue_name(p), 60, (p,)) for p in providers
+        PeriodicJob(
+            backfill_webhooks_job, provider_queue_name(p), config["BACKFILL_INTERVAL_S"], (p,)
+        )
+        for p in config["PAYMENTS_PROVIDERS"]
     ]
     return jobs

@@ -33,21 +33,14 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 @dataclass(frozen=True)
 class HttpPolicy:
-    # 2 s to connect: a TCP handshake to a healthy provider takes milliseconds; a
-    # provider that cannot accept a connection in 2 s is down, and the request was
-    # never sent, so giving up early is free.
-    connect_timeout_s: float = 2.0
-    # 5 s to read: Stripe answers a confirm in ~0.3-2 s at p99; waiting longer ties
-    # up a worker for an answer that reconciliation can fetch later anyway.
-    read_timeout_s: float = 5.0
-    # Total time of one call including retries and backoff: below the RQ job timeout
-    # (60 s) and the breaker's probe lease, so a call never outlives either.
-    call_budget_s: float = 15.0
-    # At most this many repeats of a safe request (3 attempts in all).
-    max_retries: int = 2
-    # A provider's Retry-After is honoured up to this; a longer wait is the job's to
-    # take (deferral), not a sleeping worker's.
-    retry_after_cap_s: int = 5
+    """Timeouts and retries of provider requests; the values and why each is what it
+    is: config.py (PROVIDER_*)."""
+
+    connect_timeout_s: float
+    read_timeout_s: float
+    call_budget_s: float  # one call including retries and backoff
+    max_retries: int  # repeats of a safe request
+    retry_after_cap_s: int  # the longest Retry-After a worker sleeps
     backoff_factor_s: float = 0.25  # 0.25 s, 0.5 s, 1 s ... between attempts
     backoff_jitter_s: float = 0.25  # spreads retries of many workers apart
     backoff_max_s: float = 2.0

@@ -49,14 +49,17 @@ class Verdict(enum.StrEnum):
 
 @dataclass(frozen=True)
 class BreakerConfig:
-    failure_threshold: float = 5  # consecutive failures that open the circuit
-    window_s: float = 60.0  # sliding window of the failure rate
-    min_calls: float = 10  # the rate counts only with this many calls in the window
-    failure_rate: float = 0.5  # share of failed calls that opens the circuit
-    open_s: float = 15.0  # first open period
-    open_max_s: float = 300.0  # cap of the growing open period
-    slow_call_s: float = 3.0  # a call slower than this counts as a failure (latency kills too)
-    probe_lease_s: float = 20.0  # longer than the provider's total HTTP budget
+    """One provider's breaker settings; their defaults and meaning: config.py
+    (BREAKER_DEFAULTS, BREAKER_PROBE_LEASE_S)."""
+
+    failure_threshold: float
+    window_s: float
+    min_calls: float
+    failure_rate: float
+    open_s: float
+    open_max_s: float
+    slow_call_s: float
+    probe_lease_s: float
 
 
 @dataclass(frozen=True)

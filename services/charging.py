@@ -39,13 +39,9 @@ from resilience.gateway import CallContext, Gateway, seconds_until
 from services import metrics, queueing, reports
 from services.payment_state import lock_order_of, lock_payment, move, note
 from services.provider_clients import breaker_for, gateway_for, provider_for
-from services.queues import JOB_TIMEOUT_S
 
 log = logging.getLogger(__name__)
 
-# A charge job holds the payment this long at most: the RQ job timeout, which is
-# longer than any provider call budget, so a live job never loses its lease.
-LEASE_S = JOB_TIMEOUT_S
 
 FollowUp = Callable[[], object]
 
@@ -72,7 +68,7 @@ def _claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | N
             Payment.status == status,
             or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
         )
-        .values(lease_expires_at=now + timedelta(seconds=LEASE_S))
+        .values(lease_expires_at=now + timedelta(seconds=current_app.config["PAYMENT_LEASE_S"]))
     )
     if not result.rowcount:
         db.session.commit()

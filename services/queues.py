@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from rq import Queue
 
+from config import JOB_TIMEOUT_S
 from extensions import redis_client
+
+__all__ = ["JOB_TIMEOUT_S", "MAINTENANCE_QUEUE", "maintenance_queue", "provider_queue"]
 
 QUEUE_PREFIX = "payments-"
 MAINTENANCE_QUEUE = "maintenance"  # sweeps and other periodic jobs that call no provider
-# Longer than the worst case of one job: a charge plus a lookup, each within the
-# provider's HTTP budget (PROVIDER_CALL_BUDGET_S, 15 s by default), plus DB work.
-JOB_TIMEOUT_S = 60
 
 
 def provider_queue_name(provider: str) -> str:

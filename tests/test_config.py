@@ -198,3 +198,27 @@ def test_seed_creates_no_demo_accounts_in_production(app: Any, make_app: Any) ->
             for model in (Customer, AdminUser, Product)
         ]
     assert counts[0] == counts[1] == 0 and counts[2] > 0
+
+
+def test_intervals_and_waits_are_settings() -> None:
+    from jobs.schedule import periodic_jobs
+
+    settings = settings_from_env(
+        {
+            "SWEEP_INTERVAL_S": "5",
+            "WEBHOOK_RETRY_INTERVAL_S": "7",
+            "BACKFILL_INTERVAL_S": "11",
+            "PAYMENT_LEASE_S": "90",
+            "STRIPE_SEARCH_LAG_S": "30",
+        }
+    )
+    intervals = {(job.func.__name__, job.args): job.interval_s for job in periodic_jobs(settings)}
+    assert intervals[("sweep_pending_payments_job", ())] == 5
+    assert intervals[("retry_pending_webhooks_job", ())] == 7
+    assert intervals[("backfill_webhooks_job", ("stripe",))] == 11
+    assert settings["PAYMENT_LEASE_S"] == 90 and settings["STRIPE_SEARCH_LAG_S"] == 30.0
+
+
+def test_a_lease_shorter_than_a_job_is_refused() -> None:
+    with pytest.raises(ConfigError, match="PAYMENT_LEASE_S=20 must outlive"):
+        settings_from_env({"PAYMENT_LEASE_S": "20"})

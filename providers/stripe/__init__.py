@@ -9,7 +9,7 @@ from typing import Any
 from providers.http import HttpPolicy
 from providers.settings import provider_base, secret
 from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
-from providers.stripe.client import API_VERSION, StripeProvider
+from providers.stripe.client import API_VERSION, SEARCH_LAG_S, StripeProvider
 from providers.stripe.webhooks import parse_stripe, verify_stripe
 
 DEV_SECRET_KEY = "sk_test_sandbox"
@@ -36,6 +36,9 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         # Sent as Stripe-Version on every call: response shapes never follow the
         # account's default. The default is the version the client and sandbox speak.
         "STRIPE_API_VERSION": env.get("STRIPE_API_VERSION", API_VERSION),
+        # Search is eventually consistent (Stripe: "up to a minute"): "not found" means
+        # nothing until this long after the first send.
+        "STRIPE_SEARCH_LAG_S": float(env.get("STRIPE_SEARCH_LAG_S") or SEARCH_LAG_S),
     }
 
 
@@ -47,6 +50,7 @@ def build(config: Mapping[str, Any], policy: HttpPolicy) -> StripeProvider:
         replace(policy, stop_retry_header="Stripe-Should-Retry"),
         config["STRIPE_PAYMENT_METHOD"],
         config["STRIPE_API_VERSION"],
+        search_lag_s=config["STRIPE_SEARCH_LAG_S"],
     )
 
 

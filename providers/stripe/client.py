@@ -69,6 +69,7 @@ class StripeProvider:
         default_payment_method: str = "pm_card_visa",
         api_version: str = API_VERSION,
         events_page_size: int = EVENTS_PAGE_SIZE,
+        search_lag_s: float = SEARCH_LAG_S,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.policy = policy
@@ -77,6 +78,7 @@ class StripeProvider:
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
         self.session.headers["Stripe-Version"] = api_version
         self.events_page_size = events_page_size
+        self.search_lag_s = search_lag_s
 
     # -- calls -------------------------------------------------------------------------
 
@@ -181,7 +183,7 @@ class StripeProvider:
         found = json_object(response).get("data")
         intents = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
         if not intents:
-            if _is_within(request.first_sent_at, SEARCH_LAG_S):
+            if _is_within(request.first_sent_at, self.search_lag_s):
                 return Unknown(
                     "not found by search yet (search may lag)", is_provider_failure=False
                 )

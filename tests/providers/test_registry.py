@@ -67,7 +67,8 @@ def test_client_queue_worker_program_and_backfill() -> None:
     parser.read_string(render(layout))
     program = parser["program:worker-toy"]
     assert program["command"].endswith("worker payments-toy") and program["numprocs"] == "3"
-    backfills = [job for job in periodic_jobs(["stripe", "toy"]) if job.args == ("toy",)]
+    schedule = periodic_jobs(settings_from_env({"PAYMENTS_PROVIDERS": "stripe,toy"}))
+    backfills = [job for job in schedule if job.args == ("toy",)]
     assert [job.queue for job in backfills] == ["payments-toy"]
 
 

@@ -10,17 +10,20 @@ from typing import Any
 import pytest
 from redis import Redis
 
+from config import breaker_settings
 from resilience.breaker import BreakerConfig, CircuitBreaker, Verdict
 
 FAST = BreakerConfig(
-    failure_threshold=3,
-    window_s=10,
-    min_calls=4,
-    failure_rate=0.5,
-    open_s=0.3,
-    open_max_s=1.0,
-    slow_call_s=0.5,
-    probe_lease_s=0.5,
+    **breaker_settings(
+        failure_threshold=3,
+        window_s=10,
+        min_calls=4,
+        failure_rate=0.5,
+        open_s=0.3,
+        open_max_s=1.0,
+        slow_call_s=0.5,
+        probe_lease_s=0.5,
+    )
 )
 
 
@@ -42,7 +45,9 @@ def fail(b: CircuitBreaker, times: int) -> None:
 
 
 def test_opens_after_consecutive_failures_and_rejects(redis: Redis) -> None:
-    b = breaker(redis, BreakerConfig(failure_threshold=3, min_calls=100, open_s=5))
+    b = breaker(
+        redis, BreakerConfig(**breaker_settings(failure_threshold=3, min_calls=100, open_s=5))
+    )
     fail(b, 2)
     assert b.allow().verdict == Verdict.ALLOW
     b.record(is_failure=False, duration_s=0.01)  # a success resets the streak
@@ -58,7 +63,11 @@ def test_opens_after_consecutive_failures_and_rejects(redis: Redis) -> None:
 def test_opens_on_failure_rate_with_enough_calls(redis: Redis) -> None:
     b = breaker(
         redis,
-        BreakerConfig(failure_threshold=100, min_calls=4, failure_rate=0.5, open_s=5, window_s=10),
+        BreakerConfig(
+            **breaker_settings(
+                failure_threshold=100, min_calls=4, failure_rate=0.5, open_s=5, window_s=10
+            )
+        ),
     )
     for is_failure in (True, False, True):
         b.record(is_failure=is_failure, duration_s=0.01)
@@ -77,7 +86,9 @@ def test_slow_calls_count_as_failures(redis: Redis) -> None:
 
 
 def test_half_open_lets_exactly_one_probe_of_twenty(redis: Redis) -> None:
-    b = breaker(redis, BreakerConfig(failure_threshold=1, open_s=0.2, probe_lease_s=5))
+    b = breaker(
+        redis, BreakerConfig(**breaker_settings(failure_threshold=1, open_s=0.2, probe_lease_s=5))
+    )
     fail(b, 1)
     time.sleep(0.25)
     barrier = threading.Barrier(20, timeout=10)
@@ -126,7 +137,10 @@ def test_probe_success_closes_and_failure_reopens_longer(redis: Redis) -> None:
 
 def test_open_duration_is_capped(redis: Redis) -> None:
     b = breaker(
-        redis, BreakerConfig(failure_threshold=1, open_s=0.1, open_max_s=0.25, probe_lease_s=1)
+        redis,
+        BreakerConfig(
+            **breaker_settings(failure_threshold=1, open_s=0.1, open_max_s=0.25, probe_lease_s=1)
+        ),
     )
     fail(b, 1)
     for _ in range(3):  # 0.1 -> 0.2 -> 0.25 (cap) -> 0.25

@@ -15,7 +15,7 @@ from flask.testing import FlaskClient
 from extensions import db
 from models import OrderStatus, Payment, PaymentStatus, PaymentTransition
 from models.types import utcnow
-from services.charging import LEASE_S, charge_payment, reconcile_payment
+from services.charging import charge_payment, reconcile_payment
 from services.provider_clients import breaker_for
 from services.sweeps import sweep_pending, sweep_unknown
 from tests.factories import make_customer, make_order, make_payment
@@ -260,13 +260,15 @@ def test_lease_keeps_a_second_job_away(app: Flask, sandbox: Any) -> None:
         db.session.execute(
             Payment.__table__.update()
             .where(Payment.id == payment_id)
-            .values(lease_expires_at=utcnow() + timedelta(seconds=LEASE_S))
+            .values(lease_expires_at=utcnow() + timedelta(seconds=app.config["PAYMENT_LEASE_S"]))
         )
         db.session.commit()
         charge_payment(payment_id)  # someone holds the lease: do nothing
     assert sandbox.requests_log(endpoint="create") == []
     with (
-        time_machine.travel(utcnow() + timedelta(seconds=LEASE_S + 1), tick=True),
+        time_machine.travel(
+            utcnow() + timedelta(seconds=app.config["PAYMENT_LEASE_S"] + 1), tick=True
+        ),
         app.app_context(),
     ):
         charge_payment(payment_id)  # the holder died: the lease expired

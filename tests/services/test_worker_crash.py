@@ -14,7 +14,6 @@ from extensions import db
 from models import PaymentStatus
 from models.types import utcnow
 from services import queueing
-from services.charging import LEASE_S
 from services.sweeps import sweep_pending
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment, run_jobs
@@ -44,7 +43,9 @@ def test_sigkilled_worker_mid_charge_is_recovered_with_one_charge(app: Flask, sa
     assert stuck.first_sent_at is not None  # "may have been sent" was recorded first
     wait_for(lambda: sandbox.succeeded_charges(str(payment_id)) == 1)  # the provider did it
     with (
-        time_machine.travel(utcnow() + timedelta(seconds=LEASE_S + 31), tick=True),
+        time_machine.travel(
+            utcnow() + timedelta(seconds=app.config["PAYMENT_LEASE_S"] + 31), tick=True
+        ),
         app.app_context(),
     ):
         assert sweep_pending() == 1
