@@ -11,6 +11,7 @@ from werkzeug.routing import IntegerConverter
 import logs
 from config import INSTANCE_DIR, ConfigError, settings_from_env
 from extensions import csrf, db, login_manager, migrate, redis_client
+from models import OrderStatus, PaymentStatus, WebhookState
 from models.money import format_money
 from models.types import MAX_ROW_ID
 from services import metrics
@@ -93,6 +94,10 @@ def register_blueprints(app: Flask) -> None:
 
 def register_template_helpers(app: Flask) -> None:
     app.jinja_env.filters["money"] = lambda amount, currency: format_money(amount, currency)
+    # State names come from their enums in templates too (never a second list of strings).
+    app.jinja_env.globals.update(
+        PaymentStatus=PaymentStatus, OrderStatus=OrderStatus, WebhookState=WebhookState
+    )
 
 
 def register_commands(app: Flask) -> None:

@@ -2,7 +2,7 @@
 
 from models.admin_user import AdminUser
 from models.customer import Customer
-from models.ledger_entry import LedgerEntry
+from models.ledger_entry import LedgerEntry, LedgerKind
 from models.order import Order, OrderStatus
 from models.order_line import OrderLine
 from models.payment import (
@@ -23,6 +23,7 @@ __all__ = [
     "AdminUser",
     "Customer",
     "LedgerEntry",
+    "LedgerKind",
     "Order",
     "OrderLine",
     "OrderStatus",

@@ -1,12 +1,23 @@
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
-from models.types import UTCDateTime, utcnow
+from models.types import UTCDateTime, str_enum, utcnow
+
+
+class LedgerKind(enum.StrEnum):
+    """What moved a wallet's balance."""
+
+    TOPUP = "topup"  # a top-up payment's success
+    DEBIT = "debit"  # a client's debit (API)
+    ORDER = "order"  # an order paid from the wallet
+    REVERSAL = "reversal"  # a top-up's credit taken back (an admin decided it failed)
+    REFUND = "refund"
 
 
 class LedgerEntry(db.Model):  # type: ignore[name-defined]
@@ -23,9 +34,7 @@ class LedgerEntry(db.Model):  # type: ignore[name-defined]
     # Idempotency key of the money movement: client key, or derived ("topup:<payment id>").
     operation_id: Mapped[str] = mapped_column(String(100), unique=True)
     amount_minor: Mapped[int] = mapped_column(BigInteger)  # credits > 0, debits < 0
-    kind: Mapped[str] = mapped_column(
-        String(16)
-    )  # topup | debit | order (paid an order) | reversal | refund
+    kind: Mapped[LedgerKind] = mapped_column(str_enum(LedgerKind, "ledger_kind"))
     reference: Mapped[str] = mapped_column(String(200), default="")
     balance_after_minor: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -59,7 +59,14 @@ ALLOWED_TRANSITIONS: dict[PaymentStatus, frozenset[PaymentStatus]] = {
 }
 
 
-ACTIVE_ORDER_PAYMENT_SQL = "status IN ('pending', 'unknown', 'succeeded', 'needs_review')"
+# An order's payment that is under way or done: at most one per order (below).
+ACTIVE_ORDER_STATUSES = (
+    PaymentStatus.PENDING,
+    PaymentStatus.UNKNOWN,
+    PaymentStatus.SUCCEEDED,
+    PaymentStatus.NEEDS_REVIEW,
+)
+ACTIVE_ORDER_PAYMENT_SQL = f"status IN ({', '.join(repr(s.value) for s in ACTIVE_ORDER_STATUSES)})"
 
 
 class PaymentPurpose(enum.StrEnum):

@@ -7,7 +7,7 @@ from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
-from models.types import UTCDateTime, utcnow
+from models.types import UTCDateTime, str_enum, utcnow
 
 
 class WebhookState(enum.StrEnum):
@@ -29,8 +29,9 @@ class ProcessedWebhook(db.Model):  # type: ignore[name-defined]
     provider: Mapped[str] = mapped_column(String(32))
     event_id: Mapped[str] = mapped_column(String(255))
     event_type: Mapped[str] = mapped_column(String(100))
-    # A WebhookState value (plain VARCHAR: new states need no migration).
-    state: Mapped[str] = mapped_column(String(16), default=WebhookState.APPLIED, index=True)
+    state: Mapped[WebhookState] = mapped_column(
+        str_enum(WebhookState, "webhook_state"), default=WebhookState.APPLIED, index=True
+    )
     payment_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id"), index=True)
     # Why the event had the effect it had (ignored as older, conflict, unknown type).
     note: Mapped[str] = mapped_column(String(500), default="")

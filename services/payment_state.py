@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from extensions import db
 from models import (
     ALLOWED_TRANSITIONS,
+    LedgerKind,
     Order,
     OrderStatus,
     Payment,
@@ -187,7 +188,7 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
             payment.amount_minor,
             payment.currency,
             operation_id=f"topup:{payment.id}" + (f":{generation + 1}" if generation else ""),
-            kind="topup",
+            kind=LedgerKind.TOPUP,
             reference=f"payment {payment.id}",
         )
         payment.is_effect_applied = True
@@ -201,15 +202,13 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
         payment.is_effect_applied = True
         return
     # Money was taken for an order that is already paid (or cancelled): a person must
-    # refund one of them.
-    payment.status = PaymentStatus.NEEDS_REVIEW
-    _record(
+    # refund one of them. Through the state machine like every change (succeeded ->
+    # needs_review is allowed; it has no effect to apply).
+    move(
         payment,
-        PaymentStatus.SUCCEEDED,
         PaymentStatus.NEEDS_REVIEW,
-        source,
-        f"order {order.id} was already {order.status.value}",
-        None,
+        source=source,
+        reason=f"order {order.id} was already {order.status.value}",
     )
 
 
@@ -230,7 +229,7 @@ def reverse_effect(payment: Payment) -> str | None:
             -payment.amount_minor,
             payment.currency,
             operation_id=f"reversal:{payment.id}:{generation}",
-            kind="reversal",
+            kind=LedgerKind.REVERSAL,
             reference=f"payment {payment.id}",
         )
         undone = f"wallet credit of {payment.amount_minor} {payment.currency} taken back"

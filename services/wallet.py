@@ -16,7 +16,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
 
 from extensions import db
-from models import Customer, LedgerEntry, Wallet
+from models import Customer, LedgerEntry, LedgerKind, Wallet
 from models.money import InvalidAmountError, validate_money
 from models.types import utcnow
 from services import metrics
@@ -68,7 +68,7 @@ def apply_movement(
     currency: str | None,
     *,
     operation_id: str,
-    kind: str,
+    kind: LedgerKind,
     reference: str = "",
 ) -> Movement:
     """Credit (positive) or debit (negative) a wallet exactly once per operation id.
@@ -177,7 +177,7 @@ class _HotPath:
         wallet_id: int,
         operation_id: str,
         amount_minor: int,
-        kind: str,
+        kind: LedgerKind,
         reference: str,
         balance_after: int,
         now: datetime,
@@ -185,7 +185,7 @@ class _HotPath:
         created = now if self.is_postgres else _sqlite_time(now)
         self.cursor.execute(
             self.insert_sql,
-            (wallet_id, operation_id, amount_minor, kind, reference, balance_after, created),
+            (wallet_id, operation_id, amount_minor, kind.value, reference, balance_after, created),
         )
         row = self.cursor.fetchone()
         return int(row[0]) if row else None
@@ -241,7 +241,7 @@ def debit(
     operation_id: str,
     *,
     reference: str = "",
-    kind: str = "debit",
+    kind: LedgerKind = LedgerKind.DEBIT,
 ) -> Movement:
     """Take `amount_minor` from the wallet once per operation id. Commits.
 
@@ -256,14 +256,14 @@ def credit(
     operation_id: str,
     *,
     reference: str = "",
-    kind: str = "topup",
+    kind: LedgerKind = LedgerKind.TOPUP,
 ) -> Movement:
     """Add `amount_minor` to the wallet once per operation id. Commits."""
     return _commit_movement(wallet, _positive(amount_minor), operation_id, reference, kind)
 
 
 def _commit_movement(
-    wallet: Wallet, amount_minor: int, operation_id: str, reference: str, kind: str
+    wallet: Wallet, amount_minor: int, operation_id: str, reference: str, kind: LedgerKind
 ) -> Movement:
     """One movement as its own transaction: committed, or rolled back with the error."""
     try:
@@ -277,10 +277,10 @@ def _commit_movement(
         )
     except WalletError as exc:
         db.session.rollback()
-        metrics.WALLET_OPERATIONS.labels(kind, exc.code).inc()
+        metrics.WALLET_OPERATIONS.labels(kind.value, exc.code).inc()
         raise
     db.session.commit()
-    metrics.WALLET_OPERATIONS.labels(kind, "replay" if movement.is_replay else "ok").inc()
+    metrics.WALLET_OPERATIONS.labels(kind.value, "replay" if movement.is_replay else "ok").inc()
     return movement
 
 

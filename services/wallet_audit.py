@@ -13,7 +13,16 @@ from redis.exceptions import RedisError
 from sqlalchemy import String, cast, func, literal, select
 
 from extensions import db, redis_client
-from models import LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, PaymentStatus, Wallet
+from models import (
+    LedgerEntry,
+    LedgerKind,
+    Order,
+    OrderStatus,
+    Payment,
+    PaymentPurpose,
+    PaymentStatus,
+    Wallet,
+)
 from models.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -75,7 +84,10 @@ def audit_wallets() -> AuditResult:
 def _topups_against_ledger() -> list[str]:
     credited = (
         select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
-        .where(LedgerEntry.kind.in_(("topup", "reversal")), LedgerEntry.reference.like("payment %"))
+        .where(
+            LedgerEntry.kind.in_((LedgerKind.TOPUP, LedgerKind.REVERSAL)),
+            LedgerEntry.reference.like("payment %"),
+        )
         .group_by(LedgerEntry.reference)
         .subquery()
     )
@@ -116,7 +128,7 @@ def _orders_against_payments() -> list[str]:
     )
     debited = (
         select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
-        .where(LedgerEntry.kind == "order")
+        .where(LedgerEntry.kind == LedgerKind.ORDER)
         .group_by(LedgerEntry.reference)
         .subquery()
     )

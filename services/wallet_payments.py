@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from extensions import db
-from models import Customer, LedgerEntry, OrderStatus, Payment, PaymentStatus
+from models import Customer, LedgerEntry, LedgerKind, OrderStatus, Payment, PaymentStatus
 from models.types import utcnow
 from services import wallet
 from services.checkout import lock_owned_order
@@ -53,7 +53,7 @@ def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) 
             -order.total_minor,
             order.currency,
             operation_id=operation_id,
-            kind="order",  # the audit counts these as what paid the order
+            kind=LedgerKind.ORDER,  # the audit counts these as what paid the order
             reference=reference,
         )
         if not movement.is_replay:

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from extensions import db
-from models import LedgerEntry, Payment, PaymentStatus, ProcessedWebhook
+from models import LedgerEntry, LedgerKind, Payment, PaymentStatus, ProcessedWebhook
 from models.money import InvalidAmountError, format_money, validate_money
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 
@@ -56,7 +56,7 @@ def test_ledger_operation_id_is_unique(app_ctx: Flask) -> None:
                 wallet_id=wallet.id,
                 operation_id="op-1",
                 amount_minor=5,
-                kind="topup",
+                kind=LedgerKind.TOPUP,
                 balance_after_minor=5,
             )
         )
@@ -166,3 +166,38 @@ def test_valid_money_is_normalised() -> None:
 )
 def test_money_is_formatted_at_the_edge(amount: int, currency: str, shown: str) -> None:
     assert format_money(amount, currency) == shown
+
+
+@pytest.mark.parametrize(
+    ("sql", "constraint"),
+    [
+        (
+            "INSERT INTO processed_webhooks (provider, event_id, event_type, state, note, "
+            "payload, received_at) VALUES ('stripe', 'evt_x', 't', 'bogus', '', '{}', "
+            "CURRENT_TIMESTAMP)",
+            "webhook_state",
+        ),
+        (
+            "UPDATE ledger_entries SET kind = 'bogus'",
+            "ledger_kind",
+        ),
+    ],
+)
+def test_state_names_are_checked_by_the_database(app_ctx: Flask, sql: str, constraint: str) -> None:
+    """Every state name comes from its enum, in Python and in the schema's CHECKs."""
+    customer = make_customer()
+    target = make_wallet(customer)
+    db.session.add(
+        LedgerEntry(
+            wallet_id=target.id,
+            operation_id="op-check",
+            amount_minor=5,
+            kind=LedgerKind.TOPUP,
+            balance_after_minor=5,
+        )
+    )
+    db.session.commit()
+    with pytest.raises(IntegrityError, match=constraint):
+        db.session.execute(text(sql))
+        db.session.flush()
+    db.session.rollback()

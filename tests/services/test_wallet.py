@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select, text
 
 from extensions import db
-from models import LedgerEntry, Wallet
+from models import LedgerEntry, LedgerKind, Wallet
 from services import wallet
 from services.wallet_audit import audit_wallets, last_audit
 from tests.factories import make_customer, make_wallet
@@ -139,7 +139,9 @@ def test_bad_movements_are_refused_and_write_nothing(
         if currency == "EUR":
             wallet.debit(target, amount, "bad")
         else:
-            wallet.apply_movement(target.id, -amount, currency, operation_id="bad", kind="debit")
+            wallet.apply_movement(
+                target.id, -amount, currency, operation_id="bad", kind=LedgerKind.DEBIT
+            )
     db.session.rollback()
     assert db.session.scalar(select(func.count()).select_from(LedgerEntry)) == 1
     assert db.session.get(Wallet, target.id).balance_minor == 100  # type: ignore[union-attr]
