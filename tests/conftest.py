@@ -7,7 +7,6 @@ servers are started for the session and removed at the end, also on failure.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -22,6 +21,7 @@ from sqlalchemy import text
 from app import create_app
 from devtools.servers import throwaway_postgres, throwaway_redis
 from extensions import db
+from tests.helpers import api_customer, make_test_config, seed_catalog
 
 _PG_SKIP_REASON: list[str] = []
 
@@ -43,33 +43,6 @@ def server_urls() -> Iterator[dict[str, str]]:
 
 def is_postgres(url: str) -> bool:
     return url.startswith("postgresql")
-
-
-def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "TESTING": True,
-        "SECRET_KEY": "test-secret",
-        "SQLALCHEMY_DATABASE_URI": server_urls["database"],
-        "REDIS_URL": server_urls["redis"],
-        # Concurrency tests run up to 50 threads, each with its own connection.
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True, "pool_size": 60},
-        **FAST_PROVIDER_CONFIG,
-    }
-    if "sandbox" in server_urls:
-        config["STRIPE_API_BASE"] = server_urls["sandbox"]
-        config["ACQUIRER_API_BASE"] = server_urls["sandbox"] + "/acquirer"
-    config.update(overrides)
-    return config
-
-
-# Provider calls in tests: short timeouts so fault scenarios finish in seconds.
-FAST_PROVIDER_CONFIG = {
-    "PROVIDER_CONNECT_TIMEOUT_S": 0.5,
-    "PROVIDER_READ_TIMEOUT_S": 1.0,
-    "PROVIDER_CALL_BUDGET_S": 3.0,
-    "PROVIDER_MAX_RETRIES": 1,
-    "PROVIDER_RETRY_AFTER_CAP_S": 1,
-}
 
 
 @pytest.fixture(scope="session")
@@ -170,16 +143,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
-CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
-
-
-def csrf_token_from(html: str) -> str:
-    """The CSRF token a page rendered (tests post forms the way a browser does)."""
-    match = CSRF_RE.search(html)
-    assert match, "page has no CSRF token"
-    return match.group(1)
-
-
 @pytest.fixture(scope="session")
 def webhook_receiver() -> Iterator[Any]:
     from tests.sandbox_support import running_receiver
@@ -204,3 +167,11 @@ def sandbox(live_sandbox: Any, webhook_receiver: Any) -> Any:
     live_sandbox.reset()
     webhook_receiver.clear()
     return live_sandbox
+
+
+@pytest.fixture
+def api(app: Flask) -> dict[str, str]:
+    """A customer with wallets, the demo catalog, and the customer's API auth headers."""
+    with app.app_context():
+        seed_catalog()
+    return api_customer(app)[1]

@@ -1,7 +1,10 @@
-"""Shared test helpers: API customers, catalog, running jobs with a real RQ worker."""
+"""Shared test helpers: the test app config, forms, API customers, catalog, payments
+committed for a test, running jobs with a real RQ worker. (One home: test modules and
+conftest import from here, never from conftest.)"""
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from collections.abc import Iterator
@@ -19,9 +22,10 @@ from werkzeug.serving import make_server
 from commands.workers import build_worker
 from devtools.servers import free_port
 from extensions import db
-from models import Payment, Product
+from models import Payment, PaymentPurpose, Product
 from services.customers import create_customer, issue_api_token
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
+from tests.factories import make_customer, make_order, make_payment, make_wallet
 
 
 def seed_catalog() -> None:
@@ -109,3 +113,68 @@ def serving(app: Flask) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "TESTING": True,
+        "SECRET_KEY": "test-secret",
+        "SQLALCHEMY_DATABASE_URI": server_urls["database"],
+        "REDIS_URL": server_urls["redis"],
+        # Concurrency tests run up to 50 threads, each with its own connection.
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True, "pool_size": 60},
+        **FAST_PROVIDER_CONFIG,
+    }
+    if "sandbox" in server_urls:
+        config["STRIPE_API_BASE"] = server_urls["sandbox"]
+        config["ACQUIRER_API_BASE"] = server_urls["sandbox"] + "/acquirer"
+    config.update(overrides)
+    return config
+
+
+# Provider calls in tests: short timeouts so fault scenarios finish in seconds.
+FAST_PROVIDER_CONFIG = {
+    "PROVIDER_CONNECT_TIMEOUT_S": 0.5,
+    "PROVIDER_READ_TIMEOUT_S": 1.0,
+    "PROVIDER_CALL_BUDGET_S": 3.0,
+    "PROVIDER_MAX_RETRIES": 1,
+    "PROVIDER_RETRY_AFTER_CAP_S": 1,
+}
+
+
+CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def csrf_token_from(html: str) -> str:
+    """The CSRF token a page rendered (tests post forms the way a browser does)."""
+    match = CSRF_RE.search(html)
+    assert match, "page has no CSRF token"
+    return match.group(1)
+
+
+def committed_payment(app: Flask, provider: str = "stripe", **fields: Any) -> int:
+    """An order's payment (1000 EUR by default), committed; `fields` are set on it."""
+    with app.app_context():
+        created = make_payment(make_order(make_customer()), provider=provider)
+        for key, value in fields.items():
+            setattr(created, key, value)
+        db.session.commit()
+        return created.id
+
+
+def committed_topup(app: Flask, amount_minor: int = 700, provider: str = "stripe") -> int:
+    """A pending wallet top-up in EUR, committed."""
+    with app.app_context():
+        customer = make_customer()
+        created = Payment(
+            idempotency_key=uuid.uuid4(),
+            customer_id=customer.id,
+            purpose=PaymentPurpose.WALLET_TOPUP,
+            wallet_id=make_wallet(customer).id,
+            provider=provider,
+            amount_minor=amount_minor,
+            currency="EUR",
+        )
+        db.session.add(created)
+        db.session.commit()
+        return created.id

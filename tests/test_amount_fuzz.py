@@ -18,8 +18,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import LedgerEntry, Payment
 from tests.blueprints.test_checkout_pages import login
-from tests.conftest import csrf_token_from
-from tests.helpers import api_customer
+from tests.helpers import api_customer, csrf_token_from
 
 # The bug took 27-39 s of CPU for one request; a refusal must not come near this.
 NO_STALL_S = 1.0

@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from services.customers import create_customer
 from tests.admin.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin
-from tests.conftest import csrf_token_from
+from tests.helpers import csrf_token_from
 
 ATTACKER = {"REMOTE_ADDR": "10.0.0.66"}
 OWNER = {"REMOTE_ADDR": "10.0.0.7"}

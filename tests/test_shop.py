@@ -6,7 +6,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import AdminUser, Customer, Product, Wallet
-from tests.conftest import csrf_token_from
+from tests.helpers import csrf_token_from
 
 
 def test_seed_is_idempotent_and_shows_the_catalog(

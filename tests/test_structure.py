@@ -113,3 +113,12 @@ def test_views_and_commands_run_no_queries_of_their_own() -> None:
         if re.search(r"\bselect\(|db\.session\.(add|query|scalars?|execute)\(", path.read_text())
     ]
     assert offenders == []
+
+
+def test_no_test_imports_from_conftest() -> None:
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in _modules("tests")
+        if any(name.endswith("conftest") for name in imports_of(path))
+    ]
+    assert offenders == []

@@ -9,7 +9,7 @@ from werkzeug.security import generate_password_hash
 
 from extensions import db
 from models import AdminUser
-from tests.conftest import csrf_token_from
+from tests.helpers import csrf_token_from
 
 ADMIN_EMAIL = "ops@example.com"
 ADMIN_PASSWORD = "correct horse battery"

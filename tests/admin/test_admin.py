@@ -18,9 +18,8 @@ from services.charging import charge_payment
 from services.customers import create_customer
 from services.provider_clients import breaker_for
 from tests.admin.conftest import admin_login, make_admin
-from tests.conftest import csrf_token_from
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment, queued_job_ids
+from tests.helpers import csrf_token_from, payment, queued_job_ids
 
 ADMIN_URLS = [
     "/admin/",

@@ -18,8 +18,8 @@ from services.customers import issue_api_token
 from services.wallet_audit import audit_wallets
 from tests.admin.test_admin import _token, unknown_payment
 from tests.blueprints.test_webhooks import last_state, signed_post, stripe_event
-from tests.helpers import payment
-from tests.services.test_reports import _order_payment, _topup, _wallet_balance
+from tests.helpers import committed_payment, committed_topup, payment
+from tests.services.test_reports import _wallet_balance
 
 
 def _succeed_then_dispute(app: Flask, client: FlaskClient, payment_id: int, amount: int) -> None:
@@ -74,7 +74,7 @@ def _ledger(app: Flask) -> list[tuple[str, int, str]]:
 def test_failed_takes_a_topup_credit_back(
     app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
 ) -> None:
-    payment_id = _topup(app, amount_minor=700)
+    payment_id = committed_topup(app, amount_minor=700)
     _succeed_then_dispute(app, client, payment_id, 700)
     assert _wallet_balance(app, payment_id) == 700  # under review, the credit stands
     page = _resolve(admin_client, payment_id, "failed")
@@ -92,7 +92,7 @@ def test_failed_takes_a_topup_credit_back(
 def test_failed_reopens_the_order(
     app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
 ) -> None:
-    payment_id = _order_payment(app)
+    payment_id = committed_payment(app)
     _succeed_then_dispute(app, client, payment_id, 1000)
     _resolve(admin_client, payment_id, "failed")
     with app.app_context():
@@ -106,7 +106,7 @@ def test_failed_reopens_the_order(
 def test_failed_is_refused_when_the_credit_was_spent(
     app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
 ) -> None:
-    payment_id = _topup(app, amount_minor=700)
+    payment_id = committed_topup(app, amount_minor=700)
     _succeed_then_dispute(app, client, payment_id, 700)
     with app.app_context():
         wallet_id = db.session.get(Payment, payment_id).wallet_id  # type: ignore[union-attr]
@@ -123,7 +123,7 @@ def test_failed_is_refused_when_the_credit_was_spent(
 def test_succeeded_after_a_reversal_credits_again_once(
     app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any
 ) -> None:
-    payment_id = _topup(app, amount_minor=300)
+    payment_id = committed_topup(app, amount_minor=300)
     _succeed_then_dispute(app, client, payment_id, 300)
     _resolve(admin_client, payment_id, "failed")
     # A later report conflicts again; the admin now decides it did succeed.
@@ -146,8 +146,8 @@ def test_succeeded_after_a_reversal_credits_again_once(
 def test_the_audit_compares_the_ledger_with_payments_and_orders(
     app: Flask, runner: Any, sandbox: Any
 ) -> None:
-    topup_id = _topup(app, amount_minor=400)
-    order_payment_id = _order_payment(app)
+    topup_id = committed_topup(app, amount_minor=400)
+    order_payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(topup_id)
         charge_payment(order_payment_id)

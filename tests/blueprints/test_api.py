@@ -13,14 +13,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import Order, Payment, PaymentTransition
-from tests.helpers import api_customer, api_order, api_pay, run_jobs, seed_catalog
-
-
-@pytest.fixture
-def api(app: Flask, client: FlaskClient) -> dict[str, str]:
-    with app.app_context():
-        seed_catalog()
-    return api_customer(app)[1]
+from tests.helpers import api_customer, api_order, api_pay, run_jobs
 
 
 def count(app: Flask, model: Any) -> int:

@@ -13,8 +13,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Order, Payment, PaymentStatus
 from services.customers import create_customer
-from tests.conftest import csrf_token_from
-from tests.helpers import payment, run_jobs, seed_catalog
+from tests.helpers import csrf_token_from, payment, run_jobs, seed_catalog
 
 
 def login(client: FlaskClient, app: Flask, email: str = "shopper@example.com") -> None:

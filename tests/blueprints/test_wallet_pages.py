@@ -15,8 +15,7 @@ from extensions import db
 from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
 from services import wallet
 from tests.blueprints.test_checkout_pages import checkout_form, login, place_order
-from tests.conftest import csrf_token_from
-from tests.helpers import api_customer, run_jobs, seed_catalog
+from tests.helpers import api_customer, csrf_token_from, run_jobs, seed_catalog
 
 
 def fund(app: Flask, email: str, amount: int) -> None:
@@ -157,14 +156,14 @@ def test_history_is_paginated(shopper: FlaskClient, app: Flask) -> None:
 
 
 @pytest.fixture
-def api(app: Flask) -> tuple[int, dict[str, str]]:
+def api_account(app: Flask) -> tuple[int, dict[str, str]]:
     return api_customer(app)
 
 
 def test_api_wallet_debits(
-    client: FlaskClient, app: Flask, api: tuple[int, dict[str, str]]
+    client: FlaskClient, app: Flask, api_account: tuple[int, dict[str, str]]
 ) -> None:
-    customer_id, headers = api
+    customer_id, headers = api_account
     with app.app_context():
         target = db.session.scalar(
             select(Wallet).where(Wallet.customer_id == customer_id, Wallet.currency == "EUR")
@@ -206,13 +205,13 @@ def test_api_wallet_debits(
 def test_api_bad_debits_write_nothing(
     client: FlaskClient,
     app: Flask,
-    api: tuple[int, dict[str, str]],
+    api_account: tuple[int, dict[str, str]],
     body: Any,
     key: str | None,
     status: int,
     code: str,
 ) -> None:
-    headers = dict(api[1])
+    headers = dict(api_account[1])
     if key is not None:
         headers["Idempotency-Key"] = str(uuid.uuid4()) if key == "k" else key
     response = client.post("/api/wallet/debits", json=body, headers=headers)
@@ -222,9 +221,9 @@ def test_api_bad_debits_write_nothing(
 
 
 def test_api_topup_and_wallet_payment(
-    client: FlaskClient, app: Flask, api: tuple[int, dict[str, str]], sandbox: Any
+    client: FlaskClient, app: Flask, api_account: tuple[int, dict[str, str]], sandbox: Any
 ) -> None:
-    _, headers = api
+    _, headers = api_account
     with app.app_context():
         seed_catalog()
     key = str(uuid.uuid4())
@@ -283,13 +282,13 @@ def test_api_topup_and_wallet_payment(
 def test_api_bad_topups_write_nothing(
     client: FlaskClient,
     app: Flask,
-    api: tuple[int, dict[str, str]],
+    api_account: tuple[int, dict[str, str]],
     body: Any,
     key: str | None,
     status: int,
     code: str,
 ) -> None:
-    headers = dict(api[1])
+    headers = dict(api_account[1])
     if key is not None:
         headers["Idempotency-Key"] = str(uuid.uuid4())
     response = client.post("/api/wallet/topups", json=body, headers=headers)

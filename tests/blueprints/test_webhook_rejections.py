@@ -15,8 +15,8 @@ from extensions import db
 from models import PaymentStatus, ProcessedWebhook, WebhookState
 from services.dashboard import webhook_stats
 from services.webhooks import retry_pending_events
-from tests.blueprints.test_webhooks import new_payment, signed_post, stripe_event
-from tests.helpers import payment, run_maintenance_jobs
+from tests.blueprints.test_webhooks import signed_post, stripe_event
+from tests.helpers import committed_payment, payment, run_maintenance_jobs
 
 BAD_IDS = ["99999999999", "2147483648", "-1", "0", "1e3", "٣", "12 ", ""]
 
@@ -33,7 +33,7 @@ def _states(app: Flask) -> dict[str, tuple[str, str]]:
 def test_a_bad_payment_id_is_set_aside_by_the_apply_job(
     app: Flask, client: FlaskClient, bad_id: str
 ) -> None:
-    good = new_payment(app)
+    good = committed_payment(app)
     bad_event = stripe_event(None, intent_id="pi_bad", event_id="evt_bad")
     bad_event["data"]["object"]["metadata"] = {"payment_id": bad_id}
     assert signed_post(client, bad_event).status_code == 200
@@ -50,7 +50,7 @@ def test_a_bad_payment_id_is_set_aside_by_the_apply_job(
 
 def test_a_bad_event_does_not_block_the_pending_retry(app: Flask, make_app: Any) -> None:
     """Recorded while Redis was down (no apply jobs): the periodic retry meets them."""
-    good = new_payment(app)
+    good = committed_payment(app)
     no_redis = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0").test_client()
     bad_event = stripe_event(None, intent_id="pi_bad", event_id="evt_bad")
     bad_event["data"]["object"]["metadata"] = {"payment_id": "99999999999"}

@@ -21,7 +21,6 @@ from jobs.webhooks import apply_webhook_job, backfill_webhooks_job, retry_pendin
 from models import (
     LedgerEntry,
     Payment,
-    PaymentPurpose,
     PaymentStatus,
     PaymentTransition,
     ProcessedWebhook,
@@ -30,8 +29,8 @@ from models import (
 from sandbox.events import acquirer_signature, stripe_signature
 from services.charging import charge_payment
 from services.webhooks import retry_pending_events
-from tests.factories import make_customer, make_order, make_payment, make_wallet
-from tests.helpers import payment, run_maintenance_jobs
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import committed_payment, committed_topup, payment, run_maintenance_jobs
 
 SECRET = "whsec_sandbox"
 
@@ -41,7 +40,7 @@ def stripe_event(
     event_type: str = "payment_intent.succeeded",
     created: int | None = None,
     intent_id: str = "pi_test",
-    amount: int = 1000,  # what new_payment() creates for an order; 700 for a top-up
+    amount: int = 1000,  # what committed_payment() creates for an order; 700 for a top-up
     currency: str = "eur",
     **extra: Any,
 ) -> dict:
@@ -88,27 +87,6 @@ def rows(app: Flask, model: Any) -> int:
         return int(db.session.scalar(select(func.count()).select_from(model)) or 0)
 
 
-def new_payment(app: Flask, topup: bool = False) -> int:
-    with app.app_context():
-        customer = make_customer()
-        if topup:
-            wallet = make_wallet(customer)
-            created = Payment(
-                idempotency_key=uuid.uuid4(),
-                customer_id=customer.id,
-                purpose=PaymentPurpose.WALLET_TOPUP,
-                wallet_id=wallet.id,
-                provider="stripe",
-                amount_minor=700,
-                currency="EUR",
-            )
-            db.session.add(created)
-        else:
-            created = make_payment(make_order(customer))
-        db.session.commit()
-        return created.id
-
-
 def last_state(app: Flask) -> str:
     """The state of the newest recorded event, after the queued applications ran."""
     run_maintenance_jobs(app)
@@ -121,7 +99,7 @@ def last_state(app: Flask) -> str:
 
 
 def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     event = stripe_event(payment_id)
     assert signed_post(client, event).get_json() == {"status": "accepted"}
     assert payment(app, payment_id).status == PaymentStatus.PENDING  # recorded, not applied yet
@@ -135,7 +113,7 @@ def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) ->
 
 @pytest.mark.postgres
 def test_ten_copies_at_once_credit_a_topup_once(app: Flask) -> None:
-    payment_id = new_payment(app, topup=True)
+    payment_id = committed_topup(app)
     event = stripe_event(payment_id, amount=700)
     barrier = threading.Barrier(10, timeout=60)
     states: list[str] = []
@@ -163,7 +141,7 @@ def test_webhook_before_the_charge_call_returns(
     app: Flask, client: FlaskClient, sandbox: Any, webhook_receiver: Any
 ) -> None:
     sandbox.add_fault("commit_timeout", hold_s=0.8, count=1, dialect="stripe", endpoint="create")
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
 
     def charge() -> None:
         with app.app_context():
@@ -196,7 +174,7 @@ def test_webhook_before_the_charge_call_returns(
 
 
 def test_an_older_event_never_moves_a_payment_backwards(app: Flask, client: FlaskClient) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     now = int(time.time())
     signed_post(client, stripe_event(payment_id, created=now))
     assert last_state(app) == "applied"
@@ -213,7 +191,7 @@ def test_an_older_event_never_moves_a_payment_backwards(app: Flask, client: Flas
 def test_failed_after_succeeded_needs_review_with_both_facts(
     app: Flask, client: FlaskClient
 ) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     now = int(time.time())
     signed_post(client, stripe_event(payment_id, created=now - 5))
     signed_post(client, stripe_event(payment_id, "payment_intent.payment_failed", created=now))
@@ -227,7 +205,7 @@ def test_failed_after_succeeded_needs_review_with_both_facts(
 
 
 def test_unknown_event_types_are_recorded_without_effect(app: Flask, client: FlaskClient) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     response = signed_post(client, stripe_event(payment_id, "payment_intent.created"))
     assert response.get_json() == {"status": "accepted"}
     assert last_state(app) == "ignored"
@@ -241,7 +219,7 @@ def test_event_for_a_payment_not_yet_known_is_kept_and_applied_later(
     event = stripe_event(None, intent_id="pi_later")  # no metadata: matched by provider id
     assert signed_post(client, event).get_json() == {"status": "accepted"}
     assert last_state(app) == "pending"  # kept for later
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         found = db.session.get(Payment, payment_id)
         assert found is not None
@@ -326,7 +304,7 @@ def bad_delivery(case: str) -> dict[str, Any]:
 def test_bad_deliveries_are_400_and_write_nothing(
     app: Flask, client: FlaskClient, case: str
 ) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     response = client.post(
         "/webhooks/stripe", content_type="application/json", **bad_delivery(case)
     )
@@ -451,7 +429,7 @@ def test_backfill_picks_up_undelivered_events_once(
 
     sandbox.add_fault("webhook_drop")  # our endpoint was down: nothing arrives
     fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(payment_id)  # the answer is lost too: unknown
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
@@ -466,7 +444,7 @@ def test_backfill_picks_up_undelivered_events_once(
 
 
 def test_redis_down_at_receipt_loses_no_event(app: Flask, make_app: Any) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     no_redis = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")
     response = signed_post(no_redis.test_client(), stripe_event(payment_id))
     assert response.get_json() == {"status": "accepted"}  # recorded; its job could not be queued
@@ -484,7 +462,7 @@ def test_redis_down_at_receipt_loses_no_event(app: Flask, make_app: Any) -> None
 def test_a_backlog_of_pending_events_is_applied_in_one_run(app: Flask, make_app: Any) -> None:
     """Events recorded while Redis was down (no jobs) are all applied by one retry run, a
     batch at a time; an event that cannot apply is set aside and holds up nothing."""
-    ids = [new_payment(app) for _ in range(25)]
+    ids = [committed_payment(app) for _ in range(25)]
     no_redis = make_app(REDIS_URL=f"redis://127.0.0.1:{free_port()}/0").test_client()
     for payment_id in ids:
         event = stripe_event(payment_id, intent_id=f"pi_{payment_id}")
@@ -492,7 +470,7 @@ def test_a_backlog_of_pending_events_is_applied_in_one_run(app: Flask, make_app:
     signed_post(no_redis, stripe_event(None, intent_id="pi_nobody"))
     # An event naming a provider payment another payment already has cannot apply (UNIQUE);
     # it is set aside (rejected, with the reason) and blocks none of the events after it.
-    lonely = new_payment(app)
+    lonely = committed_payment(app)
     signed_post(no_redis, stripe_event(lonely, intent_id=f"pi_{ids[0]}"))
     for payment_id in ids[:3]:  # three more events (new ids) after it
         signed_post(no_redis, stripe_event(payment_id, intent_id=f"pi_{payment_id}"))

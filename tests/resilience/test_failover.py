@@ -14,8 +14,7 @@ from models import PaymentStatus, PaymentTransition
 from models.types import utcnow
 from services.charging import charge_payment, reconcile_payment
 from services.provider_clients import breaker_for
-from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment, queued_job_ids, run_jobs, scheduled_job_ids
+from tests.helpers import committed_payment, payment, queued_job_ids, run_jobs, scheduled_job_ids
 
 
 @pytest.fixture
@@ -27,17 +26,8 @@ def failover(app: Flask, make_app: Any) -> Iterator[Flask]:
     yield with_failover
 
 
-def new_payment(app: Flask, **fields: Any) -> int:
-    with app.app_context():
-        created = make_payment(make_order(make_customer()))
-        for key, value in fields.items():
-            setattr(created, key, value)
-        db.session.commit()
-        return created.id
-
-
 def test_a_never_sent_payment_fails_over(failover: Flask, sandbox: Any) -> None:
-    payment_id = new_payment(failover)
+    payment_id = committed_payment(failover)
     with failover.app_context():
         charge_payment(payment_id)
     moved = payment(failover, payment_id)
@@ -53,7 +43,7 @@ def test_a_never_sent_payment_fails_over(failover: Flask, sandbox: Any) -> None:
 
 
 def test_a_payment_that_may_have_been_sent_never_fails_over(failover: Flask, sandbox: Any) -> None:
-    payment_id = new_payment(failover, first_sent_at=utcnow(), send_count=1)
+    payment_id = committed_payment(failover, first_sent_at=utcnow(), send_count=1)
     with failover.app_context():
         charge_payment(payment_id)
     kept = payment(failover, payment_id)
@@ -64,7 +54,7 @@ def test_a_payment_that_may_have_been_sent_never_fails_over(failover: Flask, san
 
 
 def test_an_unknown_payment_never_fails_over(failover: Flask, sandbox: Any) -> None:
-    payment_id = new_payment(
+    payment_id = committed_payment(
         failover, status=PaymentStatus.UNKNOWN, first_sent_at=utcnow(), send_count=1
     )
     with failover.app_context():
@@ -78,7 +68,7 @@ def test_an_unknown_payment_never_fails_over(failover: Flask, sandbox: Any) -> N
 
 def test_failover_is_off_by_default(app: Flask, sandbox: Any) -> None:
     assert app.config["PAYMENTS_FAILOVER_PROVIDER"] == ""
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         breaker_for("stripe").force("open", actor="test", reason="stripe is down")
         charge_payment(payment_id)

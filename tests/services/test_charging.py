@@ -6,7 +6,6 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-import pytest
 import requests
 import time_machine
 from flask import Flask
@@ -18,38 +17,22 @@ from models.types import utcnow
 from services.charging import charge_payment, reconcile_payment
 from services.provider_clients import breaker_for
 from services.sweeps import sweep_pending, sweep_unknown
-from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import (
-    api_customer,
     api_order,
     api_pay,
+    committed_payment,
     payment,
     queued_job_ids,
     run_jobs,
     scheduled_job_ids,
-    seed_catalog,
 )
-
-
-@pytest.fixture
-def api(app: Flask) -> dict[str, str]:
-    with app.app_context():
-        seed_catalog()
-    return api_customer(app)[1]
-
-
-def new_payment(app: Flask, provider: str = "stripe") -> int:
-    with app.app_context():
-        created = make_payment(make_order(make_customer()), provider=provider)
-        db.session.commit()
-        return created.id
 
 
 def test_commit_then_timeout_goes_unknown_then_reconciles_to_one_charge(
     app: Flask, sandbox: Any
 ) -> None:
     fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(payment_id)
     unknown = payment(app, payment_id)
@@ -87,7 +70,7 @@ def test_a_hanging_provider_does_not_slow_the_pay_request(
 def test_declined_payment_fails_with_its_code_and_order_stays_open(
     app: Flask, sandbox: Any, make_app: Any
 ) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     declining = make_app(STRIPE_PAYMENT_METHOD="pm_card_chargeDeclinedInsufficientFunds")
     with declining.app_context():
         charge_payment(payment_id)
@@ -98,7 +81,7 @@ def test_declined_payment_fails_with_its_code_and_order_stays_open(
 
 def test_not_sent_stays_pending_and_is_deferred(app: Flask, sandbox: Any) -> None:
     sandbox.add_fault("error", status=429, retry_after=30, dialect="stripe", endpoint="create")
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(payment_id)
     deferred = payment(app, payment_id)
@@ -110,7 +93,7 @@ def test_not_sent_stays_pending_and_is_deferred(app: Flask, sandbox: Any) -> Non
 
 
 def test_charge_job_run_twice_charges_once(app: Flask, sandbox: Any) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(payment_id)
         charge_payment(payment_id)  # returns early: no longer pending
@@ -123,7 +106,7 @@ def test_keyless_provider_unknown_is_looked_up_never_charged_twice(
     app: Flask, sandbox: Any
 ) -> None:
     sandbox.add_fault("commit_timeout", hold_s=2.5, count=1, dialect="acquirer", endpoint="create")
-    payment_id = new_payment(app, provider="acquirer")
+    payment_id = committed_payment(app, provider="acquirer")
     with app.app_context():
         charge_payment(payment_id)
         assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
@@ -137,7 +120,7 @@ def test_keyless_provider_unknown_is_looked_up_never_charged_twice(
 
 def test_keyless_provider_never_reached_is_sent_after_lookup(app: Flask, sandbox: Any) -> None:
     sandbox.add_fault("reset_before", count=1, dialect="acquirer", endpoint="create")
-    payment_id = new_payment(app, provider="acquirer")
+    payment_id = committed_payment(app, provider="acquirer")
     with app.app_context():
         charge_payment(payment_id)
         assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
@@ -154,7 +137,7 @@ def test_reconciliation_without_answers_escalates_before_the_key_expires(
     app: Flask, sandbox: Any
 ) -> None:
     sandbox.add_fault("error", status=503, dialect="stripe")  # every endpoint, forever
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():  # this test is about reconciliation, not about the breaker
         breaker_for("stripe").force("closed", actor="test", reason="isolate reconciliation")
     with app.app_context():
@@ -206,7 +189,7 @@ def test_redis_down_at_enqueue_loses_nothing(
 
 def test_sweep_enqueues_due_reconciliations_once(app: Flask, sandbox: Any) -> None:
     fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(payment_id)
         assert sweep_unknown() == 0  # not due yet
@@ -232,7 +215,7 @@ def test_sweep_enqueues_due_reconciliations_once(app: Flask, sandbox: Any) -> No
 def test_sweep_takes_over_a_scheduled_job_nobody_moves(app: Flask, sandbox: Any) -> None:
     """RQ's scheduler dies when Redis goes away under it; its overdue jobs run anyway."""
     fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(payment_id)
     requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
@@ -255,7 +238,7 @@ def test_sweep_takes_over_a_scheduled_job_nobody_moves(app: Flask, sandbox: Any)
 
 
 def test_lease_keeps_a_second_job_away(app: Flask, sandbox: Any) -> None:
-    payment_id = new_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         db.session.execute(
             Payment.__table__.update()
@@ -276,4 +259,4 @@ def test_lease_keeps_a_second_job_away(app: Flask, sandbox: Any) -> None:
 
 
 def test_unknown_key_is_independent(app: Flask) -> None:
-    assert uuid.UUID(str(payment(app, new_payment(app)).idempotency_key))
+    assert uuid.UUID(str(payment(app, committed_payment(app)).idempotency_key))

@@ -26,17 +26,10 @@ from services.checkout import lock_owned_order, start_order_payment
 from services.errors import ConflictError
 from services.queues import provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import api_customer, api_order, api_pay, seed_catalog
+from tests.helpers import api_order, api_pay
 from tests.worker_support import start_worker, stop_workers, wait_for
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def api(app: Flask) -> dict[str, str]:
-    with app.app_context():
-        seed_catalog()
-    return api_customer(app)[1]
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from models import (
     Order,
     OrderStatus,
     Payment,
-    PaymentPurpose,
     PaymentStatus,
     PaymentTransition,
     Wallet,
@@ -28,32 +27,7 @@ from services.charging import charge_payment, reconcile_payment
 from services.dashboard import webhook_stats
 from services.reports import mismatch
 from tests.blueprints.test_webhooks import last_state, signed_post, stripe_event
-from tests.factories import make_customer, make_order, make_payment, make_wallet
-from tests.helpers import payment
-
-
-def _topup(app: Flask, amount_minor: int = 500000, provider: str = "stripe") -> int:
-    with app.app_context():
-        customer = make_customer()
-        created = Payment(
-            idempotency_key=uuid.uuid4(),
-            customer_id=customer.id,
-            purpose=PaymentPurpose.WALLET_TOPUP,
-            wallet_id=make_wallet(customer).id,
-            provider=provider,
-            amount_minor=amount_minor,
-            currency="EUR",
-        )
-        db.session.add(created)
-        db.session.commit()
-        return created.id
-
-
-def _order_payment(app: Flask, provider: str = "stripe") -> int:
-    with app.app_context():
-        created = make_payment(make_order(make_customer()), provider=provider)
-        db.session.commit()
-        return created.id
+from tests.helpers import committed_payment, committed_topup, payment
 
 
 def _wallet_balance(app: Flask, payment_id: int) -> int:
@@ -80,7 +54,7 @@ def test_a_signed_webhook_for_another_amount_never_credits_a_topup(
     app: Flask, client: FlaskClient
 ) -> None:
     """The reported hole: amount 1 USD, a foreign pi_, our payment_id: applied as 500000 EUR."""
-    payment_id = _topup(app)
+    payment_id = committed_topup(app, 500000)
     before = _mismatches("stripe", "webhook")
     event = stripe_event(payment_id, intent_id="pi_foreign", amount=1, currency="usd")
     assert signed_post(client, event).status_code == 200
@@ -99,7 +73,7 @@ def test_a_signed_webhook_for_another_amount_never_credits_a_topup(
 def test_a_webhook_naming_another_provider_payment_goes_to_review(
     app: Flask, client: FlaskClient
 ) -> None:
-    payment_id = _order_payment(app)
+    payment_id = committed_payment(app)
     with app.app_context():
         db.session.get(Payment, payment_id).provider_payment_id = "pi_ours"  # type: ignore[union-attr]
         db.session.commit()
@@ -111,7 +85,7 @@ def test_a_webhook_naming_another_provider_payment_goes_to_review(
 
 
 def test_a_matching_webhook_still_succeeds_the_payment(app: Flask, client: FlaskClient) -> None:
-    payment_id = _topup(app, amount_minor=700)
+    payment_id = committed_topup(app, amount_minor=700)
     signed_post(client, stripe_event(payment_id, intent_id="pi_ok", amount=700, currency="eur"))
     last_state(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
@@ -130,7 +104,7 @@ def test_a_tampered_charge_answer_sends_the_payment_to_review(
     app: Flask, sandbox: Any, field: str, value: Any, expected: str
 ) -> None:
     sandbox.add_fault("tamper", field=field, value=value, dialect="stripe", endpoint="create")
-    payment_id = _order_payment(app)
+    payment_id = committed_payment(app)
     before = _mismatches("stripe", "charge")
     with app.app_context():
         charge_payment(payment_id)
@@ -143,7 +117,7 @@ def test_a_tampered_charge_answer_sends_the_payment_to_review(
 
 def test_a_tampered_lookup_answer_never_credits(app: Flask, sandbox: Any) -> None:
     """Reconciliation asks again (replay, retrieve, search): each answer is checked too."""
-    payment_id = _topup(app, amount_minor=900)
+    payment_id = committed_topup(app, amount_minor=900)
     sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
     with app.app_context():
         charge_payment(payment_id)
@@ -160,7 +134,7 @@ def test_a_tampered_lookup_answer_never_credits(app: Flask, sandbox: Any) -> Non
 
 def test_the_acquirer_answer_must_echo_our_reference(app: Flask, sandbox: Any) -> None:
     sandbox.add_fault("tamper", field="reference", value=str(uuid.uuid4()), dialect="acquirer")
-    payment_id = _topup(app, amount_minor=1200, provider="acquirer")
+    payment_id = committed_topup(app, amount_minor=1200, provider="acquirer")
     with app.app_context():
         charge_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
