@@ -17,12 +17,13 @@ from redis import Redis
 from rq import Queue
 from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
+from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
 from commands.workers import build_worker
 from devtools.servers import free_port
 from extensions import db
-from models import Payment, PaymentPurpose, Product
+from models import AdminUser, Payment, PaymentPurpose, Product
 from services.customers import create_customer, issue_api_token
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment, make_wallet
@@ -178,3 +179,22 @@ def committed_topup(app: Flask, amount_minor: int = 700, provider: str = "stripe
         db.session.add(created)
         db.session.commit()
         return created.id
+
+
+ADMIN_EMAIL = "ops@example.com"
+ADMIN_PASSWORD = "correct horse battery"
+
+
+def make_admin(app: Flask) -> None:
+    with app.app_context():
+        db.session.add(
+            AdminUser(email=ADMIN_EMAIL, password_hash=generate_password_hash(ADMIN_PASSWORD))
+        )
+        db.session.commit()
+
+
+def admin_login(client: FlaskClient, password: str = ADMIN_PASSWORD) -> Any:
+    token = csrf_token_from(client.get("/admin/login").get_data(as_text=True))
+    return client.post(
+        "/admin/login", data={"email": ADMIN_EMAIL, "password": password, "csrf_token": token}
+    )

@@ -13,8 +13,7 @@ from flask.testing import FlaskClient
 
 from extensions import db
 from models import ProcessedWebhook
-from tests.admin.conftest import admin_login, make_admin
-from tests.helpers import serving
+from tests.helpers import admin_login, make_admin, serving
 
 
 @pytest.mark.parametrize("path", ["/", "/login", "/admin/login", "/api/orders/1", "/nowhere"])

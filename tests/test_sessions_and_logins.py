@@ -12,8 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from services.customers import create_customer
-from tests.admin.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin
-from tests.helpers import csrf_token_from
+from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, csrf_token_from, make_admin
 
 ATTACKER = {"REMOTE_ADDR": "10.0.0.66"}
 OWNER = {"REMOTE_ADDR": "10.0.0.7"}

@@ -17,9 +17,8 @@ from models.types import utcnow
 from services.charging import charge_payment
 from services.customers import create_customer
 from services.provider_clients import breaker_for
-from tests.admin.conftest import admin_login, make_admin
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import csrf_token_from, payment, queued_job_ids
+from tests.helpers import admin_login, csrf_token_from, make_admin, payment, queued_job_ids
 
 ADMIN_URLS = [
     "/admin/",

@@ -11,9 +11,8 @@ from flask import Flask
 from extensions import db
 from models import PaymentStatus
 from services.charging import charge_payment
-from tests.admin.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment, run_jobs
+from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin, payment, run_jobs
 
 
 def test_operator_sees_the_outage_and_reconciles(
