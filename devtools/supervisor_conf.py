@@ -23,6 +23,16 @@ PRODUCTION_MAINTENANCE_PROCS = 2
 STOP_WAIT_S = JOB_TIMEOUT_S + 15
 
 
+def flask_args(*command: str) -> list[str]:
+    """The arguments of a `flask` program (after the executable): every supervisor
+    program and the drills' stack start the product's commands through this."""
+    return ["--app", "app", *command]
+
+
+def worker_args(queue: str) -> list[str]:
+    return flask_args("worker", queue)
+
+
 @dataclass
 class Layout:
     project_dir: str  # where app.py lives
@@ -112,7 +122,7 @@ def render(layout: Layout) -> str:
         parts.append(
             _program(
                 f"worker-{provider}",
-                f"{b}/flask --app app worker {queue}",
+                " ".join([f"{b}/flask", *worker_args(queue)]),
                 layout,
                 priority=20,
                 numprocs=procs,
@@ -123,7 +133,7 @@ def render(layout: Layout) -> str:
     parts.append(
         _program(
             "worker-maintenance",
-            f"{b}/flask --app app worker {MAINTENANCE_QUEUE}",
+            " ".join([f"{b}/flask", *worker_args(MAINTENANCE_QUEUE)]),
             layout,
             priority=20,
             numprocs=1 if layout.is_dev else PRODUCTION_MAINTENANCE_PROCS,
@@ -131,7 +141,8 @@ def render(layout: Layout) -> str:
             stopwaitsecs=STOP_WAIT_S,
         )
     )
-    parts.append(_program("scheduler", f"{b}/flask --app app scheduler", layout, priority=30))
+    scheduler = " ".join([f"{b}/flask", *flask_args("scheduler")])
+    parts.append(_program("scheduler", scheduler, layout, priority=30))
     return "\n".join(parts)
 
 

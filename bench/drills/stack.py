@@ -27,15 +27,17 @@ from devtools.servers import (
     redis_server,
     wait_for_port,
 )
+from devtools.supervisor_conf import flask_args, worker_args
+from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-STRIPE_QUEUE = "payments-stripe"
+STRIPE_QUEUE = provider_queue_name("stripe")  # the product's own names and commands
 
 
 def migrate(env: dict[str, str]) -> None:
     """`flask db upgrade` against the DATABASE_URL in `env`."""
     subprocess.run(
-        [sys.executable, "-m", "flask", "--app", "app", "db", "upgrade"],
+        [sys.executable, "-m", "flask", *flask_args("db", "upgrade")],
         cwd=PROJECT_DIR,
         env=env,
         check=True,
@@ -163,7 +165,7 @@ def running_stack(
         result = Stack(
             f"http://127.0.0.1:{web_port}", sandbox_url, database_url, redis, postgres, env
         )
-        flask = [sys.executable, "-m", "flask", "--app", "app"]
+        flask = [sys.executable, "-m", "flask"]
         programs = [
             Program(
                 "sandbox",
@@ -186,10 +188,14 @@ def running_stack(
                 tmp / "web.log",
             ),
             *(
-                Program(f"worker-stripe-{i}", [*flask, "worker", STRIPE_QUEUE], tmp / f"w{i}.log")
+                Program(
+                    f"worker-stripe-{i}", [*flask, *worker_args(STRIPE_QUEUE)], tmp / f"w{i}.log"
+                )
                 for i in range(queue_workers)
             ),
-            Program("worker-maintenance", [*flask, "worker", "maintenance"], tmp / "wm.log"),
+            Program(
+                "worker-maintenance", [*flask, *worker_args(MAINTENANCE_QUEUE)], tmp / "wm.log"
+            ),
         ]
         result.programs.extend(programs)
         try:
