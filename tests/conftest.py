@@ -21,7 +21,7 @@ from sqlalchemy import text
 from app import create_app
 from devtools.servers import throwaway_postgres, throwaway_redis
 from extensions import db
-from tests.helpers import api_customer, make_test_config, seed_catalog
+from tests.helpers import admin_login, api_customer, make_admin, make_test_config, seed_catalog
 
 _PG_SKIP_REASON: list[str] = []
 
@@ -175,3 +175,11 @@ def api(app: Flask) -> dict[str, str]:
     with app.app_context():
         seed_catalog()
     return api_customer(app)[1]
+
+
+@pytest.fixture
+def admin_client(app: Flask, client: FlaskClient) -> FlaskClient:
+    make_admin(app)
+    response = admin_login(client)
+    assert response.status_code == 302
+    return client

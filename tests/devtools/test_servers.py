@@ -34,7 +34,7 @@ def _alive(pid: int) -> bool:
 def test_sigterm_stops_and_removes_the_servers() -> None:
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -10,7 +10,7 @@ import pytest
 from devtools.supervisor_conf import STOP_WAIT_S, Layout, checked_in_layout, render
 from services.queues import JOB_TIMEOUT_S
 
-SUPERVISOR_DIR = Path(__file__).resolve().parent.parent / "supervisor"
+SUPERVISOR_DIR = Path(__file__).resolve().parents[2] / "supervisor"
 
 
 @pytest.mark.parametrize("mode", ["production", "dev"])

@@ -24,7 +24,7 @@ from services.provider_clients import gateway_for
 from services.webhook_backfill import BACKFILL_PAGES_PER_RUN, backfill_cursor_key, backfill_from
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment
-from tests.providers.test_stripe import POLICY, charge_request, client, sent_now
+from tests.providers.stripe.test_client import POLICY, charge_request, client, sent_now
 
 AUTH = {"Authorization": "Bearer sk_test_sandbox"}
 
