@@ -4,20 +4,18 @@ re-send during reconciliation, and the webhook backfill."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from flask import Flask
 
 from extensions import db
 from jobs.webhooks import backfill_webhooks_job
-from models import Payment, PaymentPurpose, PaymentStatus
+from models import Payment, PaymentStatus
 from models.types import utcnow
 from resilience.gateway import PROVIDER_CALLS
 from services.charging import reconcile_payment
 from services.provider_clients import breaker_for
-from tests.factories import make_customer, make_wallet
-from tests.helpers import payment
+from tests.helpers import committed_topup, payment
 
 
 def _calls(provider: str, operation: str, outcome: str) -> float:
@@ -32,23 +30,13 @@ def _failures(app: Flask, provider: str) -> int:
 
 def _unknown_acquirer_payment(app: Flask) -> int:
     """May have been sent (the answer was lost), but the acquirer never got it."""
+    payment_id = committed_topup(app, 800, provider="acquirer")
     with app.app_context():
-        customer = make_customer()
-        created = Payment(
-            idempotency_key=uuid.uuid4(),
-            customer_id=customer.id,
-            purpose=PaymentPurpose.WALLET_TOPUP,
-            wallet_id=make_wallet(customer).id,
-            provider="acquirer",
-            amount_minor=800,
-            currency="EUR",
-            status=PaymentStatus.UNKNOWN,
-            first_sent_at=utcnow(),
-            send_count=1,
-        )
-        db.session.add(created)
+        found = db.session.get(Payment, payment_id)
+        assert found is not None
+        found.status, found.first_sent_at, found.send_count = PaymentStatus.UNKNOWN, utcnow(), 1
         db.session.commit()
-        return created.id
+    return payment_id
 
 
 def test_the_key_less_re_send_goes_through_the_gateway(app: Flask, sandbox: Any) -> None:
