@@ -4,8 +4,10 @@ conftest import from here, never from conftest.)"""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,14 +18,15 @@ from flask.testing import FlaskClient
 from redis import Redis
 from rq import Queue
 from rq.registry import ScheduledJobRegistry
-from sqlalchemy import select
+from sqlalchemy import func, select
 from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
 from commands.workers import build_worker
 from devtools.servers import free_port
 from extensions import db
-from models import AdminUser, Payment, PaymentPurpose, Product
+from models import AdminUser, Payment, PaymentPurpose, ProcessedWebhook, Product
+from sandbox.events import stripe_signature
 from services.customers import create_customer, issue_api_token
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment, make_wallet
@@ -198,3 +201,69 @@ def admin_login(client: FlaskClient, password: str = ADMIN_PASSWORD) -> Any:
     return client.post(
         "/admin/login", data={"email": ADMIN_EMAIL, "password": password, "csrf_token": token}
     )
+
+
+WEBHOOK_SECRET = "whsec_sandbox"  # the sandbox's Stripe signing secret (development)
+
+
+def stripe_event(
+    payment_id: int | None,
+    event_type: str = "payment_intent.succeeded",
+    created: int | None = None,
+    intent_id: str = "pi_test",
+    amount: int = 1000,  # what committed_payment() creates for an order; 700 for a top-up
+    currency: str = "eur",
+    **extra: Any,
+) -> dict:
+    metadata = {"payment_id": str(payment_id)} if payment_id is not None else {}
+    return {
+        "id": extra.pop("event_id", f"evt_{uuid.uuid4().hex[:16]}"),
+        "object": "event",
+        "type": event_type,
+        "created": created or int(time.time()),
+        "data": {
+            "object": {
+                "id": intent_id,
+                "object": "payment_intent",
+                "status": "succeeded",
+                "amount": amount,
+                "currency": currency,
+                "metadata": metadata,
+                **extra,
+            }
+        },
+    }
+
+
+def signed_post(
+    client: FlaskClient,
+    payload: dict | bytes,
+    *,
+    secret: str = WEBHOOK_SECRET,
+    timestamp: int | None = None,
+    provider: str = "stripe",
+) -> Any:
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    t = timestamp if timestamp is not None else int(time.time())
+    return client.post(
+        f"/webhooks/{provider}",
+        data=body,
+        content_type="application/json",
+        headers={"Stripe-Signature": stripe_signature(secret, body, t)},
+    )
+
+
+def rows(app: Flask, model: Any) -> int:
+    with app.app_context():
+        return int(db.session.scalar(select(func.count()).select_from(model)) or 0)
+
+
+def last_state(app: Flask) -> str:
+    """The state of the newest recorded event, after the queued applications ran."""
+    run_maintenance_jobs(app)
+    with app.app_context():
+        state = db.session.scalars(
+            select(ProcessedWebhook.state).order_by(ProcessedWebhook.id.desc())
+        ).first()
+    assert state is not None
+    return state

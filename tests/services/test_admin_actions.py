@@ -17,8 +17,14 @@ from services.charging import charge_payment
 from services.customers import issue_api_token
 from services.wallet_audit import audit_wallets
 from tests.blueprints.test_admin import _token, unknown_payment
-from tests.blueprints.test_webhooks import last_state, signed_post, stripe_event
-from tests.helpers import committed_payment, committed_topup, payment
+from tests.helpers import (
+    committed_payment,
+    committed_topup,
+    last_state,
+    payment,
+    signed_post,
+    stripe_event,
+)
 from tests.services.test_reports import _wallet_balance
 
 

@@ -26,8 +26,14 @@ from services import metrics
 from services.charging import charge_payment, reconcile_payment
 from services.dashboard import webhook_stats
 from services.reports import mismatch
-from tests.blueprints.test_webhooks import last_state, signed_post, stripe_event
-from tests.helpers import committed_payment, committed_topup, payment
+from tests.helpers import (
+    committed_payment,
+    committed_topup,
+    last_state,
+    payment,
+    signed_post,
+    stripe_event,
+)
 
 
 def _wallet_balance(app: Flask, payment_id: int) -> int:

@@ -15,8 +15,13 @@ from extensions import db
 from models import PaymentStatus, ProcessedWebhook, WebhookState
 from services.dashboard import webhook_stats
 from services.webhooks import retry_pending_events
-from tests.blueprints.test_webhooks import signed_post, stripe_event
-from tests.helpers import committed_payment, payment, run_maintenance_jobs
+from tests.helpers import (
+    committed_payment,
+    payment,
+    run_maintenance_jobs,
+    signed_post,
+    stripe_event,
+)
 
 BAD_IDS = ["99999999999", "2147483648", "-1", "0", "1e3", "٣", "12 ", ""]
 
