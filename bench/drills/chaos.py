@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import re
 import sqlite3
 import threading
 import time
@@ -33,6 +32,7 @@ from typing import Any
 import requests
 
 from bench.common import write_results
+from bench.drills.chaos_checks import invariants, print_report
 from bench.drills.stack import Stack, Sweeper, api_customer, running_stack
 
 FINAL = {"succeeded", "failed", "needs_review"}
@@ -319,7 +319,7 @@ def drill(
         "client_responses": {str(k): v for k, v in sorted(traffic.statuses.items())},
         "client_gave_up": traffic.gave_up,
         "settle_s": round(settled_at, 1) if settled_at is not None else None,
-        **_invariants(stack, sweeper),
+        **invariants(stack, sweeper),
     }
     sweeper.close()
     results["ok"] = not results["violations"]
@@ -367,158 +367,6 @@ def drill_invariants(stack: Stack) -> list[str]:
     """The invariant violations found in a stack right now."""
     sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]))
     try:
-        return list(_invariants(stack, sweeper)["violations"])
+        return list(invariants(stack, sweeper)["violations"])
     finally:
         sweeper.close()
-
-
-def _invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
-    """Everything DESIGN.md promises, checked against the provider's own ledger."""
-    from sqlalchemy import func, select
-
-    from extensions import db
-    from models import (
-        LedgerEntry,
-        Order,
-        Payment,
-        PaymentPurpose,
-        PaymentStatus,
-        PaymentTransition,
-        ProcessedWebhook,
-    )
-
-    violations: list[str] = []
-    charges = requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=30).json()
-    events = requests.get(f"{stack.sandbox_url}/_sandbox/events", timeout=30).json()["data"]
-    for row in charges["double_charged_payments"] + charges["double_charged_orders"]:
-        violations.append(f"double charge: {row}")
-    succeeded_charges = Counter(
-        c["payment_ref"] for c in charges["data"] if c["status"] == "succeeded"
-    )
-    with sweeper.app.app_context():
-        payments = db.session.scalars(select(Payment)).all()
-        statuses = Counter(p.status.value for p in payments)
-        review_reasons: Counter[str] = Counter()
-        for payment in payments:
-            charged = succeeded_charges.get(str(payment.id), 0)
-            if payment.status not in (
-                PaymentStatus.SUCCEEDED,
-                PaymentStatus.FAILED,
-                PaymentStatus.NEEDS_REVIEW,
-            ):
-                violations.append(f"payment {payment.id} left {payment.status.value}")
-            elif payment.status == PaymentStatus.SUCCEEDED and charged != 1:
-                violations.append(f"payment {payment.id} succeeded with {charged} charges")
-            elif payment.status == PaymentStatus.FAILED and charged:
-                violations.append(f"payment {payment.id} failed but the customer was charged")
-            elif payment.status == PaymentStatus.NEEDS_REVIEW:
-                reason = db.session.scalar(
-                    select(PaymentTransition.reason)
-                    .where(
-                        PaymentTransition.payment_id == payment.id,
-                        PaymentTransition.to_status == PaymentStatus.NEEDS_REVIEW,
-                    )
-                    .order_by(PaymentTransition.id.desc())
-                    .limit(1)
-                )
-                if not reason:
-                    violations.append(f"payment {payment.id} needs review without a reason")
-                else:
-                    review_reasons[re.sub(r"\d+", "N", reason)[:120]] += 1
-        # A top-up credits the wallet exactly once, and only when it succeeded.
-        known = {str(p.id) for p in payments}
-        for ref in succeeded_charges.keys() - known:
-            violations.append(f"provider charged payment ref {ref!r} that we have no record of")
-        credits = Counter(
-            db.session.scalars(
-                select(LedgerEntry.operation_id).where(LedgerEntry.kind == "topup")
-            ).all()
-        )
-        for payment in payments:
-            if payment.purpose != PaymentPurpose.WALLET_TOPUP:
-                continue
-            expected = 1 if payment.status == PaymentStatus.SUCCEEDED else 0
-            if credits.get(f"topup:{payment.id}", 0) != expected:
-                violations.append(
-                    f"top-up {payment.id} credited {credits.get(f'topup:{payment.id}', 0)}x"
-                )
-        # An order is paid by exactly one succeeded payment or one wallet debit.
-        paid_by_card = Counter(
-            p.order_id for p in payments if p.order_id and p.status == PaymentStatus.SUCCEEDED
-        )
-        paid_by_wallet = Counter(
-            int(ref.split()[1])
-            for ref in db.session.scalars(
-                select(LedgerEntry.reference).where(LedgerEntry.reference.like("order %"))
-            )
-        )
-        orders = db.session.execute(select(Order.id, Order.status)).all()
-        for order_id, status in orders:
-            times = paid_by_card[order_id] + paid_by_wallet[order_id]
-            if times != (1 if status.value == "paid" else 0):
-                violations.append(f"order {order_id} is {status.value} and was paid {times}x")
-        recorded = Counter(
-            db.session.scalars(
-                select(ProcessedWebhook.event_id).where(ProcessedWebhook.provider == "stripe")
-            ).all()
-        )
-        negative = db.session.scalar(
-            select(func.count()).select_from(Payment).where(Payment.amount_minor <= 0)
-        )
-        db.session.remove()
-    delivered = [e for e in events if e["dialect"] == "stripe" and e["delivered_at"]]
-    for event in delivered:
-        if recorded.get(event["id"], 0) != 1:
-            violations.append(f"webhook {event['id']} recorded {recorded.get(event['id'], 0)}x")
-    if negative:
-        violations.append(f"{negative} payments with a non-positive amount")
-    audit_exit, audit = sweeper.cli("wallet", "audit")
-    if audit_exit != 0:
-        violations.append(f"wallet audit failed: {audit.strip()[-500:]}")
-    return {
-        "payments": len(payments),
-        "final_statuses": dict(statuses),
-        "needs_review_reasons": dict(review_reasons),
-        "orders": len(orders),
-        "double_charges": len(charges["double_charged_payments"]),
-        "provider_charges_succeeded": sum(succeeded_charges.values()),
-        "webhooks_delivered": len(delivered),
-        "webhooks_recorded": sum(recorded.values()),
-        "webhooks_awaiting_redelivery": sum(
-            1 for e in events if e["dialect"] == "stripe" and not e["delivered_at"]
-        ),
-        "wallet_audit": audit.strip().splitlines()[-1] if audit.strip() else "",
-        "violations": violations,
-    }
-
-
-def print_report(results: dict[str, Any]) -> None:
-    print(
-        f"seed {results['seed']} on {results['database']}: {results['operations']} operations "
-        f"by {results['customers']} customers in {results['traffic_s']} s"
-    )
-    for fault in results["faults"]:
-        print(f"  {fault['at_s']:>6} s  {fault['fault']}")
-    for key in (
-        "payments",
-        "final_statuses",
-        "needs_review_reasons",
-        "orders",
-        "double_charges",
-        "provider_charges_succeeded",
-        "webhooks_delivered",
-        "webhooks_recorded",
-        "webhooks_awaiting_redelivery",
-        "wallet_audit",
-        "worker_restarts",
-        "client_responses",
-        "client_gave_up",
-        "settle_s",
-    ):
-        print(f"{key:32} {results[key]}")
-    if results["violations"]:
-        print(f"INVARIANTS VIOLATED ({len(results['violations'])}), seed {results['seed']}:")
-        for violation in results["violations"][:50]:
-            print(f"  {violation}")
-    else:
-        print("every invariant holds")
