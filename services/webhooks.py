@@ -32,7 +32,7 @@ from providers.events import ProviderEvent, WebhookError, load_json_object
 from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
 from services import metrics, queueing, reports
-from services.payment_state import lock_payment, move
+from services.payment_state import lock_found_payment, move
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,14 @@ def apply_recorded(record_id: int) -> str:
     if record is None or record.state != WebhookState.PENDING:
         db.session.rollback()  # applied by the periodic retry, or never recorded
         return "done" if record is not None else "missing"
-    state = _apply_or_reject(record)
+    record_id, provider, event_id = record.id, record.provider, record.event_id
+    try:
+        # No savepoint on this path (it is every delivery's): a failure rolls the whole
+        # transaction back, and the event is set aside in a new one.
+        state = apply_event(provider, PROVIDERS[provider].webhook.parse(record.payload), record)
+    except CANNOT_APPLY as exc:
+        db.session.rollback()
+        state = _set_aside(record_id, provider, event_id, exc)
     db.session.commit()
     return state
 
@@ -156,19 +163,25 @@ CANNOT_APPLY = (
 def _apply_or_reject(record: ProcessedWebhook) -> str:
     """Apply a locked record in a savepoint; an event that cannot apply is set aside as
     `rejected` with the reason, so it never blocks the events behind it."""
+    record_id, provider, event_id = record.id, record.provider, record.event_id
     try:
         with db.session.begin_nested():
-            event = PROVIDERS[record.provider].webhook.parse(record.payload)
-            return apply_event(record.provider, event, record)
+            event = PROVIDERS[provider].webhook.parse(record.payload)
+            return apply_event(provider, event, record)
     except CANNOT_APPLY as exc:
-        cause = getattr(exc, "orig", None) or exc  # the driver's error, not SQLAlchemy's wrapper
-        reason = f"could not apply: {type(cause).__name__}: {cause}".splitlines()[0][:500]
-        log.error("webhook event %s (%s) set aside: %s", record.event_id, record.provider, reason)
-        locked = _lock_record(record.id)  # the savepoint's rollback expired the object
-        assert locked is not None
-        locked.state, locked.note, locked.processed_at = WebhookState.REJECTED, reason, utcnow()
-        metrics.WEBHOOK_EVENTS.labels(locked.provider, "rejected").inc()
-        return locked.state
+        return _set_aside(record_id, provider, event_id, exc)
+
+
+def _set_aside(record_id: int, provider: str, event_id: str, exc: Exception) -> str:
+    """Mark an event that cannot apply `rejected`, with the reason (caller's transaction)."""
+    cause = getattr(exc, "orig", None) or exc  # the driver's error, not SQLAlchemy's wrapper
+    reason = f"could not apply: {type(cause).__name__}: {cause}".splitlines()[0][:500]
+    log.error("webhook event %s (%s) set aside: %s", event_id, provider, reason)
+    locked = _lock_record(record_id)  # a rollback expired the object
+    assert locked is not None
+    locked.state, locked.note, locked.processed_at = WebhookState.REJECTED, reason, utcnow()
+    metrics.WEBHOOK_EVENTS.labels(provider, "rejected").inc()
+    return locked.state
 
 
 def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
@@ -255,9 +268,11 @@ def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
     ):
         if where is None:
             continue
-        found = db.session.scalar(select(Payment.id).where(where, Payment.provider == provider))
+        found = db.session.execute(
+            select(Payment.id, Payment.order_id).where(where, Payment.provider == provider)
+        ).first()
         if found is not None:
-            return lock_payment(found)
+            return lock_found_payment(found.id, found.order_id)
     return None
 
 
