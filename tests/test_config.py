@@ -182,43 +182,6 @@ def test_production_without_a_metrics_token_does_not_serve_metrics(app: Any, mak
     assert app.test_client().get("/metrics").status_code == 404
 
 
-def test_seed_creates_no_demo_accounts_in_production(app: Any, make_app: Any) -> None:
-    from sqlalchemy import func, select
-
-    from extensions import db
-    from models import AdminUser, Customer, Product
-
-    production = make_app(IS_PRODUCTION=True)
-    result = production.test_cli_runner().invoke(args=["seed"])
-    assert result.exit_code == 0 and "no demo accounts" in result.output
-    assert "demo-password" not in result.output
-    with production.app_context():
-        counts = [
-            db.session.scalar(select(func.count()).select_from(model)) or 0
-            for model in (Customer, AdminUser, Product)
-        ]
-    assert counts[0] == counts[1] == 0 and counts[2] > 0
-
-
-def test_intervals_and_waits_are_settings() -> None:
-    from jobs.schedule import periodic_jobs
-
-    settings = settings_from_env(
-        {
-            "SWEEP_INTERVAL_S": "5",
-            "WEBHOOK_RETRY_INTERVAL_S": "7",
-            "BACKFILL_INTERVAL_S": "11",
-            "PAYMENT_LEASE_S": "90",
-            "STRIPE_SEARCH_LAG_S": "30",
-        }
-    )
-    intervals = {(job.func.__name__, job.args): job.interval_s for job in periodic_jobs(settings)}
-    assert intervals[("sweep_pending_payments_job", ())] == 5
-    assert intervals[("retry_pending_webhooks_job", ())] == 7
-    assert intervals[("backfill_webhooks_job", ("stripe",))] == 11
-    assert settings["PAYMENT_LEASE_S"] == 90 and settings["STRIPE_SEARCH_LAG_S"] == 30.0
-
-
 def test_a_lease_shorter_than_a_job_is_refused() -> None:
     with pytest.raises(ConfigError, match="PAYMENT_LEASE_S=20 must outlive"):
         settings_from_env({"PAYMENT_LEASE_S": "20"})

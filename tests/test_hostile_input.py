@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.routing import Rule
 
-from tests.blueprints.test_checkout_pages import login
+from tests.blueprints.test_checkout import login
 from tests.helpers import admin_login, api_customer, make_admin, seed_catalog
 
 HOSTILE_VALUES = [

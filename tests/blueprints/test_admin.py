@@ -202,15 +202,6 @@ def test_metrics_parse_and_count_a_charge(client: FlaskClient, app: Flask, sandb
     assert {"payments", "breaker_state", "webhook_events", "wallet_operations"} <= families
 
 
-def test_admin_create_command(runner: Any, app: Flask) -> None:
-    result = runner.invoke(args=["admin", "create", "new-ops@example.com"], input="\n")
-    assert result.exit_code == 0 and "password:" in result.output
-    again = runner.invoke(
-        args=["admin", "create", "new-ops@example.com", "--password", "another long one"]
-    )
-    assert again.exit_code != 0 and "already exists" in again.output
-
-
 def test_in_flight_gauge_counts_the_scrape_and_leaks_nothing(client: FlaskClient) -> None:
     def in_flight() -> float:
         text = client.get("/metrics").get_data(as_text=True)

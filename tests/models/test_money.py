@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import LedgerEntry, Payment
-from tests.blueprints.test_checkout_pages import login
+from tests.blueprints.test_checkout import login
 from tests.helpers import api_customer, csrf_token_from
 
 # The bug took 27-39 s of CPU for one request; a refusal must not come near this.

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
 from services import wallet
-from tests.blueprints.test_checkout_pages import checkout_form, login, place_order
+from tests.blueprints.test_checkout import checkout_form, login, place_order
 from tests.helpers import api_customer, csrf_token_from, run_jobs, seed_catalog
 
 

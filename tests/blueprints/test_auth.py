@@ -1,0 +1,72 @@
+"""Sign-up, login and logout pages (blueprints/auth.py)."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from sqlalchemy import func, select
+
+from extensions import db
+from models import Customer
+from tests.helpers import csrf_token_from
+
+
+def test_signup_login_logout(client: FlaskClient) -> None:
+    token = csrf_token_from(client.get("/signup").get_data(as_text=True))
+    response = client.post(
+        "/signup",
+        data={"email": "Carol@Example.com", "password": "long-enough", "csrf_token": token},
+    )
+    assert response.status_code == 303 and response.headers["Location"] == "/login"
+    token = csrf_token_from(client.get("/login").get_data(as_text=True))
+    response = client.post(
+        "/login",
+        data={"email": "carol@example.com", "password": "long-enough", "csrf_token": token},
+    )
+    assert response.status_code == 302
+    assert "carol@example.com" in client.get("/").get_data(as_text=True)
+    token = csrf_token_from(client.get("/").get_data(as_text=True))
+    client.post("/logout", data={"csrf_token": token})
+    assert "carol@example.com" not in client.get("/").get_data(as_text=True)
+
+
+def test_signup_with_a_taken_email_looks_like_a_new_account(
+    client: FlaskClient, app: Flask
+) -> None:
+    """Sign-up must not tell a stranger whether an email has an account here."""
+    answers: list[object] = []
+    for password in ("long-enough", "another-one"):
+        token = csrf_token_from(client.get("/signup").get_data(as_text=True))
+        response = client.post(
+            "/signup",
+            data={"email": "dup@example.com", "password": password, "csrf_token": token},
+        )
+        answers.append((response.status_code, response.headers["Location"]))
+        answers.append(client.get("/login").get_data(as_text=True).count("Your account is ready"))
+    assert answers[0:2] == answers[2:4] == [(303, "/login"), 1]
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Customer)) == 1
+    # The second sign-up changed nothing: only the first password logs in.
+    token = csrf_token_from(client.get("/login").get_data(as_text=True))
+    wrong = client.post(
+        "/login", data={"email": "dup@example.com", "password": "another-one", "csrf_token": token}
+    )
+    assert wrong.status_code == 400
+
+
+def test_forms_without_csrf_token_are_refused(client: FlaskClient, app: Flask) -> None:
+    response = client.post("/signup", data={"email": "x@example.com", "password": "long-enough"})
+    assert response.status_code == 400
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Customer)) == 0
+
+
+def test_login_redirect_ignores_offsite_next(client: FlaskClient, runner: FlaskCliRunner) -> None:
+    runner.invoke(args=["seed"])
+    token = csrf_token_from(client.get("/login").get_data(as_text=True))
+    response = client.post(
+        "/login?next=//evil.example/x",
+        data={"email": "alice@example.com", "password": "demo-password", "csrf_token": token},
+    )
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/"
