@@ -1,0 +1,70 @@
+"""Stripe's webhook scheme: Stripe-Signature verification and payment_intent events."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from providers.events import WebhookError
+from providers.stripe.webhooks import parse_stripe, verify_stripe
+from sandbox.events import stripe_signature
+
+SECRET = "whsec_test"
+
+
+def test_any_matching_v1_signature_passes() -> None:
+    body, now = b'{"id": "evt_1"}', int(time.time())
+    good = stripe_signature(SECRET, body, now)
+    rotated = f"{good},v1={'0' * 64}"  # Stripe sends several during a secret rotation
+    verify_stripe({"stripe-signature": rotated}, body, SECRET, now)
+    with pytest.raises(WebhookError, match="no valid signature"):
+        verify_stripe({"stripe-signature": good}, body + b" ", SECRET, now)
+    with pytest.raises(WebhookError, match="malformed"):
+        verify_stripe({"stripe-signature": f"t={now},t={now},v1=ab"}, body, SECRET, now)
+
+
+def test_a_succeeded_intent_reports_what_it_was_for() -> None:
+    event = parse_stripe(
+        {
+            "id": "evt_1",
+            "type": "payment_intent.succeeded",
+            "created": 1_800_000_000,
+            "data": {
+                "object": {
+                    "id": "pi_1",
+                    "status": "succeeded",
+                    "amount": 1200,
+                    "amount_received": 1200,
+                    "currency": "eur",
+                    "metadata": {"payment_id": "42"},
+                }
+            },
+        }
+    )
+    assert event.outcome == "succeeded" and event.provider_payment_id == "pi_1"
+    assert event.report.amount_minor == 1200 and event.report.received_minor == 1200
+    assert event.report.currency == "EUR" and event.report.payment_ref == "42"
+
+
+def test_other_event_types_have_no_outcome() -> None:
+    payload = {"id": "evt_2", "type": "charge.refunded", "created": 1, "data": {"object": {}}}
+    assert parse_stripe(json.loads(json.dumps(payload))).outcome is None
+
+
+def test_a_failed_intent_carries_its_decline_code() -> None:
+    event = parse_stripe(
+        {
+            "id": "evt_3",
+            "type": "payment_intent.payment_failed",
+            "created": 1,
+            "data": {
+                "object": {
+                    "id": "pi_3",
+                    "last_payment_error": {"decline_code": "insufficient_funds"},
+                }
+            },
+        }
+    )
+    assert event.outcome == "failed" and event.decline_code == "insufficient_funds"
