@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -140,3 +141,34 @@ def running_receiver() -> Iterator[Receiver]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+AUTH = {"Authorization": "Bearer sk_test_sandbox"}
+FORM = {
+    "amount": "1000",
+    "currency": "eur",
+    "confirm": "true",
+    "automatic_payment_methods[enabled]": "true",
+    "automatic_payment_methods[allow_redirects]": "never",
+    "payment_method": "pm_card_visa",
+    "metadata[payment_id]": "9",
+    "metadata[order_id]": "4",
+}
+
+
+def create(sandbox: Any, key: str | None = None, **form: str) -> requests.Response:
+    headers = dict(AUTH)
+    if key:
+        headers["Idempotency-Key"] = key
+    return requests.post(
+        f"{sandbox.url}/v1/payment_intents", data={**FORM, **form}, headers=headers, timeout=10
+    )
+
+
+def wait_for(predicate: Any, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from typing import Any
 
 import pytest
 import requests
 
 from sandbox.faults import tamper
+from tests.sandbox_support import PROJECT_DIR, create
 
 
 def test_tamper_changes_one_object_or_each_in_a_list() -> None:
@@ -22,11 +26,42 @@ def test_tamper_changes_one_object_or_each_in_a_list() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ({"kind": "tamper", "field": "status"}, "field must be one of"),
-        ({"kind": "error", "status": 418}, "status must be"),
-        ({"kind": "latency", "rate": 2}, "rate must be"),
+        ({"kind": "boom"}, "kind must be"),
+        ({"kind": "latency", "rate": 2}, "rate"),
+        ({"kind": "error", "status": 418}, "status"),
+        ({"kind": "hang", "count": 0}, "count"),
+        ({"kind": "hang", "dialect": "paypal"}, "dialect"),
     ],
 )
 def test_bad_fault_specs_are_refused(sandbox: Any, spec: dict[str, Any], message: str) -> None:
-    answer = requests.post(f"{sandbox.url}/_sandbox/faults", json=spec, timeout=5)
-    assert answer.status_code == 400 and message in answer.text
+    response = requests.post(f"{sandbox.url}/_sandbox/faults", json=spec, timeout=5)
+    assert response.status_code == 400 and message in response.json()["error"]
+
+
+def test_latency_fault_slows_answers(sandbox: Any) -> None:
+    sandbox.add_fault("latency", ms=400, dialect="stripe")
+    started = time.monotonic()
+    create(sandbox, "key-12")
+    assert time.monotonic() - started >= 0.4
+
+
+def test_faults_cli_and_help(sandbox: Any) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sandbox", *args],
+            cwd=PROJECT_DIR,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    assert "commit_timeout" in cli("--help").stdout
+    added = cli(
+        "faults", "--url", sandbox.url, "add", "error", "status=503", "rate=0.5", "dialect=stripe"
+    )
+    assert added.returncode == 0, added.stderr
+    listed = cli("faults", "--url", sandbox.url, "list")
+    assert '"status": 503' in listed.stdout and '"rate": 0.5' in listed.stdout
+    assert cli("faults", "--url", sandbox.url, "add", "error", "status=418").returncode == 1
+    cli("faults", "--url", sandbox.url, "clear")
+    assert requests.get(f"{sandbox.url}/_sandbox/faults", timeout=5).json()["data"] == []

@@ -11,7 +11,7 @@ import pytest
 import requests
 import stripe
 
-from tests.sandbox.test_sandbox import wait_for
+from tests.sandbox_support import FORM, wait_for
 
 CARD = {"automatic_payment_methods": {"enabled": True, "allow_redirects": "never"}}
 
@@ -211,3 +211,10 @@ def test_unknown_parameters_routes_and_request_ids(sdk: stripe.StripeClient, san
     started = time.monotonic()
     ok = requests.get(f"{sandbox.url}/v1/payment_intents", headers=auth, timeout=5)
     assert ok.headers["Request-Id"].startswith("req_") and time.monotonic() - started < 5
+
+
+def test_api_key_is_required(sandbox: Any) -> None:
+    response = requests.post(f"{sandbox.url}/v1/payment_intents", data=FORM, timeout=5)
+    assert response.status_code == 401
+    assert requests.post(f"{sandbox.url}/acquirer/payments", json={}, timeout=5).status_code == 401
+    assert sandbox.charges()["data"] == []

@@ -12,7 +12,7 @@ import pytest
 import requests
 import stripe
 
-from tests.sandbox.test_sandbox import wait_for
+from tests.sandbox_support import wait_for
 
 FIXTURES = json.loads(
     (Path(__file__).parent.parent / "fixtures" / "stripe_objects.json").read_text()

@@ -1,0 +1,48 @@
+"""Stripe's idempotency layer in the sandbox: replays, other parameters, expiry."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.sandbox_support import create, running_sandbox
+
+
+def test_replay_returns_the_stored_response(sandbox: Any) -> None:
+    first = create(sandbox, "key-1")
+    second = create(sandbox, "key-1")
+    assert second.headers.get("Idempotent-Replayed") == "true"
+    assert second.json() == first.json()
+    assert len(sandbox.charges()["data"]) == 1
+
+
+def test_same_key_different_parameters_is_refused(sandbox: Any) -> None:
+    create(sandbox, "key-2")
+    response = create(sandbox, "key-2", amount="1001")
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "idempotency_error"
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        {"amount": "-1"},
+        {"currency": "euro"},
+        {"capture_method": "later"},
+        {"payment_method": "pm_nope"},
+    ],
+)
+def test_invalid_requests_are_not_stored_under_the_key(sandbox: Any, form: dict[str, str]) -> None:
+    assert create(sandbox, "key-3", **form).status_code == 400
+    assert create(sandbox, "key-3").status_code == 200  # the key was not used up
+
+
+def test_keys_expire_after_their_lifetime(tmp_path: Any) -> None:
+    with running_sandbox(str(tmp_path), "--key-lifetime-s", "0.5") as short:
+        assert create(short, "key-4").status_code == 200
+        time.sleep(0.7)
+        replay = create(short, "key-4")
+        assert "Idempotent-Replayed" not in replay.headers
+        assert len(short.charges()["data"]) == 2  # why replaying after expiry is dangerous
