@@ -110,16 +110,6 @@ def test_refused_connection_is_not_sent() -> None:
     assert outcome.is_provider_failure
 
 
-def test_refuse_fault_stops_the_sandbox_listening(sandbox: Any) -> None:
-    sandbox.add_fault("refuse", seconds=1.5)
-    import time
-
-    time.sleep(0.4)  # the listening socket closes within one poll interval
-    assert isinstance(client(sandbox).charge(charge_request()), NotSent)
-    time.sleep(1.6)
-    assert isinstance(client(sandbox).charge(charge_request(payment_id=2)), Succeeded)
-
-
 def test_rate_limited_is_not_sent_with_retry_after(sandbox: Any) -> None:
     sandbox.add_fault("error", status=429, retry_after=7, dialect="stripe", endpoint="create")
     outcome = client(sandbox).charge(charge_request())
