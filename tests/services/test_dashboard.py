@@ -1,0 +1,42 @@
+"""What the dashboard shows: counts per watched status with the oldest age, and events."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import Flask
+
+from extensions import db
+from models import PaymentStatus, TransitionSource
+from models.types import utcnow
+from services.dashboard import payment_stats, transitions_of, webhook_stats
+from services.payment_state import lock_payment, move
+from tests.factories import make_customer, make_order, make_payment
+
+
+def test_payment_stats_count_and_age_the_watched_statuses(app_ctx: Flask) -> None:
+    customer = make_customer()
+    old = make_payment(make_order(customer))
+    old.status, old.created_at = PaymentStatus.UNKNOWN, utcnow() - timedelta(minutes=10)
+    make_payment(make_order(customer))  # pending
+    db.session.commit()
+    stats = payment_stats()
+    assert stats["watched"]["unknown"]["count"] == 1
+    assert stats["watched"]["unknown"]["oldest_age_s"] >= 600
+    assert stats["watched"]["pending"]["count"] == 1
+    assert stats["watched"]["needs_review"] == {"count": 0, "oldest_age_s": None}
+    assert webhook_stats()["rejected"] == 0
+
+
+def test_a_payments_story_is_oldest_first(app_ctx: Flask) -> None:
+    created = make_payment(make_order(make_customer()))
+    db.session.commit()
+    locked = lock_payment(created.id)
+    assert locked is not None
+    move(locked, PaymentStatus.UNKNOWN, source=TransitionSource.CHARGE, reason="timeout")
+    move(locked, PaymentStatus.SUCCEEDED, source=TransitionSource.RECONCILE, reason="found")
+    db.session.commit()
+    assert [t.to_status for t in transitions_of(created.id)] == [
+        PaymentStatus.UNKNOWN,
+        PaymentStatus.SUCCEEDED,
+    ]
