@@ -1,69 +1,38 @@
-"""The job throttle: after N exceptions, jobs are deferred (not run, not failed), jittered."""
+"""The throttle's counting, in Redis: exceptions within the window hold the key, a
+success clears the count."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
-from flask import Flask
 from redis import Redis
-from rq import Queue
-from rq.registry import FailedJobRegistry, ScheduledJobRegistry
-from rq.scheduler import RQScheduler
 
-from commands.workers import build_worker
-from tests.resilience.throttle_jobs import FAIL_FLAG, RUNS, flaky_job
+from resilience.throttle import JobThrottle, ThrottleConfig
 
-QUEUE = "payments-stripe"
+CONFIG = ThrottleConfig(max_exceptions=2, window_s=60, decay_s=30, jitter_s=1)
 
 
 @pytest.fixture
-def throttle_app(app: Flask) -> Iterator[Flask]:
-    saved = {
-        k: app.config[k]
-        for k in ("THROTTLE_MAX_EXCEPTIONS", "THROTTLE_DECAY_S", "THROTTLE_JITTER_S")
-    }
-    app.config.update(THROTTLE_MAX_EXCEPTIONS=3, THROTTLE_DECAY_S=4.0, THROTTLE_JITTER_S=2.0)
-    try:
-        yield app
-    finally:
-        app.config.update(saved)
+def redis(server_urls: dict[str, str]) -> Iterator[Redis]:
+    client = Redis.from_url(server_urls["redis"])
+    client.delete(*(client.keys("throttle:*") or ["none"]))
+    yield client
+    client.close()
 
 
-def work(app: Flask) -> None:
-    with app.app_context():
-        build_worker(app, [QUEUE], simple=True).work(burst=True)
+def test_the_nth_exception_holds_the_key(redis: Redis) -> None:
+    throttle = JobThrottle(redis, "payments-test", CONFIG)
+    throttle.record_failure()
+    assert throttle.remaining_s() == 0
+    throttle.record_failure()
+    assert 25 < throttle.remaining_s() <= 30
+    assert JobThrottle(redis, "payments-other", CONFIG).remaining_s() == 0  # per key
 
 
-def test_throttle_defers_then_releases_with_jitter(throttle_app: Flask) -> None:
-    app = throttle_app
-    redis = Redis.from_url(app.config["REDIS_URL"])
-    queue = Queue(QUEUE, connection=redis)
-    redis.set(FAIL_FLAG, 1)
-    for number in range(3):
-        queue.enqueue(flaky_job, number)
-    work(app)
-    assert len(FailedJobRegistry(queue=queue)) == 3  # the provider's exceptions
-    assert int(redis.get(RUNS) or 0) == 3
-
-    for number in range(10):
-        queue.enqueue(flaky_job, 100 + number)
-    work(app)
-    assert int(redis.get(RUNS) or 0) == 3  # throttled: not run
-    assert len(FailedJobRegistry(queue=queue)) == 3  # ...and not failed
-    scheduled = ScheduledJobRegistry(queue=queue)
-    times = [scheduled.get_scheduled_time(job_id) for job_id in scheduled.get_job_ids()]
-    assert len(times) == 10
-    assert (max(times) - min(times)).total_seconds() >= 0.5  # spread out, not a herd
-
-    redis.delete(FAIL_FLAG)  # the provider recovers
-    time.sleep(6.2)  # decay (4 s) + the largest jitter (2 s)
-    scheduler = RQScheduler([queue], connection=redis)
-    scheduler.acquire_locks()
-    scheduler.enqueue_scheduled_jobs()
-    scheduler.release_locks()
-    work(app)
-    assert int(redis.get(RUNS) or 0) == 13  # each deferred job ran once
-    assert len(ScheduledJobRegistry(queue=queue)) == 0
-    redis.close()
+def test_a_success_clears_the_count(redis: Redis) -> None:
+    throttle = JobThrottle(redis, "payments-test2", CONFIG)
+    throttle.record_failure()
+    throttle.record_success()
+    throttle.record_failure()
+    assert throttle.remaining_s() == 0

@@ -1,0 +1,63 @@
+"""Throttled jobs: after N exceptions on a queue, its jobs are deferred (not run, not
+failed), jittered, and run once the hold is over."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from flask import Flask
+from redis import Redis
+from rq import Queue
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry
+from rq.scheduler import RQScheduler
+
+from commands.workers import build_worker
+from tests.jobs.throttle_jobs import FAIL_FLAG, RUNS, flaky_job
+
+QUEUE = "payments-stripe"
+
+
+@pytest.fixture
+def throttle_app(app: Flask, make_app: Any) -> Flask:
+    """A worker's app with a quick throttle (its own: the shared app is never changed)."""
+    return make_app(THROTTLE_MAX_EXCEPTIONS=3, THROTTLE_DECAY_S=4.0, THROTTLE_JITTER_S=2.0)
+
+
+def work(app: Flask) -> None:
+    with app.app_context():
+        build_worker(app, [QUEUE], simple=True).work(burst=True)
+
+
+def test_throttle_defers_then_releases_with_jitter(throttle_app: Flask) -> None:
+    app = throttle_app
+    redis = Redis.from_url(app.config["REDIS_URL"])
+    queue = Queue(QUEUE, connection=redis)
+    redis.set(FAIL_FLAG, 1)
+    for number in range(3):
+        queue.enqueue(flaky_job, number)
+    work(app)
+    assert len(FailedJobRegistry(queue=queue)) == 3  # the provider's exceptions
+    assert int(redis.get(RUNS) or 0) == 3
+
+    for number in range(10):
+        queue.enqueue(flaky_job, 100 + number)
+    work(app)
+    assert int(redis.get(RUNS) or 0) == 3  # throttled: not run
+    assert len(FailedJobRegistry(queue=queue)) == 3  # ...and not failed
+    scheduled = ScheduledJobRegistry(queue=queue)
+    times = [scheduled.get_scheduled_time(job_id) for job_id in scheduled.get_job_ids()]
+    assert len(times) == 10
+    assert (max(times) - min(times)).total_seconds() >= 0.5  # spread out, not a herd
+
+    redis.delete(FAIL_FLAG)  # the provider recovers
+    time.sleep(6.2)  # decay (4 s) + the largest jitter (2 s)
+    scheduler = RQScheduler([queue], connection=redis)
+    scheduler.acquire_locks()
+    scheduler.enqueue_scheduled_jobs()
+    scheduler.release_locks()
+    work(app)
+    assert int(redis.get(RUNS) or 0) == 13  # each deferred job ran once
+    assert len(ScheduledJobRegistry(queue=queue)) == 0
+    redis.close()
