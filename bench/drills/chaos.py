@@ -68,6 +68,9 @@ SETTINGS = {
     # Escalate to review after about 25 s of "still unknown", well inside the settle time.
     "RECONCILE_MAX_ATTEMPTS": "5",
     "CHARGE_DEFER_S": "1",
+    # Stripe's search may lag a minute; the sandbox's does not: after 5 s, "not found"
+    # means never charged, so a lost charge resolves to failed instead of review.
+    "STRIPE_SEARCH_LAG_S": "5",
     "PENDING_SWEEP_GRACE_S": "3",
 }
 

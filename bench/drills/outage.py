@@ -60,6 +60,9 @@ SETTINGS = {
     "RECONCILE_DELAYS_S": "1,2,4,8",
     "RECONCILE_MAX_ATTEMPTS": "5",  # escalate within ~25 s, inside the settle time
     "CHARGE_DEFER_S": "1",
+    # Stripe's search may lag a minute; the sandbox's does not: after 5 s, "not found"
+    # means never charged, so a lost charge resolves to failed instead of review.
+    "STRIPE_SEARCH_LAG_S": "5",
     "PENDING_SWEEP_GRACE_S": "5",
 }
 
