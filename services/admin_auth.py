@@ -30,15 +30,15 @@ __all__ = [
 def authenticate(email: str, password: str, address: str) -> AdminUser | None:
     """The admin whose credentials match, or None. Raises TooManyAttemptsError
     (services/login_throttle.py: failures per account and address, never successes)."""
-    login_throttle.check("admin", email, address)
-    admin = db.session.scalar(select(AdminUser).where(AdminUser.email == email.strip().lower()))
-    # Checked whether or not the admin exists (no short cut): the same time for both.
-    is_match = login_throttle.password_matches(admin and admin.password_hash, password)
-    if admin is None or not is_match:
-        login_throttle.record_failure("admin", email, address)
-        return None
-    login_throttle.record_success("admin", email, address)
-    return admin
+    return login_throttle.sign_in(
+        "admin",
+        email,
+        password,
+        address,
+        lambda normalized: db.session.scalar(
+            select(AdminUser).where(AdminUser.email == normalized)
+        ),
+    )
 
 
 class AdminExistsError(ValueError):

@@ -76,15 +76,13 @@ def create_customer(email: str, password: str, wallet_currencies: list[str]) -> 
 def authenticate(email: str, password: str, address: str) -> Customer | None:
     """The customer whose email and password match, or None (unknown email or wrong
     password alike, in the same time). Raises TooManyAttemptsError."""
-    login_throttle.check("customer", email, address)
-    customer = db.session.scalar(select(Customer).where(Customer.email == email.strip().lower()))
-    # Checked whether or not the customer exists (no short cut): the same time for both.
-    is_match = login_throttle.password_matches(customer and customer.password_hash, password)
-    if customer is None or not is_match:
-        login_throttle.record_failure("customer", email, address)
-        return None
-    login_throttle.record_success("customer", email, address)
-    return customer
+    return login_throttle.sign_in(
+        "customer",
+        email,
+        password,
+        address,
+        lambda normalized: db.session.scalar(select(Customer).where(Customer.email == normalized)),
+    )
 
 
 def end_sessions(customer: Customer) -> None:

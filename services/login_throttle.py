@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
 from contextlib import suppress
+from typing import Protocol, TypeVar
 
 from redis.exceptions import RedisError
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -36,6 +38,29 @@ def password_matches(stored_hash: str | None, password: str) -> bool:
     against a dummy hash, so an unknown email takes as long as a wrong password."""
     is_match = check_password_hash(stored_hash or _dummy_hash(), password[:1024])
     return stored_hash is not None and is_match
+
+
+class Account(Protocol):
+    password_hash: str
+
+
+A = TypeVar("A", bound=Account)
+
+
+def sign_in(
+    scope: str, email: str, password: str, address: str, find: Callable[[str], A | None]
+) -> A | None:
+    """The account `find` returns for the email if the password matches, else None
+    (unknown email or wrong password alike, in the same time: the password is checked
+    either way). Raises TooManyAttemptsError before anything is checked."""
+    check(scope, email, address)
+    account = find(email.strip().lower())
+    is_match = password_matches(account.password_hash if account else None, password)
+    if account is None or not is_match:
+        record_failure(scope, email, address)
+        return None
+    record_success(scope, email, address)
+    return account
 
 
 class TooManyAttemptsError(Exception):
