@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS faults (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, dialect TEXT, endpoint TEXT,
     rate REAL NOT NULL DEFAULT 1.0, remaining INTEGER, params TEXT NOT NULL,
     created REAL NOT NULL);
+-- Payment methods created from test card numbers (Stripe.js's createPaymentMethod).
+CREATE TABLE IF NOT EXISTS payment_methods (
+    id TEXT PRIMARY KEY, outcome TEXT NOT NULL, decline_code TEXT, created INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, endpoint TEXT NOT NULL,
     method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL, api_version TEXT);
@@ -139,6 +142,7 @@ class Store:
         with self.transaction() as conn:
             for table in (
                 "payment_intents",
+                "payment_methods",
                 "acquirer_payments",
                 "idempotency_keys",
                 "charges",

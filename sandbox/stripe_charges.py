@@ -14,8 +14,9 @@ from flask import Response, g, request
 from sandbox import stripe_params as params_of
 from sandbox.app import store
 from sandbox.events import create_event
+from sandbox.stripe_cards import card_outcome
 from sandbox.stripe_idempotency import stripe_error
-from sandbox.stripe_objects import CANCELABLE, PAYMENT_METHODS, card_error, new_id
+from sandbox.stripe_objects import CANCELABLE, card_error, new_id
 from sandbox.stripe_params import ParamError
 
 Result = tuple[dict[str, Any], Response | None]
@@ -90,7 +91,8 @@ def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
             "payment_method",
             "payment_intent_unexpected_state",
         )
-    if method not in PAYMENT_METHODS:
+    known = card_outcome(method)
+    if known is None:
         raise ParamError(f"No such PaymentMethod: '{method}'", "payment_method", "resource_missing")
     automatic = intent["automatic_payment_methods"] or {}
     if (
@@ -100,7 +102,7 @@ def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
     ):
         raise ParamError(RETURN_URL_MESSAGE, "return_url", "parameter_missing")
     intent["payment_method"] = method
-    outcome, decline_code = PAYMENT_METHODS[method]
+    outcome, decline_code = known
     if outcome == "requires_action":
         intent["status"] = "requires_action"
         intent["next_action"] = {

@@ -1,0 +1,140 @@
+"""Cards as Stripe's test mode knows them: `POST /v1/payment_methods` (with the
+publishable key, as Stripe.js calls it, or the secret key) for Stripe's documented test
+card numbers, and the stand-in Stripe.js (`/js/v3`) that the checkout page loads in
+development and tests instead of https://js.stripe.com/v3."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, g, request
+
+from sandbox.app import settings, store
+from sandbox.stripe_idempotency import stripe_error
+from sandbox.stripe_objects import PAYMENT_METHODS, new_id
+from sandbox.stripe_params import ParamError, decode
+
+bp = Blueprint("stripe_cards", __name__)
+PUBLISHABLE_KEY = "pk_test_sandbox"
+# Stripe's documented test cards: number -> (outcome, decline code), as the pm_card_* ids.
+TEST_CARDS: dict[str, tuple[str, str | None]] = {
+    "4242424242424242": ("succeeded", None),
+    "5555555555554444": ("succeeded", None),
+    "4000000000000002": ("declined", "generic_decline"),
+    "4000000000009995": ("declined", "insufficient_funds"),
+    "4000002500003155": ("requires_action", None),
+    "4000000000003220": ("requires_action", None),
+}
+BRANDS = {"4": "visa", "5": "mastercard"}
+CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type",
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+}
+STRIPE_JS = Path(__file__).with_name("stripe_v3.js")
+
+
+def card_outcome(payment_method: str) -> tuple[str, str | None] | None:
+    """What confirming with this payment method does (a pm_card_* id or a created one)."""
+    if payment_method in PAYMENT_METHODS:
+        return PAYMENT_METHODS[payment_method]
+    rows = store().query(
+        "SELECT outcome, decline_code FROM payment_methods WHERE id = ?", (payment_method,)
+    )
+    return (rows[0]["outcome"], rows[0]["decline_code"]) if rows else None
+
+
+@bp.get("/js/v3")
+def stripe_js() -> Response:
+    return Response(STRIPE_JS.read_text(), mimetype="application/javascript")
+
+
+@bp.route("/v1/payment_methods", methods=["OPTIONS"])
+def payment_methods_preflight() -> Response:
+    return Response(status=204, headers=CORS)
+
+
+@bp.post("/v1/payment_methods")
+def create_payment_method() -> Response:
+    g.stripe_request_id = new_id("req")
+    given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+    if given not in (PUBLISHABLE_KEY, settings().stripe_secret_key):
+        return _cors(stripe_error(401, "invalid_request_error", "Invalid API Key provided."))
+    try:
+        params = decode(request.form.items(multi=True), frozenset({"type", "card", "expand"}))
+        method = _card_method(params)
+    except ParamError as exc:
+        return _cors(
+            stripe_error(400, "invalid_request_error", str(exc), param=exc.param, code=exc.code)
+        )
+    if isinstance(method, Response):
+        return _cors(method)
+    return _cors(Response(json.dumps(method), mimetype="application/json"))
+
+
+def _card_method(params: dict[str, Any]) -> dict[str, Any] | Response:
+    if params.get("type") != "card":
+        raise ParamError("Only type=card is supported by the sandbox.", "type")
+    card = params.get("card")
+    if not isinstance(card, dict):
+        raise ParamError("Missing required param: card.", "card", "parameter_missing")
+    number = str(card.get("number", "")).replace(" ", "")
+    month, year = str(card.get("exp_month", "")), str(card.get("exp_year", ""))
+    if number not in TEST_CARDS:
+        return stripe_error(
+            402,
+            "card_error",
+            "Your card number is incorrect.",
+            code="incorrect_number",
+            param="number",
+        )
+    if not (month.isdigit() and 1 <= int(month) <= 12):
+        return stripe_error(
+            402,
+            "card_error",
+            "Your card's expiration month is invalid.",
+            code="invalid_expiry_month",
+            param="exp_month",
+        )
+    if not year.isdigit() or int(year) % 100 + 2000 < time.gmtime().tm_year:
+        return stripe_error(
+            402,
+            "card_error",
+            "Your card's expiration year is invalid.",
+            code="invalid_expiry_year",
+            param="exp_year",
+        )
+    outcome, decline_code = TEST_CARDS[number]
+    method_id = new_id("pm")
+    with store().transaction() as conn:
+        conn.execute(
+            "INSERT INTO payment_methods (id, outcome, decline_code, created) VALUES (?, ?, ?, ?)",
+            (method_id, outcome, decline_code, int(time.time())),
+        )
+    # Only the brand, the last four digits and the expiry come back: never the number.
+    return {
+        "id": method_id,
+        "object": "payment_method",
+        "type": "card",
+        "card": {
+            "brand": BRANDS.get(number[0], "unknown"),
+            "last4": number[-4:],
+            "exp_month": int(month),
+            "exp_year": int(year) % 100 + 2000,
+            "funding": "credit",
+            "country": "US",
+        },
+        "billing_details": {"address": None, "email": None, "name": None, "phone": None},
+        "created": int(time.time()),
+        "customer": None,
+        "livemode": False,
+        "metadata": {},
+    }
+
+
+def _cors(response: Response) -> Response:
+    response.headers.update(CORS)
+    return response
