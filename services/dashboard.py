@@ -15,11 +15,10 @@ from sqlalchemy import func, select
 from extensions import db, redis_client
 from models import Payment, PaymentStatus, PaymentTransition, ProcessedWebhook, WebhookState
 from models.types import utcnow
+from services import day_counts
 from services.provider_clients import breaker_for, provider_for
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
-from services.reports import mismatch_key
 from services.wallet_audit import last_audit
-from services.webhooks import duplicates_key
 
 WATCHED = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)
 
@@ -109,16 +108,8 @@ def webhook_stats(now: datetime | None = None) -> dict[str, Any]:
             .group_by(ProcessedWebhook.state)
         ).all()
     )
-    day = now.date().isoformat()
-    duplicates: int | None
-    mismatches: int | None
-    try:
-        duplicates, mismatches = (
-            int(raw or 0)
-            for raw in redis_client.client.mget([duplicates_key(day), mismatch_key(day)])
-        )
-    except RedisError:
-        duplicates = mismatches = None
+    counts = day_counts.today_counts(day_counts.DUPLICATE_WEBHOOKS, day_counts.REPORT_MISMATCHES)
+    duplicates, mismatches = counts if counts is not None else (None, None)
     return {
         "received_today": received,
         "duplicates_today": duplicates,

@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import logging
 
-from redis.exceptions import RedisError
-
-from extensions import redis_client
 from models import Payment, PaymentStatus, TransitionSource
-from models.types import utcnow
 from providers.outcomes import Report
-from services import metrics
+from services import day_counts, metrics
 from services.payment_state import log_context, move
 
 log = logging.getLogger(__name__)
 
 MISMATCH_PREFIX = "report mismatch"  # transition reasons start with it (dashboard, search)
-MISMATCH_COUNTER_TTL_S = 3 * 24 * 3600
 
 
 def mismatch(
@@ -84,20 +79,4 @@ def set_aside(
         reason=f"{MISMATCH_PREFIX}: {what} says {problem}",
         actor=actor,
     )
-    count_mismatch()
-
-
-def mismatch_key(day: str) -> str:
-    return f"reports:mismatches:{day}"
-
-
-def count_mismatch() -> None:
-    """Count a mismatch for the dashboard (best effort: Redis may be down)."""
-    try:
-        key = mismatch_key(utcnow().date().isoformat())
-        pipe = redis_client.client.pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, MISMATCH_COUNTER_TTL_S)
-        pipe.execute()
-    except RedisError as exc:
-        log.warning("could not count a report mismatch: %s", exc)
+    day_counts.count_today(day_counts.REPORT_MISMATCHES)

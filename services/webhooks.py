@@ -19,19 +19,18 @@ from typing import Any
 
 import psycopg
 from flask import current_app
-from redis.exceptions import RedisError
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DataError, IntegrityError
 
-from extensions import db, redis_client
+from extensions import db
 from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource, WebhookState
 from models.types import parse_row_id, utcnow
 from providers.events import ProviderEvent, WebhookError, load_json_object
 from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
-from services import metrics, queueing, reports
+from services import day_counts, metrics, queueing, reports
 from services.payment_state import lock_found_payment, move
 
 log = logging.getLogger(__name__)
@@ -307,17 +306,6 @@ def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> 
     return applied
 
 
-def duplicates_key(day: str) -> str:
-    return f"webhooks:duplicates:{day}"
-
-
 def record_duplicate(provider: str) -> None:
     """Count a redelivery for the dashboard (best effort: Redis may be down)."""
-    try:
-        key = duplicates_key(utcnow().date().isoformat())
-        pipe = redis_client.client.pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, 3 * 24 * 3600)
-        pipe.execute()
-    except RedisError as exc:
-        log.warning("could not count a duplicate %s webhook: %s", provider, exc)
+    day_counts.count_today(day_counts.DUPLICATE_WEBHOOKS)
