@@ -37,7 +37,7 @@ from providers.outcomes import (
 )
 from resilience.gateway import CallContext, Gateway, seconds_until
 from services import metrics, queueing, reports
-from services.payment_state import lock_order_of, lock_payment, move, note
+from services.payment_state import lock_order_of, lock_payment, lock_payment_row, move, note
 from services.provider_clients import breaker_for, gateway_for, provider_for
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def _claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | N
     if not result.rowcount:
         db.session.commit()
         return None
-    return lock_payment(payment_id)  # the order is held already: this adds the row lock
+    return lock_payment_row(payment_id)  # its order is held already (above)
 
 
 def _mark_sending(payment: Payment, now: datetime) -> datetime | None:

@@ -54,7 +54,7 @@ def lock_order_of(payment_id: int, order_id: int | None = None) -> None:
 def lock_payment(payment_id: int) -> Payment | None:
     """The payment row (its order first, see lock_order_of), locked until the transaction ends."""
     lock_order_of(payment_id)
-    return _lock_row(payment_id)
+    return lock_payment_row(payment_id)
 
 
 def lock_found_payment(payment_id: int, order_id: int | None) -> Payment | None:
@@ -62,10 +62,11 @@ def lock_found_payment(payment_id: int, order_id: int | None) -> Payment | None:
     has none): the same lock order, one query less."""
     if order_id is not None:
         lock_order_of(payment_id, order_id)
-    return _lock_row(payment_id)
+    return lock_payment_row(payment_id)
 
 
-def _lock_row(payment_id: int) -> Payment | None:
+def lock_payment_row(payment_id: int) -> Payment | None:
+    """The payment row, locked, for a caller that holds its order's lock already."""
     return db.session.scalar(
         select(Payment)
         .where(Payment.id == payment_id)
