@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from providers.registry import PROVIDERS
-from providers.settings import ConfigError, secret
+from providers.settings import ConfigError, number, secret
 from providers.spec import SettingsContext
 
 __all__ = ["ConfigError", "settings_from_env"]
@@ -68,16 +68,6 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-
-
 def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
@@ -111,12 +101,12 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 
     def per_provider(name: str, default: float) -> dict[str, float]:
         # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only.
-        base = _float(env, name, default)
-        return {p: _float(env, f"{name}_{p.upper()}", base) for p in providers}
+        base = number(env, name, default)
+        return {p: number(env, f"{name}_{p.upper()}", base) for p in providers}
 
     # Total time of one call including retries and backoff: below the RQ job timeout
     # (60 s) and the breaker's probe lease, so a call never outlives either.
-    call_budget_s = _float(env, "PROVIDER_CALL_BUDGET_S", DEFAULT_CALL_BUDGET_S)
+    call_budget_s = number(env, "PROVIDER_CALL_BUDGET_S", DEFAULT_CALL_BUDGET_S)
     lease_s = _int(env, "PAYMENT_LEASE_S", JOB_TIMEOUT_S)
     if lease_s < 2 * call_budget_s:
         raise ConfigError(
@@ -180,18 +170,18 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # 2 s to connect: a TCP handshake to a healthy provider takes milliseconds; a
         # provider that cannot accept a connection in 2 s is down, and the request was
         # never sent, so giving up early is free.
-        "PROVIDER_CONNECT_TIMEOUT_S": _float(env, "PROVIDER_CONNECT_TIMEOUT_S", 2.0),
+        "PROVIDER_CONNECT_TIMEOUT_S": number(env, "PROVIDER_CONNECT_TIMEOUT_S", 2.0),
         # 5 s to read: Stripe answers a confirm in ~0.3-2 s at p99; waiting longer ties
         # up a worker for an answer that reconciliation can fetch later anyway.
-        "PROVIDER_READ_TIMEOUT_S": _float(env, "PROVIDER_READ_TIMEOUT_S", 5.0),
+        "PROVIDER_READ_TIMEOUT_S": number(env, "PROVIDER_READ_TIMEOUT_S", 5.0),
         "PROVIDER_CALL_BUDGET_S": call_budget_s,
         # Circuit breakers: {setting: {provider: value}} (resilience/breaker.py).
         "BREAKERS": breakers,
         # Job throttling per provider queue (resilience/throttle.py).
         "THROTTLE_MAX_EXCEPTIONS": _int(env, "THROTTLE_MAX_EXCEPTIONS", 5),
-        "THROTTLE_WINDOW_S": _float(env, "THROTTLE_WINDOW_S", 60),
-        "THROTTLE_DECAY_S": _float(env, "THROTTLE_DECAY_S", 30),
-        "THROTTLE_JITTER_S": _float(env, "THROTTLE_JITTER_S", 10),
+        "THROTTLE_WINDOW_S": number(env, "THROTTLE_WINDOW_S", 60),
+        "THROTTLE_DECAY_S": number(env, "THROTTLE_DECAY_S", 30),
+        "THROTTLE_JITTER_S": number(env, "THROTTLE_JITTER_S", 10),
         # Failover (off when empty): a payment never sent may move to this provider
         # while its own provider's circuit is open.
         "PAYMENTS_FAILOVER_PROVIDER": env.get("PAYMENTS_FAILOVER_PROVIDER", ""),

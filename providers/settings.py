@@ -11,6 +11,17 @@ class ConfigError(RuntimeError):
     """A required setting is missing or malformed; raised at start-up."""
 
 
+def number(env: Mapping[str, str], name: str, default: float) -> float:
+    """A number setting; its default when unset; ConfigError naming it when malformed."""
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+
+
 def secret(
     env: Mapping[str, str],
     name: str,

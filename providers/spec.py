@@ -11,6 +11,7 @@ from typing import Any
 from providers.base import Provider
 from providers.events import ProviderEvent
 from providers.http import HttpPolicy
+from providers.settings import provider_base, secret
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,16 @@ class SettingsContext:
     sandbox_url: str  # base of the development defaults
     is_production: bool
     dev_secrets: frozenset[str]  # every development secret: production refuses them all
+
+    def secret(self, env: Mapping[str, str], name: str, dev_default: str) -> str:
+        """A provider secret: its development default outside production, checked in it."""
+        return secret(
+            env, name, dev_default, is_production=self.is_production, dev_secrets=self.dev_secrets
+        )
+
+    def base_url(self, env: Mapping[str, str], name: str, dev_default: str) -> str:
+        """A provider base URL (https only in production)."""
+        return provider_base(env, name, dev_default, is_production=self.is_production)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ from typing import Any
 from providers.acquirer.client import AcquirerProvider
 from providers.acquirer.webhooks import parse_acquirer, verify_acquirer
 from providers.http import HttpPolicy
-from providers.settings import provider_base, secret
 from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
 
 DEV_API_KEY = "acq_test_sandbox"
@@ -16,20 +15,13 @@ DEV_WEBHOOK_SECRET = "acqwh_sandbox"
 
 
 def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
-    is_production, dev = context.is_production, context.dev_secrets
     return {
-        "ACQUIRER_API_BASE": provider_base(
-            env, "ACQUIRER_API_BASE", f"{context.sandbox_url}/acquirer", is_production=is_production
+        "ACQUIRER_API_BASE": context.base_url(
+            env, "ACQUIRER_API_BASE", f"{context.sandbox_url}/acquirer"
         ),
-        "ACQUIRER_API_KEY": secret(
-            env, "ACQUIRER_API_KEY", DEV_API_KEY, is_production=is_production, dev_secrets=dev
-        ),
-        "ACQUIRER_WEBHOOK_SECRET": secret(
-            env,
-            "ACQUIRER_WEBHOOK_SECRET",
-            DEV_WEBHOOK_SECRET,
-            is_production=is_production,
-            dev_secrets=dev,
+        "ACQUIRER_API_KEY": context.secret(env, "ACQUIRER_API_KEY", DEV_API_KEY),
+        "ACQUIRER_WEBHOOK_SECRET": context.secret(
+            env, "ACQUIRER_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET
         ),
     }
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from providers.http import HttpPolicy
-from providers.settings import provider_base, secret
+from providers.settings import number
 from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
 from providers.stripe.client import API_VERSION, SEARCH_LAG_S, StripeProvider
 from providers.stripe.webhooks import parse_stripe, verify_stripe
@@ -17,28 +17,17 @@ DEV_WEBHOOK_SECRET = "whsec_sandbox"
 
 
 def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
-    is_production, dev = context.is_production, context.dev_secrets
     return {
-        "STRIPE_API_BASE": provider_base(
-            env, "STRIPE_API_BASE", context.sandbox_url, is_production=is_production
-        ),
-        "STRIPE_SECRET_KEY": secret(
-            env, "STRIPE_SECRET_KEY", DEV_SECRET_KEY, is_production=is_production, dev_secrets=dev
-        ),
-        "STRIPE_WEBHOOK_SECRET": secret(
-            env,
-            "STRIPE_WEBHOOK_SECRET",
-            DEV_WEBHOOK_SECRET,
-            is_production=is_production,
-            dev_secrets=dev,
-        ),
+        "STRIPE_API_BASE": context.base_url(env, "STRIPE_API_BASE", context.sandbox_url),
+        "STRIPE_SECRET_KEY": context.secret(env, "STRIPE_SECRET_KEY", DEV_SECRET_KEY),
+        "STRIPE_WEBHOOK_SECRET": context.secret(env, "STRIPE_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET),
         "STRIPE_PAYMENT_METHOD": env.get("STRIPE_PAYMENT_METHOD", "pm_card_visa"),
         # Sent as Stripe-Version on every call: response shapes never follow the
         # account's default. The default is the version the client and sandbox speak.
         "STRIPE_API_VERSION": env.get("STRIPE_API_VERSION", API_VERSION),
         # Search is eventually consistent (Stripe: "up to a minute"): "not found" means
         # nothing until this long after the first send.
-        "STRIPE_SEARCH_LAG_S": float(env.get("STRIPE_SEARCH_LAG_S") or SEARCH_LAG_S),
+        "STRIPE_SEARCH_LAG_S": number(env, "STRIPE_SEARCH_LAG_S", SEARCH_LAG_S),
     }
 
 

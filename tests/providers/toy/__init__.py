@@ -12,7 +12,6 @@ from providers.base import Capabilities, ChargeRequest
 from providers.events import ProviderEvent, WebhookError, event_time, required_field
 from providers.http import HttpPolicy
 from providers.outcomes import Absent, EventPage, LookupOutcome, Outcome, Report, Succeeded
-from providers.settings import secret
 from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
 
 DEV_WEBHOOK_SECRET = "toywh_dev"
@@ -64,13 +63,7 @@ def parse(payload: dict[str, Any]) -> ProviderEvent:
 def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
     return {
         "TOY_GREETING": env.get("TOY_GREETING", "hello"),
-        "TOY_WEBHOOK_SECRET": secret(
-            env,
-            "TOY_WEBHOOK_SECRET",
-            DEV_WEBHOOK_SECRET,
-            is_production=context.is_production,
-            dev_secrets=context.dev_secrets,
-        ),
+        "TOY_WEBHOOK_SECRET": context.secret(env, "TOY_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET),
     }
 
 
