@@ -25,6 +25,7 @@ EMBEDDED_REDIS_PORT = 6390
 DEFAULT_DEV_REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
 DEFAULT_DEV_DATABASE_URL = f"sqlite:///{INSTANCE_DIR / 'payments.db'}"
 DEFAULT_SANDBOX_URL = "http://127.0.0.1:8099"
+DEFAULT_DEV_PUBLIC_URL = "http://127.0.0.1:5000"  # the web program of `make run`
 
 # The session key used only in development; the providers' development secrets live in
 # their packages (providers/<name>/__init__.py). Production has none of them.
@@ -72,6 +73,18 @@ def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
 
+def _public_url(env: Mapping[str, str], is_production: bool) -> str:
+    value = env.get("PUBLIC_URL", "").strip().rstrip("/")
+    if not is_production:
+        return value or DEFAULT_DEV_PUBLIC_URL
+    if not value.lower().startswith("https://"):
+        raise ConfigError(
+            f"PUBLIC_URL={value!r} must be this shop's https:// address in production "
+            "(customers return to it from their bank)."
+        )
+    return value
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Return the Flask config built from `env` (default `os.environ`).
 
@@ -98,6 +111,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             f"PAYMENTS_PROVIDERS={','.join(providers)}"
         )
     sandbox_url = env.get("SANDBOX_URL", DEFAULT_SANDBOX_URL)
+    public_url = _public_url(env, is_production)
 
     def per_provider(name: str, default: float) -> dict[str, float]:
         # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only.
@@ -207,6 +221,12 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "PENDING_SWEEP_GRACE_S": _int(env, "PENDING_SWEEP_GRACE_S", 30),
         # How long a charge is deferred when the provider was provably not reached.
         "CHARGE_DEFER_S": _int(env, "CHARGE_DEFER_S", 15),
+        # Where customers reach this shop: the provider sends them back here after 3-D
+        # Secure (PUBLIC_URL/payments/<id>/return).
+        "PUBLIC_URL": public_url,
+        # A payment still waiting for the customer's authentication after this long is
+        # cancelled at the provider by the sweep, and fails (unless it succeeded first).
+        "SCA_TIMEOUT_S": _int(env, "SCA_TIMEOUT_S", 1800),
         # /metrics: with a token, only `Authorization: Bearer <token>` reads it; production
         # without a token does not serve it at all (scrape it on an internal bind).
         "METRICS_TOKEN": env.get("METRICS_TOKEN", ""),

@@ -54,8 +54,10 @@ def client_error(exc: ClientError) -> ResponseReturnValue:
     return api_error(exc.status, exc.code, str(exc), **exc.details)
 
 
-def _json_body() -> dict[str, Any]:
+def _json_body(*, is_optional: bool = False) -> dict[str, Any]:
     body = request.get_json(silent=True)
+    if body is None and is_optional and not request.get_data(cache=True):
+        return {}
     if not isinstance(body, dict):
         raise ClientError("the body must be a JSON object", code="invalid_json")
     return body
@@ -78,7 +80,8 @@ def get_order(order_id: int) -> ResponseReturnValue:
 @token_required
 def post_payment(order_id: int) -> ResponseReturnValue:
     key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
-    payment, is_new = start_order_payment(g.customer, order_id, key)
+    card = _json_body(is_optional=True).get("payment_method")
+    payment, is_new = start_order_payment(g.customer, order_id, key, card)
     return jsonify(payment_json(payment)), 201 if is_new else 200
 
 
@@ -139,6 +142,10 @@ def post_topup() -> ResponseReturnValue:
     if not isinstance(currency, str):
         raise ClientError("currency must be an ISO 4217 code", code="invalid_currency", status=422)
     payment, is_new = start_topup_payment(
-        g.customer, wallet.wallet_of(g.customer, currency), body.get("amount_minor"), key
+        g.customer,
+        wallet.wallet_of(g.customer, currency),
+        body.get("amount_minor"),
+        key,
+        body.get("payment_method"),
     )
     return jsonify(payment_json(payment)), 201 if is_new else 200

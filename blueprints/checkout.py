@@ -1,4 +1,5 @@
-"""Cart, order, checkout, pay and payment status pages (server-rendered, no JavaScript needed)."""
+"""Cart, order, checkout, pay and payment status pages (server-rendered; the only script
+is the provider's card entry, services/cards.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from flask_login import current_user, login_required
 
 from extensions import db
 from models import Order, OrderStatus
+from services.authentication import request_check
+from services.cards import card_entry
 from services.catalog import active_product, products_by_sku
 from services.checkout import (
     MAX_QUANTITY,
@@ -30,7 +33,7 @@ from services.checkout import (
     recent_orders,
     start_order_payment,
 )
-from services.errors import ClientError, NotFoundError
+from services.errors import ClientError, NotFoundError, form_message
 from services.wallet_views import wallet_in
 
 bp = Blueprint("checkout", __name__)
@@ -109,6 +112,7 @@ def checkout(order_id: int) -> ResponseReturnValue:
         "checkout/checkout.html",
         order=order,
         wallet=wallet,
+        card=card_entry(),
         idempotency_key=uuid.uuid4(),
         wallet_operation_id=uuid.uuid4(),  # the wallet debit's operation id, born here too
         is_open=order.status == OrderStatus.OPEN,
@@ -120,7 +124,8 @@ def checkout(order_id: int) -> ResponseReturnValue:
 def pay(order_id: int) -> ResponseReturnValue:
     try:
         key = parse_idempotency_key(request.form.get("idempotency_key"))
-        payment, _ = start_order_payment(current_user, order_id, key)
+        card = request.form.get("payment_method")
+        payment, _ = start_order_payment(current_user, order_id, key, card)
     except NotFoundError:
         abort(404)
     except ClientError as exc:
@@ -128,7 +133,7 @@ def pay(order_id: int) -> ResponseReturnValue:
         payment_id = exc.details.get("payment_id")
         if isinstance(payment_id, int):
             return redirect(url_for("checkout.payment_status", payment_id=payment_id), code=303)
-        flash(str(exc), "error")
+        flash(form_message(exc), "error")
         return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
 
@@ -145,6 +150,20 @@ def payment_status(payment_id: int) -> ResponseReturnValue:
         payment=payment,
         refresh_s=None if payment.status.is_final else STATUS_REFRESH_S,
     )
+
+
+@bp.get("/payments/<id:payment_id>/return")
+@login_required
+def return_from_bank(payment_id: int) -> ResponseReturnValue:
+    """Where the provider sends the customer after 3-D Secure. The query string (Stripe
+    adds redirect_status) is not trusted: the provider is asked, and the status page
+    shows what it says (or the webhook, whichever comes first)."""
+    try:
+        payment = owned_payment(current_user, payment_id)
+    except NotFoundError:
+        abort(404)
+    request_check(payment)
+    return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
 
 
 def _order_or_404(order_id: int) -> Order:

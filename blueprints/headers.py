@@ -7,10 +7,15 @@ import secrets
 
 from flask import Flask, Response, g
 
+from services.cards import card_entry_sources
+
 # Scripts and styles from this site only (and nonce-marked tags, which Flask-Admin
 # renders); nothing may frame a page (clickjacking); forms post back to this site.
+# The card entry's script, frames and API calls (Stripe.js and Stripe's API, or the
+# sandbox's stand-ins) are allowed by origin, exactly those (services/cards.py).
 CSP = (
-    "default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' 'nonce-{nonce}'; "
+    "default-src 'self'; script-src 'self' 'nonce-{nonce}'{script}; "
+    "style-src 'self' 'nonce-{nonce}'; connect-src 'self'{connect}; frame-src 'self'{frame}; "
     "img-src 'self' data:; font-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
@@ -31,10 +36,15 @@ def csp_nonce() -> str:
 
 def register(app: Flask) -> None:
     is_production = app.config.get("IS_PRODUCTION", False)
+    with app.app_context():
+        sources = {kind: f" {origin}" for kind, origin in card_entry_sources().items()}
+    extra = {kind: sources.get(kind, "") for kind in ("script", "connect", "frame")}
 
     @app.after_request
     def add_security_headers(response: Response) -> Response:
-        response.headers.setdefault("Content-Security-Policy", CSP.format(nonce=csp_nonce()))
+        response.headers.setdefault(
+            "Content-Security-Policy", CSP.format(nonce=csp_nonce(), **extra)
+        )
         for name, value in HEADERS.items():
             response.headers.setdefault(name, value)
         if is_production:

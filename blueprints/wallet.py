@@ -11,8 +11,9 @@ from flask_login import current_user, login_required
 from extensions import db
 from models import Wallet
 from models.money import InvalidAmountError, format_money, parse_major_amount
+from services.cards import card_entry
 from services.checkout import parse_idempotency_key, start_topup_payment
-from services.errors import ClientError
+from services.errors import ClientError, form_message
 from services.wallet import wallet_of
 from services.wallet_payments import pay_order_from_wallet
 from services.wallet_views import ledger_page, wallets_of
@@ -56,11 +57,12 @@ def topup() -> ResponseReturnValue:
         target = wallet_of(current_user, currency)
         amount_minor = parse_major_amount(request.form.get("amount", ""), currency)
         key = parse_idempotency_key(request.form.get("idempotency_key"))
-        payment, _ = start_topup_payment(current_user, target, amount_minor, key)
+        card = request.form.get("payment_method")
+        payment, _ = start_topup_payment(current_user, target, amount_minor, key, card)
     except (ClientError, InvalidAmountError) as exc:
         # The form again, with the reason: a 4xx, and nothing was written.
         db.session.rollback()
-        flash(str(exc), "error")
+        flash(form_message(exc) if isinstance(exc, ClientError) else str(exc), "error")
         status = exc.status if isinstance(exc, ClientError) else 400
         return _topup_form(currency[:3]), status
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
@@ -73,6 +75,7 @@ def _topup_form(currency: str) -> str:
         currencies=[w.currency for w in _wallets()],
         idempotency_key=uuid.uuid4(),
         max_amount=format_money(current_app.config["MAX_AMOUNT_MINOR"], currency),
+        card=card_entry(),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs.throttled import throttled
-from services import charging, sweeps
+from services import authentication, charging, sweeps
 
 
 @throttled
@@ -16,9 +16,23 @@ def reconcile_payment_job(payment_id: int) -> None:
     charging.reconcile_payment(payment_id)
 
 
+@throttled
+def check_authentication_job(payment_id: int) -> None:
+    authentication.check_authentication(payment_id)
+
+
+@throttled
+def cancel_abandoned_job(payment_id: int) -> None:
+    authentication.cancel_abandoned(payment_id)
+
+
 def sweep_pending_payments_job() -> int:
     return sweeps.sweep_pending()
 
 
 def sweep_unknown_payments_job() -> int:
     return sweeps.sweep_unknown()
+
+
+def sweep_abandoned_payments_job() -> int:
+    return authentication.sweep_abandoned()

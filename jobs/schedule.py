@@ -6,7 +6,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.payments import sweep_pending_payments_job, sweep_unknown_payments_job
+from jobs.payments import (
+    sweep_abandoned_payments_job,
+    sweep_pending_payments_job,
+    sweep_unknown_payments_job,
+)
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 
@@ -26,6 +30,7 @@ def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
     jobs = [
         PeriodicJob(sweep_pending_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_unknown_payments_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(sweep_abandoned_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, retry_s),
     ]
     jobs += [

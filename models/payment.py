@@ -26,6 +26,8 @@ class PaymentStatus(enum.StrEnum):
 
     PENDING = "pending"  # intent recorded; the provider may not have been asked yet
     UNKNOWN = "unknown"  # asked, but the outcome is not known (timeout, 5xx, reset)
+    # The provider waits for the customer to authenticate (3-D Secure); not final.
+    REQUIRES_ACTION = "requires_action"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     NEEDS_REVIEW = "needs_review"  # a person must decide; the reason is in the transitions
@@ -45,13 +47,29 @@ ALLOWED_TRANSITIONS: dict[PaymentStatus, frozenset[PaymentStatus]] = {
     PaymentStatus.PENDING: frozenset(
         {
             PaymentStatus.UNKNOWN,
+            PaymentStatus.REQUIRES_ACTION,
             PaymentStatus.SUCCEEDED,
             PaymentStatus.FAILED,
             PaymentStatus.NEEDS_REVIEW,
         }
     ),
     PaymentStatus.UNKNOWN: frozenset(
-        {PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.NEEDS_REVIEW}
+        {
+            PaymentStatus.REQUIRES_ACTION,
+            PaymentStatus.SUCCEEDED,
+            PaymentStatus.FAILED,
+            PaymentStatus.NEEDS_REVIEW,
+        }
+    ),
+    # Authenticated or not, by the customer's return, a webhook or the abandonment
+    # sweep's cancel (whose lost answer is unknown).
+    PaymentStatus.REQUIRES_ACTION: frozenset(
+        {
+            PaymentStatus.UNKNOWN,
+            PaymentStatus.SUCCEEDED,
+            PaymentStatus.FAILED,
+            PaymentStatus.NEEDS_REVIEW,
+        }
     ),
     PaymentStatus.SUCCEEDED: frozenset({PaymentStatus.NEEDS_REVIEW}),
     PaymentStatus.FAILED: frozenset({PaymentStatus.NEEDS_REVIEW}),
@@ -63,6 +81,7 @@ ALLOWED_TRANSITIONS: dict[PaymentStatus, frozenset[PaymentStatus]] = {
 ACTIVE_ORDER_STATUSES = (
     PaymentStatus.PENDING,
     PaymentStatus.UNKNOWN,
+    PaymentStatus.REQUIRES_ACTION,
     PaymentStatus.SUCCEEDED,
     PaymentStatus.NEEDS_REVIEW,
 )
@@ -117,6 +136,11 @@ class Payment(db.Model):  # type: ignore[name-defined]
         str_enum(PaymentStatus, "payment_status"), default=PaymentStatus.PENDING
     )
     provider_payment_id: Mapped[str | None] = mapped_column(String(255))
+    # The provider's token for the card (Stripe's pm_..., created in the customer's
+    # browser): never card data. The charge confirms with it.
+    payment_method: Mapped[str | None] = mapped_column(String(255))
+    # Where the customer authenticates (3-D Secure) while the payment requires action.
+    action_url: Mapped[str | None] = mapped_column(String(2048))
     decline_code: Mapped[str | None] = mapped_column(String(64))
     # "Never sent" is a recorded fact: first_sent_at is set (committed) before every
     # call and cleared again only when the call provably never reached the provider.
@@ -128,6 +152,8 @@ class Payment(db.Model):  # type: ignore[name-defined]
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # A deferred charge (provider unreachable, rate limited, breaker open) is due then.
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # Unknown: when the next lookup is due. Requires action: when the customer's time to
+    # authenticate runs out (SCA_TIMEOUT_S) and the sweep cancels the payment.
     next_reconcile_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     reconcile_attempts: Mapped[int] = mapped_column(default=0)
     last_error: Mapped[str | None] = mapped_column(String(500))

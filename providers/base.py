@@ -34,7 +34,9 @@ class ChargeRequest:
     provider_payment_id: str | None = None
     # When the first request for this payment may have left us (None: never).
     first_sent_at: datetime | None = None
-    payment_method: str | None = None  # a provider test token; defaults per provider
+    payment_method: str | None = None  # the provider's card token (Stripe: pm_...)
+    # Where the provider sends the customer back after authenticating (3-D Secure).
+    return_url: str | None = None
 
     @property
     def reference(self) -> str:
@@ -52,6 +54,12 @@ class Provider(Protocol):
 
     def lookup(self, request: ChargeRequest) -> LookupOutcome:
         """Ask the provider what happened to this payment. Never charges a second time."""
+        ...
+
+    def cancel(self, request: ChargeRequest) -> Outcome:
+        """Cancel a payment that waits for the customer's authentication (abandoned).
+        Idempotent; the answer is the payment's final state (a success if the customer
+        authenticated first), Unknown when it was lost."""
         ...
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:

@@ -59,6 +59,16 @@ class Declined:
 
 
 @dataclass(frozen=True)
+class ActionRequired:
+    """The provider waits for the customer to authenticate (3-D Secure) at `url`. Not
+    final: the customer's return, a webhook or the abandonment sweep settles it."""
+
+    provider_payment_id: str
+    url: str | None  # None when the provider gave no redirect (the sweep cancels it)
+    report: Report = Report()
+
+
+@dataclass(frozen=True)
 class NotSent:
     """The request provably never reached the provider (connect refused or timed out, DNS,
     TLS handshake, 429 before processing, key in use, breaker open).
@@ -90,8 +100,8 @@ class Absent:
     reason: str
 
 
-Outcome = Succeeded | Declined | NotSent | Unknown
-LookupOutcome = Succeeded | Declined | NotSent | Unknown | Absent
+Outcome = Succeeded | Declined | ActionRequired | NotSent | Unknown
+LookupOutcome = Succeeded | Declined | ActionRequired | NotSent | Unknown | Absent
 
 
 def is_provider_failure(outcome: Outcome | Absent) -> bool:

@@ -48,8 +48,18 @@ def secret(
     return value
 
 
-def provider_base(env: Mapping[str, str], name: str, default: str, *, is_production: bool) -> str:
-    """A provider's base URL; production talks to providers over https only."""
+def provider_base(
+    env: Mapping[str, str],
+    name: str,
+    default: str,
+    *,
+    is_production: bool,
+    production_default: str | None = None,
+) -> str:
+    """A provider's base URL (its production default there, when it has one); production
+    talks to providers over https only."""
+    if is_production and production_default is not None:
+        default = production_default
     value = env.get(name, default)
     if (
         is_production

@@ -4,6 +4,7 @@ specs; config, webhooks, workers, supervisor and `make run` iterate over it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,21 @@ class SettingsContext:
             env, name, dev_default, is_production=self.is_production, dev_secrets=self.dev_secrets
         )
 
-    def base_url(self, env: Mapping[str, str], name: str, dev_default: str) -> str:
+    def base_url(
+        self,
+        env: Mapping[str, str],
+        name: str,
+        dev_default: str,
+        production_default: str | None = None,
+    ) -> str:
         """A provider base URL (https only in production)."""
-        return provider_base(env, name, dev_default, is_production=self.is_production)
+        return provider_base(
+            env,
+            name,
+            dev_default,
+            is_production=self.is_production,
+            production_default=production_default,
+        )
 
 
 @dataclass(frozen=True)
@@ -52,3 +65,13 @@ class ProviderSpec:
     webhook: WebhookScheme
     dev_secrets: frozenset[str] = frozenset()  # the sandbox's development secrets
     production_workers: int = 1  # worker processes on its queue in production
+    # The shape of the provider's card token (Stripe: pm_...): anything else is refused
+    # before it is stored, and a payment fails over only to a provider its token fits.
+    payment_method_re: str = r"[A-Za-z0-9_]{1,255}"
+    # How the checkout page takes a card: "stripe_js" (the card element of Stripe.js)
+    # or "token" (a choice of `test_cards` in development, a token field otherwise).
+    card_entry: str = "token"
+    test_cards: tuple[tuple[str, str], ...] = ()  # (token, label)
+
+    def accepts_payment_method(self, value: object) -> bool:
+        return isinstance(value, str) and re.fullmatch(self.payment_method_re, value) is not None

@@ -49,14 +49,14 @@ def create_payment(faults: RequestFaults) -> Response:
     if not isinstance(body, dict):
         return _error(400, "invalid_json", "the body must be a JSON object")
     reference, amount = body.get("reference"), body.get("amount")
-    currency, card = body.get("currency"), body.get("card", "card_ok")
+    currency, card = body.get("currency"), body.get("card")
     if not isinstance(reference, str) or not reference:
         return _error(400, "invalid_reference", "reference must be a non-empty string")
     if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
         return _error(400, "invalid_amount", "amount must be a positive integer")
     if not isinstance(currency, str) or len(currency) != 3:
         return _error(400, "invalid_currency", "currency must be an ISO 4217 code")
-    if card not in CARDS:
+    if not isinstance(card, str) or card not in CARDS:
         return _error(400, "invalid_card", f"card must be one of {', '.join(CARDS)}")
     faults.slow_down()
     if faults.internal_error_before():

@@ -80,12 +80,13 @@ def with_faults(
 
 
 def create_app(config: SandboxConfig) -> Flask:
-    from sandbox import acquirer_api, control_api, stripe_api, stripe_cards
+    from sandbox import acquirer_api, control_api, stripe_3ds, stripe_api, stripe_cards
 
     app = Flask(__name__)
     app.config["SANDBOX"] = config
     app.extensions["sandbox_store"] = Store(config.db_path)
     app.register_blueprint(stripe_cards.bp)  # before /v1's secret-key check: Stripe.js's routes
+    app.register_blueprint(stripe_3ds.bp)  # the bank's page: no API key, the client secret
     app.register_blueprint(stripe_api.bp)
     app.register_blueprint(acquirer_api.bp, url_prefix="/acquirer")
     app.register_blueprint(control_api.bp, url_prefix="/_sandbox")

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 from flask import Response, g, request
 
@@ -16,10 +17,21 @@ from sandbox.app import store
 from sandbox.events import create_event
 from sandbox.stripe_cards import card_outcome
 from sandbox.stripe_idempotency import stripe_error
-from sandbox.stripe_objects import CANCELABLE, card_error, new_id
+from sandbox.stripe_objects import CANCELABLE, PAYMENT_METHODS, card_error, new_id
 from sandbox.stripe_params import ParamError
 
 Result = tuple[dict[str, Any], Response | None]
+SINGLE_USE_MESSAGE = (
+    "The provided PaymentMethod was previously used with a PaymentIntent without Customer "
+    "attachment, shared with a connected account without Customer attachment, or was "
+    "detached from a Customer. It may not be used again. To use a PaymentMethod multiple "
+    "times, you must attach it to a Customer first."
+)
+AUTHENTICATION_FAILURE_MESSAGE = (
+    "The provided PaymentMethod has failed authentication. You can provide "
+    "payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent "
+    "again."
+)
 RETURN_URL_MESSAGE = (
     "This PaymentIntent is configured to accept payment methods enabled in your "
     "Dashboard. Because some of these payment methods might redirect your customer off "
@@ -94,6 +106,8 @@ def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
     known = card_outcome(method)
     if known is None:
         raise ParamError(f"No such PaymentMethod: '{method}'", "payment_method", "resource_missing")
+    if _is_used_elsewhere(conn, method, intent["id"]):
+        raise ParamError(SINGLE_USE_MESSAGE, "payment_method")
     automatic = intent["automatic_payment_methods"] or {}
     if (
         automatic.get("enabled")
@@ -105,11 +119,9 @@ def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
     outcome, decline_code = known
     if outcome == "requires_action":
         intent["status"] = "requires_action"
-        intent["next_action"] = {
-            "type": "use_stripe_sdk",
-            "use_stripe_sdk": {"type": "three_d_secure_redirect", "stripe_js": ""},
-        }
+        intent["next_action"] = _next_action(intent, form.get("return_url"))
         _save(conn, intent)
+        _event(conn, "payment_intent.requires_action", intent)
         return intent, None
     intent["latest_charge"] = new_id("ch")
     if outcome == "declined":
@@ -133,6 +145,61 @@ def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
     _ledger(conn, intent, intent["amount"], "succeeded")
     _event(conn, "payment_intent.succeeded", intent)
     return intent, None
+
+
+def _next_action(intent: dict[str, Any], return_url: object) -> dict[str, Any]:
+    """With a return_url the customer is redirected to the bank (our challenge page);
+    without one, Stripe.js would handle it in the page (use_stripe_sdk)."""
+    if not isinstance(return_url, str) or not return_url:
+        return {
+            "type": "use_stripe_sdk",
+            "use_stripe_sdk": {"type": "three_d_secure_redirect", "stripe_js": ""},
+        }
+    url = f"{request.host_url}3d_secure/authenticate/{intent['id']}?" + urlencode(
+        {"client_secret": intent["client_secret"]}
+    )
+    return {"type": "redirect_to_url", "redirect_to_url": {"url": url, "return_url": return_url}}
+
+
+def _is_used_elsewhere(conn: sqlite3.Connection, method: str, intent_id: str) -> bool:
+    """A PaymentMethod made by Stripe.js is single-use unless attached to a Customer (the
+    sandbox has none): a second PaymentIntent cannot use it. The pm_card_* ids can."""
+    if method in PAYMENT_METHODS:
+        return False
+    return bool(
+        conn.execute(
+            "SELECT 1 FROM payment_intents WHERE payment_method = ? AND id != ? LIMIT 1",
+            (method, intent_id),
+        ).fetchone()
+    )
+
+
+def authenticate(conn: sqlite3.Connection, intent: dict[str, Any], is_completed: bool) -> None:
+    """The customer finished the bank's challenge: the intent succeeds (and is charged)
+    or returns to requires_payment_method with an authentication failure."""
+    if intent["status"] != "requires_action":
+        return  # answered already (a second click, a reload): nothing changes
+    intent["next_action"] = None
+    if is_completed:
+        intent.update(
+            status="succeeded", amount_received=intent["amount"], latest_charge=new_id("ch")
+        )
+        _save(conn, intent)
+        _ledger(conn, intent, intent["amount"], "succeeded")
+        _event(conn, "payment_intent.succeeded", intent)
+        return
+    intent.update(
+        status="requires_payment_method",
+        last_payment_error={
+            "type": "invalid_request_error",
+            "code": "payment_intent_authentication_failure",
+            "message": AUTHENTICATION_FAILURE_MESSAGE,
+            "doc_url": "https://stripe.com/docs/error-codes/payment-intent-authentication-failure",
+            "payment_method": {"id": intent["payment_method"], "object": "payment_method"},
+        },
+    )
+    _save(conn, intent)
+    _event(conn, "payment_intent.payment_failed", intent)
 
 
 def cancel(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, Any]) -> Result:

@@ -19,7 +19,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from redis.exceptions import RedisError
 from sqlalchemy import CursorResult, or_, update
 
 from extensions import db
@@ -28,22 +27,23 @@ from models.types import utcnow
 from providers.base import ChargeRequest, Provider
 from providers.outcomes import (
     Absent,
+    ActionRequired,
     Declined,
     LookupOutcome,
     NotSent,
     Outcome,
     Succeeded,
-    Unknown,
 )
 from resilience.gateway import CallContext, Gateway, seconds_until
-from services import metrics, queueing, reports
-from services.payment_state import lock_order_of, lock_payment, lock_payment_row, move, note
-from services.provider_clients import breaker_for, gateway_for, provider_for
+from services import failover, metrics, queueing, reports
+from services.payment_state import lock_order_of, lock_payment, lock_payment_row, move
+from services.provider_clients import gateway_for, provider_for
 
 log = logging.getLogger(__name__)
 
 
 FollowUp = Callable[[], object]
+AWAITING_OUTCOME = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.REQUIRES_ACTION)
 
 
 def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> ChargeRequest:
@@ -55,10 +55,13 @@ def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> Char
         order_id=payment.order_id,
         provider_payment_id=payment.provider_payment_id,
         first_sent_at=first_sent_at,
+        payment_method=payment.payment_method,
+        # The route of blueprints/checkout.return_from_bank.
+        return_url=f"{current_app.config['PUBLIC_URL']}/payments/{payment.id}/return",
     )
 
 
-def _claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | None:
+def claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | None:
     """Take the payment's lease if it is in `status` and nobody holds it; None otherwise."""
     lock_order_of(payment_id)  # order before payment, always (see lock_order_of)
     result: CursorResult[Any] = db.session.execute(  # type: ignore[assignment]
@@ -88,13 +91,13 @@ def _mark_sending(payment: Payment, now: datetime) -> datetime | None:
 def charge_payment(payment_id: int) -> None:
     """Charge a pending payment once. Returns early if it is not pending or is leased."""
     now = utcnow()
-    payment = _claim(payment_id, PaymentStatus.PENDING, now)
+    payment = claim(payment_id, PaymentStatus.PENDING, now)
     if payment is None:
         return
     gateway = gateway_for(payment.provider)
     decision = gateway.admit()
     if not decision.is_allowed:
-        follow_up = _reroute(payment) or _defer_charge(
+        follow_up = failover.reroute(payment) or _defer_charge(
             payment,
             NotSent("circuit open", seconds_until(decision.retry_at_ms), is_provider_failure=False),
             payment.first_sent_at,
@@ -115,7 +118,7 @@ def charge_payment(payment_id: int) -> None:
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None
-    follow_up = _apply(payment, outcome, TransitionSource.CHARGE, previously_sent)
+    follow_up = apply_outcome(payment, outcome, TransitionSource.CHARGE, previously_sent)
     db.session.commit()
     follow_up()
 
@@ -123,7 +126,7 @@ def charge_payment(payment_id: int) -> None:
 def reconcile_payment(payment_id: int) -> None:
     """Ask the provider what happened to an unknown payment; resolve, retry later or escalate."""
     now = utcnow()
-    payment = _claim(payment_id, PaymentStatus.UNKNOWN, now)
+    payment = claim(payment_id, PaymentStatus.UNKNOWN, now)
     if payment is None:
         return
     gateway = gateway_for(payment.provider)
@@ -132,7 +135,7 @@ def reconcile_payment(payment_id: int) -> None:
         # The provider is down: ask again when the circuit may let us, without
         # spending one of the payment's lookups (but still escalating in time).
         payment.lease_expires_at = None
-        follow_up: FollowUp = _schedule_reconcile(
+        follow_up: FollowUp = schedule_reconcile(
             payment,
             delay_s=seconds_until(decision.retry_at_ms) or current_app.config["CHARGE_DEFER_S"],
             job_suffix="-deferred",
@@ -169,7 +172,9 @@ def reconcile_payment(payment_id: int) -> None:
         )
         follow_up = _nothing
     else:
-        follow_up = _apply(payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at)
+        follow_up = apply_outcome(
+            payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at
+        )
     db.session.commit()
     follow_up()
 
@@ -194,14 +199,14 @@ def _resend(
     return gateway.call(decision, context, lambda: provider.charge(request))
 
 
-def _apply(
+def apply_outcome(
     payment: Payment,
-    outcome: Succeeded | Declined | NotSent | Unknown,
+    outcome: Outcome,
     source: TransitionSource,
     previously_sent: datetime | None,
 ) -> FollowUp:
     """Apply an outcome to a locked payment; return what to enqueue after the commit."""
-    if isinstance(outcome, Succeeded | Declined):
+    if isinstance(outcome, Succeeded | Declined | ActionRequired):
         problem = reports.mismatch(
             payment,
             outcome.provider_payment_id,
@@ -209,9 +214,12 @@ def _apply(
             is_success=isinstance(outcome, Succeeded),
         )
         if problem:
-            what = "a success" if isinstance(outcome, Succeeded) else "a decline"
+            what = {Succeeded: "a success", Declined: "a decline"}.get(type(outcome), "an")
             reports.set_aside(payment, problem, source=source, what=f"{what} answer")
             return _nothing
+    if isinstance(outcome, ActionRequired):
+        _await_authentication(payment, outcome, source)
+        return _nothing
     if isinstance(outcome, Succeeded):
         if payment.provider_payment_id is None:
             payment.provider_payment_id = outcome.provider_payment_id
@@ -238,9 +246,29 @@ def _apply(
         if isinstance(outcome, NotSent):
             return _defer_charge(payment, outcome, previously_sent)
         if move(payment, PaymentStatus.UNKNOWN, source=source, reason=outcome.reason):
-            return _schedule_reconcile(payment)
+            return schedule_reconcile(payment)
         return _nothing
-    return _schedule_reconcile(payment)
+    return schedule_reconcile(payment)
+
+
+def _await_authentication(
+    payment: Payment, outcome: ActionRequired, source: TransitionSource
+) -> None:
+    """The customer must authenticate (3-D Secure) at the provider's URL; until
+    SCA_TIMEOUT_S after the first send, then the sweep cancels the payment."""
+    if payment.status not in AWAITING_OUTCOME:
+        return  # settled already (a webhook or the customer's return came first)
+    if payment.provider_payment_id is None:
+        payment.provider_payment_id = outcome.provider_payment_id
+    payment.action_url = outcome.url
+    started = payment.first_sent_at or utcnow()
+    payment.next_reconcile_at = started + timedelta(seconds=current_app.config["SCA_TIMEOUT_S"])
+    move(
+        payment,
+        PaymentStatus.REQUIRES_ACTION,
+        source=source,
+        reason=f"the customer must authenticate: provider payment {outcome.provider_payment_id}",
+    )
 
 
 def _defer_charge(
@@ -274,7 +302,7 @@ def _defer_charge(
     )
 
 
-def _schedule_reconcile(
+def schedule_reconcile(
     payment: Payment, *, delay_s: float | None = None, job_suffix: str = ""
 ) -> FollowUp:
     """Plan the next lookup with a growing delay, or escalate to needs_review in time."""
@@ -313,50 +341,3 @@ def _key_deadline(payment: Payment) -> datetime | None:
     if window_s is None or payment.first_sent_at is None:
         return None
     return payment.first_sent_at + timedelta(seconds=window_s)
-
-
-def _reroute(payment: Payment) -> FollowUp | None:
-    """Fail over a payment that was NEVER sent to the configured fallback provider.
-
-    A payment that was ever sent (or may have been) stays with its provider: only
-    that provider can tell what happened to it.
-    """
-    fallback = current_app.config["PAYMENTS_FAILOVER_PROVIDER"]
-    if (
-        not fallback
-        or fallback == payment.provider
-        or payment.first_sent_at is not None
-        or payment.send_count
-    ):
-        return None
-    if not _is_closed(fallback):
-        return None
-    primary, payment.provider = payment.provider, fallback
-    note(
-        payment,
-        source=TransitionSource.CHARGE,
-        reason=f"rerouted from {primary} to {fallback}: {primary}'s circuit is open and "
-        "the payment was never sent",
-    )
-    log.warning(
-        "payment %s (key %s) rerouted from %s to %s",
-        payment.id,
-        payment.idempotency_key,
-        primary,
-        fallback,
-    )
-    payment_id = payment.id
-    return lambda: queueing.enqueue(
-        fallback,
-        queueing.CHARGE_JOB,
-        payment_id,
-        job_id=queueing.charge_job_id(payment_id, f"-{fallback}"),
-    )
-
-
-def _is_closed(provider: str) -> bool:
-    """Is this provider's circuit closed? (Read only: no probe is taken here.)"""
-    try:
-        return breaker_for(provider).snapshot()["state"] in ("closed", "forced_closed")
-    except RedisError:
-        return False

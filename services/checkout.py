@@ -25,6 +25,7 @@ from models import (
     Wallet,
 )
 from models.money import InvalidAmountError, validate_money
+from providers.registry import spec_for
 from services import queueing
 from services.errors import ConflictError, NotFoundError, UnprocessableError
 from services.payment_state import record_creation
@@ -121,6 +122,22 @@ def parse_idempotency_key(raw: str | None) -> uuid.UUID:
         ) from None
 
 
+def parse_payment_method(raw: object, provider: str | None = None) -> str:
+    """The card token the customer's browser got from the provider (Stripe: pm_...),
+    checked against the provider's token shape; never card data."""
+    name = provider or current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
+    if raw is None or raw == "":
+        raise UnprocessableError(
+            "a payment_method (the provider's card token, e.g. pm_...) is required",
+            code="payment_method_missing",
+        )
+    if not spec_for(name).accepts_payment_method(raw):
+        raise UnprocessableError(
+            f"payment_method is not a {name} card token", code="payment_method_invalid"
+        )
+    return str(raw)
+
+
 def owned_order(customer: Customer, order_id: int) -> Order:
     order = db.session.get(Order, order_id)
     if order is None or order.customer_id != customer.id:
@@ -149,16 +166,20 @@ def owned_payment(customer: Customer, payment_id: int) -> Payment:
     return payment
 
 
-def start_order_payment(customer: Customer, order_id: int, key: uuid.UUID) -> tuple[Payment, bool]:
+def start_order_payment(
+    customer: Customer, order_id: int, key: uuid.UUID, card: object
+) -> tuple[Payment, bool]:
     """Record the intent to pay an order (pending), commit, then enqueue the charge.
 
-    Returns (payment, is_new). A repeat with the same key returns the same
-    payment. Raises NotFoundError, UnprocessableError (key reused for another
-    order) or ConflictError (order not open, or paid by another payment).
+    `card` is the provider's card token as the client sent it (checked here). Returns
+    (payment, is_new). A repeat with the same key returns the same payment. Raises
+    NotFoundError, UnprocessableError (no or a malformed card token, key reused for
+    another order or card) or ConflictError (order not open, or paid by another payment).
     """
     # Locked: a wallet payment of the same order waits for this transaction, and we
     # for it, so an order is never paid twice by the two routes.
     order = lock_owned_order(customer, order_id)
+    payment_method = parse_payment_method(card)
     payment = Payment(
         idempotency_key=key,
         customer_id=customer.id,
@@ -167,6 +188,7 @@ def start_order_payment(customer: Customer, order_id: int, key: uuid.UUID) -> tu
         provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
         amount_minor=order.total_minor,
         currency=order.currency,
+        payment_method=payment_method,
     )
     existing = _insert_or_existing(payment, key)
     if existing is not None:
@@ -174,6 +196,7 @@ def start_order_payment(customer: Customer, order_id: int, key: uuid.UUID) -> tu
             raise UnprocessableError(
                 "this idempotency key was used for another request", code="idempotency_key_reused"
             )
+        _check_same_card(existing, payment_method)
         return existing, False
     if order.status != OrderStatus.OPEN:
         db.session.rollback()
@@ -182,7 +205,7 @@ def start_order_payment(customer: Customer, order_id: int, key: uuid.UUID) -> tu
 
 
 def start_topup_payment(
-    customer: Customer, wallet: Wallet, amount: object, key: uuid.UUID
+    customer: Customer, wallet: Wallet, amount: object, key: uuid.UUID, card: object
 ) -> tuple[Payment, bool]:
     """Record the intent to top a wallet up through the provider; same rules as orders."""
     if wallet.customer_id != customer.id:
@@ -196,6 +219,7 @@ def start_topup_payment(
         )
     except InvalidAmountError as exc:
         raise UnprocessableError(str(exc), code="invalid_amount") from None
+    payment_method = parse_payment_method(card)
     payment = Payment(
         idempotency_key=key,
         customer_id=customer.id,
@@ -204,6 +228,7 @@ def start_topup_payment(
         provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
         amount_minor=amount_minor,
         currency=wallet.currency,
+        payment_method=payment_method,
     )
     existing = _insert_or_existing(payment, key)
     if existing is not None:
@@ -211,8 +236,20 @@ def start_topup_payment(
             raise UnprocessableError(
                 "this idempotency key was used for another request", code="idempotency_key_reused"
             )
+        _check_same_card(existing, payment_method)
         return existing, False
     return _commit_and_enqueue(payment), True
+
+
+def _check_same_card(existing: Payment, payment_method: str) -> None:
+    """A repeat of a payment (same key) with another card is another request: refused,
+    naming the payment the key belongs to (the customer's own)."""
+    if existing.payment_method != payment_method:
+        raise UnprocessableError(
+            "this idempotency key was used with another payment method",
+            code="idempotency_key_reused",
+            details={"payment_id": existing.id},
+        )
 
 
 def _insert_or_existing(payment: Payment, key: uuid.UUID) -> Payment | None:

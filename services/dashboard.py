@@ -20,7 +20,12 @@ from services.provider_clients import breaker_for, provider_for
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 from services.wallet_audit import last_audit
 
-WATCHED = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)
+WATCHED = (
+    PaymentStatus.PENDING,
+    PaymentStatus.UNKNOWN,
+    PaymentStatus.REQUIRES_ACTION,  # customers at their bank (3-D Secure)
+    PaymentStatus.NEEDS_REVIEW,
+)
 
 
 def breakers() -> list[dict[str, Any]]:

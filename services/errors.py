@@ -38,3 +38,10 @@ class ConflictError(ClientError):
 class UnprocessableError(ClientError):
     code = "unprocessable"
     status = 422
+
+
+def form_message(exc: ClientError) -> str:
+    """A client error as a person at a form reads it (the API answers the code)."""
+    if exc.code == "payment_method_missing":
+        return "Enter your card details to pay."
+    return str(exc)

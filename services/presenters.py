@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from extensions import db
-from models import Order, Payment, PaymentTransition, TransitionSource
+from models import Order, Payment, PaymentStatus, PaymentTransition, TransitionSource
 from services.wallet import Movement
 
 
@@ -25,6 +25,9 @@ def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str
         "idempotency_key": str(payment.idempotency_key),
         "provider_payment_id": payment.provider_payment_id,
         "decline_code": payment.decline_code,
+        "payment_method": payment.payment_method,
+        # While the payment requires action: where the customer authenticates (3-D Secure).
+        "next_action": next_action(payment),
         "created_at": payment.created_at.isoformat(),
         "updated_at": payment.updated_at.isoformat(),
     }
@@ -45,6 +48,12 @@ def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str
             for t in transitions
         ]
     return body
+
+
+def next_action(payment: Payment) -> dict[str, str] | None:
+    if payment.status != PaymentStatus.REQUIRES_ACTION or not payment.action_url:
+        return None
+    return {"type": "redirect_to_url", "url": payment.action_url}
 
 
 ADMIN_DECISION = "decided by our payments team"

@@ -10,6 +10,10 @@ from werkzeug.security import generate_password_hash
 from extensions import db
 from models import Customer, Order, OrderLine, Payment, PaymentPurpose, Product, Wallet
 
+# The card token a test payment carries, per provider: Stripe's test PaymentMethod that
+# succeeds, the acquirer sandbox's approved card.
+TEST_CARDS = {"stripe": "pm_card_visa", "acquirer": "card_ok", "toy": "card_toy"}
+
 _seq = itertools.count(1)
 
 
@@ -68,6 +72,7 @@ def make_payment(order: Order, provider: str = "stripe", key: uuid.UUID | None =
         provider=provider,
         amount_minor=order.total_minor,
         currency=order.currency,
+        payment_method=TEST_CARDS[provider],
     )
     db.session.add(payment)
     db.session.flush()

@@ -29,7 +29,7 @@ from models import AdminUser, Payment, PaymentPurpose, ProcessedWebhook, Product
 from sandbox.events import stripe_signature
 from services.customers import create_customer, issue_api_token
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
-from tests.factories import make_customer, make_order, make_payment, make_wallet
+from tests.factories import TEST_CARDS, make_customer, make_order, make_payment, make_wallet
 
 
 def seed_catalog() -> None:
@@ -62,10 +62,15 @@ def api_order(
 
 
 def api_pay(
-    client: FlaskClient, headers: dict[str, str], order_id: int, key: str | None = None
+    client: FlaskClient,
+    headers: dict[str, str],
+    order_id: int,
+    key: str | None = None,
+    payment_method: str = TEST_CARDS["stripe"],
 ) -> Any:
     return client.post(
         f"/api/orders/{order_id}/payments",
+        json={"payment_method": payment_method},
         headers={**headers, "Idempotency-Key": key or str(uuid.uuid4())},
     )
 
@@ -106,9 +111,10 @@ def payment(app: Flask, payment_id: int) -> Payment:
 
 
 @contextmanager
-def serving(app: Flask) -> Iterator[str]:
-    """The app behind a real threaded HTTP server on a free port; yields its base URL."""
-    port = free_port()
+def serving(app: Flask, port: int | None = None) -> Iterator[str]:
+    """The app behind a real threaded HTTP server (on `port`, or a free one); yields its
+    base URL."""
+    port = port or free_port()
     server = make_server("127.0.0.1", port, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -132,6 +138,7 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
     if "sandbox" in server_urls:
         config["STRIPE_API_BASE"] = server_urls["sandbox"]
         config["ACQUIRER_API_BASE"] = server_urls["sandbox"] + "/acquirer"
+        config["STRIPE_JS_URL"] = server_urls["sandbox"] + "/js/v3"
     config.update(overrides)
     return config
 
@@ -178,6 +185,7 @@ def committed_topup(app: Flask, amount_minor: int = 700, provider: str = "stripe
             provider=provider,
             amount_minor=amount_minor,
             currency="EUR",
+            payment_method=TEST_CARDS[provider],
         )
         db.session.add(created)
         db.session.commit()

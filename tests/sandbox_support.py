@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 
@@ -172,3 +173,22 @@ def wait_for(predicate: Any, timeout_s: float = 5.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("condition not met in time")
+
+
+def answer_challenge(action_url: str, *, is_completed: bool = True) -> str:
+    """Press "Complete authentication" (or "Fail authentication") on the sandbox's 3-D
+    Secure page, as the customer would; returns where the bank sends the customer."""
+    query = parse_qs(urlsplit(action_url).query)
+    page = requests.get(action_url, timeout=5)
+    assert page.status_code == 200 and "Complete authentication" in page.text
+    response = requests.post(
+        action_url.split("?")[0],
+        data={
+            "client_secret": query["client_secret"][0],
+            "action": "complete" if is_completed else "fail",
+        },
+        allow_redirects=False,
+        timeout=5,
+    )
+    assert response.status_code == 303, response.text
+    return str(response.headers["Location"])

@@ -18,6 +18,8 @@ PRODUCTION = {
     "STRIPE_API_BASE": "https://api.stripe.com",
     "STRIPE_SECRET_KEY": "sk_live_x",
     "STRIPE_WEBHOOK_SECRET": "whsec_x",
+    "STRIPE_PUBLISHABLE_KEY": "pk_live_x",
+    "PUBLIC_URL": "https://shop.example",
     "ACQUIRER_API_BASE": "https://acquirer.example/v1",
     "ACQUIRER_API_KEY": "acq_x",
     "ACQUIRER_WEBHOOK_SECRET": "acqwh_x",
@@ -145,3 +147,35 @@ def test_production_without_a_metrics_token_does_not_serve_metrics(app: Any, mak
 def test_a_lease_shorter_than_a_job_is_refused() -> None:
     with pytest.raises(ConfigError, match="PAYMENT_LEASE_S=20 must outlive"):
         settings_from_env({"PAYMENT_LEASE_S": "20"})
+
+
+def test_production_card_entry_is_stripes_own_over_https() -> None:
+    settings = settings_from_env(PRODUCTION)
+    assert settings["STRIPE_JS_URL"] == "https://js.stripe.com/v3"
+    assert settings["STRIPE_PUBLISHABLE_KEY"] == "pk_live_x"
+    assert settings["PUBLIC_URL"] == "https://shop.example"
+    development = settings_from_env({})
+    assert development["STRIPE_JS_URL"] == "http://127.0.0.1:8099/js/v3"  # the sandbox's
+    assert development["PUBLIC_URL"] == "http://127.0.0.1:5000"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("STRIPE_PUBLISHABLE_KEY", "sk_live_x", "must be a publishable key"),
+        ("STRIPE_PUBLISHABLE_KEY", "pk_test_sandbox", "is a development default"),
+        ("STRIPE_JS_URL", "http://js.example/v3", "is not https"),
+        ("PUBLIC_URL", "http://shop.example", "must be this shop's https:// address"),
+        ("PUBLIC_URL", "", "must be this shop's https:// address"),
+    ],
+)
+def test_production_refuses_a_card_entry_that_would_leak(
+    name: str, value: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        settings_from_env({**PRODUCTION, name: value})
+
+
+def test_a_secret_key_is_never_handed_to_browsers_even_in_development() -> None:
+    with pytest.raises(ConfigError, match="must be a publishable key"):
+        settings_from_env({"STRIPE_PUBLISHABLE_KEY": "sk_test_sandbox"})

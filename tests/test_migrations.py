@@ -9,8 +9,9 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask import Flask
-from flask_migrate import upgrade
-from sqlalchemy import Column, Integer, MetaData, inspect
+from flask_migrate import downgrade, upgrade
+from sqlalchemy import Column, Integer, MetaData, inspect, text
+from sqlalchemy.exc import IntegrityError
 
 from extensions import db
 
@@ -51,3 +52,33 @@ def test_drift_is_detected_when_a_model_changes(app: Flask) -> None:
 @pytest.mark.postgres
 def test_session_database_is_postgres(app: Flask) -> None:
     assert app.config["SQLALCHEMY_DATABASE_URI"].startswith("postgresql")
+
+
+def test_the_status_checks_take_requires_action_on_sqlite(make_app: Any) -> None:
+    """0006 widened the CHECKs of the status columns (a table rebuild on SQLite)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite_app = make_app(SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp}/checks.db")
+        with sqlite_app.app_context():
+            upgrade()
+            with db.engine.begin() as conn:
+                conn.execute(text(CUSTOMER_SQL))
+                conn.execute(text(PAYMENT_SQL.format(status="requires_action", key="a" * 32)))
+            with pytest.raises(IntegrityError), db.engine.begin() as conn:
+                conn.execute(text(PAYMENT_SQL.format(status="bogus", key="b" * 32)))
+            downgrade(revision="0005")  # the payment waiting for its customer becomes unknown
+            with db.engine.connect() as conn:
+                assert conn.execute(text("SELECT status FROM payments")).scalar() == "unknown"
+            upgrade()
+            db.engine.dispose()
+
+
+CUSTOMER_SQL = (
+    "INSERT INTO customers (id, email, password_hash, session_version, created_at) "
+    "VALUES (1, 'a@example.com', 'x', 0, '2026-12-01')"
+)
+PAYMENT_SQL = (
+    "INSERT INTO payments (idempotency_key, customer_id, purpose, wallet_id, provider, "
+    "amount_minor, currency, status, send_count, reconcile_attempts, is_effect_applied, "
+    "effect_reversals, created_at, updated_at) VALUES ('{key}', 1, 'wallet_topup', 1, "
+    "'stripe', 100, 'EUR', '{status}', 0, 0, 0, 0, '2026-12-01', '2026-12-01')"
+)

@@ -33,7 +33,8 @@ import requests
 
 from bench.common import write_results
 from bench.drills.chaos_checks import invariants, print_report
-from bench.drills.stack import Stack, Sweeper, api_customer, running_stack
+from bench.drills.stack import Stack, Sweeper, api_customer, running_stack, settle
+from bench.drills.traffic import THREE_DS_CARD, Authenticator
 
 FINAL = {"succeeded", "failed", "needs_review"}
 FAULT_KINDS = (
@@ -72,6 +73,8 @@ SETTINGS = {
     # means never charged, so a lost charge resolves to failed instead of review.
     "STRIPE_SEARCH_LAG_S": "5",
     "PENDING_SWEEP_GRACE_S": "3",
+    # A 3-D Secure payment whose customer never answered is cancelled inside the settle time.
+    "SCA_TIMEOUT_S": "20",
 }
 
 
@@ -92,10 +95,18 @@ class Traffic:
 class Customer:
     """A well-behaved API client: retries transport errors and 5xx with the same key."""
 
-    def __init__(self, web_url: str, token: str, rng: random.Random, traffic: Traffic) -> None:
-        self.web_url, self.rng, self.traffic = web_url, rng, traffic
+    def __init__(
+        self,
+        web_url: str,
+        token: str,
+        rng: random.Random,
+        traffic: Traffic,
+        bank: Authenticator,
+    ) -> None:
+        self.web_url, self.rng, self.traffic, self.bank = web_url, rng, traffic, bank
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {token}"
+        self.card_payments = 0
 
     def call(self, method: str, path: str, key: str | None = None, **kw: Any) -> Any:
         headers = {"Idempotency-Key": key} if key else {}
@@ -122,7 +133,11 @@ class Customer:
 
     def one(self, operation: str) -> None:
         if operation == "topup":
-            body = {"amount_minor": self.rng.choice((500, 2000, 5000)), "currency": "EUR"}
+            body = {
+                "amount_minor": self.rng.choice((500, 2000, 5000)),
+                "currency": "EUR",
+                "payment_method": self._card(),
+            }
             self._payment(self.call("POST", "/api/wallet/topups", str(uuid.uuid4()), json=body))
             return
         if operation == "debit":
@@ -134,14 +149,21 @@ class Customer:
             return
         if operation == "card":
             path = f"/api/orders/{order['id']}/payments"
-            self._payment(self.call("POST", path, str(uuid.uuid4())))
+            card = {"payment_method": self._card()}
+            self._payment(self.call("POST", path, str(uuid.uuid4()), json=card))
         else:
             self.call("POST", f"/api/orders/{order['id']}/wallet-payments", str(uuid.uuid4()))
+
+    def _card(self) -> str:
+        self.card_payments += 1
+        return self.bank.card_for(self.card_payments)
 
     def _payment(self, body: Any) -> None:
         if isinstance(body, dict) and isinstance(body.get("id"), int):
             with self.traffic.lock:
                 self.traffic.payment_ids.add(body["id"])
+            if body.get("payment_method") == THREE_DS_CARD:
+                self.bank.watch(body["id"], dict(self.session.headers))  # type: ignore[arg-type]
 
 
 class Chaos:
@@ -282,9 +304,14 @@ def drill(
         rng.choices(OPERATIONS, OPERATION_WEIGHTS, k=operations // customers)
         for _ in range(customers)
     ]
+    bank = Authenticator(stack.web_url)
     shoppers = [
-        Customer(stack.web_url, token, random.Random(rng.random()), traffic) for token in tokens
+        Customer(stack.web_url, token, random.Random(rng.random()), traffic, bank)
+        for token in tokens
     ]
+    stop_bank = threading.Event()
+    authenticating = threading.Thread(target=bank.run, args=(stop_bank,), daemon=True)
+    authenticating.start()
     chaos = Chaos(stack, rng)
     # Every kind of fault at least once; the outages block the loop for a few seconds more.
     duration_s = len(FAULT_KINDS) * fault_every_s + 4
@@ -310,7 +337,9 @@ def drill(
         time.sleep(0.2)
     traffic_s = time.monotonic() - started
     chaos.clear()
-    settled_at = _settle(stack, sweeper, settle_s)
+    settled_at = settle(stack, sweeper, settle_s)
+    stop_bank.set()
+    authenticating.join(timeout=10)
     results = {
         "seed": seed,
         "operations": sum(len(plan) for plan in plans),
@@ -321,6 +350,7 @@ def drill(
         "sweeps_failed_during_outages": sweeper.failed,
         "client_responses": {str(k): v for k, v in sorted(traffic.statuses.items())},
         "client_gave_up": traffic.gave_up,
+        "three_ds_authenticated": bank.completed,
         "settle_s": round(settled_at, 1) if settled_at is not None else None,
         **invariants(stack, sweeper),
     }
@@ -336,34 +366,6 @@ def _shop(shopper: Customer, plan: list[str], duration_s: float) -> None:
         shopper.one(operation)
         due = started + duration_s * (index + 1) / len(plan)
         time.sleep(max(0.0, due - time.monotonic()))
-
-
-def _settle(stack: Stack, sweeper: Sweeper, settle_s: float) -> float | None:
-    """Wait until no payment is still moving; return how long that took, or None."""
-    from sqlalchemy import func, select
-
-    from extensions import db
-    from models import Payment
-
-    started = time.monotonic()
-    while time.monotonic() - started < settle_s:
-        stack.supervise()
-        sweeper.tick()
-        with sweeper.app.app_context():
-            try:
-                moving = db.session.scalar(
-                    select(func.count())
-                    .select_from(Payment)
-                    .where(Payment.status.not_in(["succeeded", "failed", "needs_review"]))
-                )
-            except Exception:
-                moving = -1
-            finally:
-                db.session.remove()
-        if moving == 0:
-            return time.monotonic() - started
-        time.sleep(1)
-    return None
 
 
 def drill_invariants(stack: Stack) -> list[str]:

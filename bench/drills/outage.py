@@ -13,6 +13,7 @@ exit 1 when a check fails.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 import threading
@@ -33,6 +34,8 @@ from bench.drills.stack import (
 )
 from bench.drills.traffic import (
     PHASES,
+    THREE_DS_CARD,
+    Authenticator,
     Observations,
     _page_stats,
     _payers,
@@ -64,6 +67,8 @@ SETTINGS = {
     # means never charged, so a lost charge resolves to failed instead of review.
     "STRIPE_SEARCH_LAG_S": "5",
     "PENDING_SWEEP_GRACE_S": "5",
+    # A 3-D Secure payment whose customer never answered is cancelled inside the settle time.
+    "SCA_TIMEOUT_S": "20",
 }
 
 
@@ -101,9 +106,12 @@ def drill_ours(
         token = api_customer(sweeper, "drill@example.com")
         auth = {"Authorization": f"Bearer {token}"}
         obs = Observations()
+        bank = Authenticator(stack.web_url)
+        counter = itertools.count(1)
 
         def pay() -> None:
             session = requests.Session()
+            card = bank.card_for(next(counter))
             try:
                 order = session.post(
                     f"{stack.web_url}/api/orders",
@@ -114,20 +122,25 @@ def drill_ours(
                 payment = session.post(
                     f"{stack.web_url}/api/orders/{order['id']}/payments",
                     headers={**auth, "Idempotency-Key": str(uuid.uuid4())},
+                    json={"payment_method": card},
                     timeout=10,
                 ).json()
                 with obs.lock:
                     obs.payment_ids.append(payment["id"])
+                if card == THREE_DS_CARD:
+                    bank.watch(payment["id"], auth)
             except (requests.RequestException, KeyError, ValueError):
                 pass
 
-        stop_sampling = threading.Event()
+        stop_sampling, stop_bank = threading.Event(), threading.Event()
         sampler = threading.Thread(
             target=_sample_saturation,
             args=(obs, stack.web_url, stack.redis_url, stop_sampling),
             daemon=True,
         )
         sampler.start()
+        authenticating = threading.Thread(target=bank.run, args=(stop_bank,), daemon=True)
+        authenticating.start()
         result, recovered_at = _run_phases_with(
             obs,
             stack.web_url,
@@ -151,6 +164,8 @@ def drill_ours(
                 all_final_at = time.monotonic()
                 break
             time.sleep(1)
+        stop_bank.set()
+        authenticating.join(timeout=10)
         charges = requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=10).json()
         breaker = sweeper.breaker_snapshot()
         sweeper.close()
@@ -160,6 +175,7 @@ def drill_ours(
             "payments": len(result.payment_ids),
             "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
             "double_charges": len(charges["double_charged_payments"]),
+            "three_ds_authenticated": bank.completed,
             "not_final_at_end": sum(1 for s in statuses.values() if s not in FINAL),
             "final_statuses": dict(Counter(statuses.values())),
             "recovery_to_all_final_s": round(all_final_at - recovered_at, 1)

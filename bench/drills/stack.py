@@ -158,6 +158,8 @@ def running_stack(
             "SANDBOX_URL": sandbox_url,
             "STRIPE_API_BASE": sandbox_url,
             "ACQUIRER_API_BASE": f"{sandbox_url}/acquirer",
+            # The bank sends 3-D Secure customers back to this web server.
+            "PUBLIC_URL": f"http://127.0.0.1:{web_port}",
             "PROMETHEUS_MULTIPROC_DIR": str(tmp / "prometheus"),
             **(settings or {}),
         }
@@ -251,12 +253,14 @@ class Sweeper:
             return
         self.last = time.monotonic()
         from extensions import db
+        from services.authentication import sweep_abandoned
         from services.sweeps import sweep_pending, sweep_unknown
 
         with self.app.app_context():
             try:
                 sweep_pending()
                 sweep_unknown()
+                sweep_abandoned()
             except Exception:
                 self.failed += 1
                 db.session.rollback()
@@ -290,3 +294,31 @@ def api_customer(sweeper: Sweeper, email: str) -> str:
     if exit_code != 0 or "api token: " not in output:
         raise RuntimeError(f"could not create {email}: {output}")
     return output.split("api token: ")[1].strip()
+
+
+def settle(stack: Stack, sweeper: Sweeper, settle_s: float) -> float | None:
+    """Wait until no payment is still moving; return how long that took, or None."""
+    from sqlalchemy import func, select
+
+    from extensions import db
+    from models import Payment
+
+    started = time.monotonic()
+    while time.monotonic() - started < settle_s:
+        stack.supervise()
+        sweeper.tick()
+        with sweeper.app.app_context():
+            try:
+                moving = db.session.scalar(
+                    select(func.count())
+                    .select_from(Payment)
+                    .where(Payment.status.not_in(["succeeded", "failed", "needs_review"]))
+                )
+            except Exception:
+                moving = -1
+            finally:
+                db.session.remove()
+        if moving == 0:
+            return time.monotonic() - started
+        time.sleep(1)
+    return None

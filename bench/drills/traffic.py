@@ -9,12 +9,69 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 
 from bench.drills.stack import STRIPE_QUEUE
 
 PHASES = ("baseline", "outage", "degraded", "recovery")
+# Every THREE_DS_EVERY-th card payment of the drills' customers needs 3-D Secure.
+THREE_DS_EVERY = 4
+CARD, THREE_DS_CARD = "pm_card_visa", "pm_card_authenticationRequired"
+
+
+class Authenticator:
+    """Customers at their bank: for the drill's payments that need 3-D Secure, wait until
+    the API answers `next_action`, then open the bank's page and press "Complete
+    authentication" over HTTP, as the customer's browser would. The shop learns of it by
+    webhook (or the backfill), like any outcome."""
+
+    def __init__(self, web_url: str) -> None:
+        self.web_url = web_url
+        self.watched: dict[int, dict[str, str]] = {}  # payment id -> its customer's auth
+        self.completed = 0
+        self.lock = threading.Lock()
+        self.session = requests.Session()
+
+    def card_for(self, count: int) -> str:
+        return THREE_DS_CARD if count % THREE_DS_EVERY == 0 else CARD
+
+    def watch(self, payment_id: int, headers: dict[str, str]) -> None:
+        with self.lock:
+            self.watched[payment_id] = headers
+
+    def run(self, stop: threading.Event) -> None:
+        while not stop.wait(0.5):
+            with self.lock:
+                watched = sorted(self.watched.items())
+            for payment_id, headers in watched:
+                with contextlib.suppress(requests.RequestException, ValueError, KeyError):
+                    self._visit(payment_id, headers)
+
+    def _visit(self, payment_id: int, headers: dict[str, str]) -> None:
+        body = self.session.get(
+            f"{self.web_url}/api/payments/{payment_id}", headers=headers, timeout=5
+        ).json()
+        action = body.get("next_action")
+        if body.get("is_final"):
+            with self.lock:
+                self.watched.pop(payment_id, None)
+        if not action:
+            return
+        url = action["url"]
+        secret = parse_qs(urlsplit(url).query)["client_secret"][0]
+        self.session.get(url, timeout=5).raise_for_status()
+        answer = self.session.post(
+            url.split("?")[0],
+            data={"client_secret": secret, "action": "complete"},
+            allow_redirects=False,
+            timeout=5,
+        )
+        if answer.status_code in (200, 303):  # 200: answered already
+            with self.lock:
+                self.watched.pop(payment_id, None)
+                self.completed += answer.status_code == 303
 
 
 @dataclass

@@ -37,6 +37,14 @@ SPEC = ProviderSpec(
     webhook=WebhookScheme(verify_acquirer, parse_acquirer, "ACQUIRER_WEBHOOK_SECRET"),
     dev_secrets=frozenset({DEV_API_KEY, DEV_WEBHOOK_SECRET}),
     production_workers=2,
+    payment_method_re=r"card_[A-Za-z0-9_]{1,250}",
+    # The sandbox's test tokens (sandbox/acquirer_api.py); the acquirer's own card form
+    # is not part of this product (docs/security.md).
+    test_cards=(
+        ("card_ok", "Test card: approved"),
+        ("card_declined", "Test card: declined"),
+        ("card_insufficient_funds", "Test card: insufficient funds"),
+    ),
 )
 
 __all__ = ["SPEC", "AcquirerProvider"]

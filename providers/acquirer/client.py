@@ -46,12 +46,9 @@ class AcquirerProvider:
         can_lookup_by_reference=True,
     )
 
-    def __init__(
-        self, api_base: str, api_key: str, policy: HttpPolicy, default_card: str = "card_ok"
-    ) -> None:
+    def __init__(self, api_base: str, api_key: str, policy: HttpPolicy) -> None:
         self.api_base = api_base.rstrip("/")
         self.policy = policy
-        self.default_card = default_card
         # No keyed POSTs here: the adapter retries GETs only.
         self.session = build_session(policy, is_keyed_post_retryable=False)
         self.session.headers["X-Api-Key"] = api_key
@@ -66,7 +63,7 @@ class AcquirerProvider:
             "reference": request.reference,
             "amount": request.amount_minor,
             "currency": request.currency,
-            "card": request.payment_method or self.default_card,
+            "card": request.payment_method,
             "order_reference": request.order_id,
         }
         try:
@@ -112,6 +109,14 @@ class AcquirerProvider:
                 request.payment_id,
             )
         return _payment_outcome(approved[0] if approved else payments[-1])
+
+    def cancel(self, request: ChargeRequest) -> Outcome:
+        """The acquirer never waits for authentication, so there is nothing to cancel:
+        what it knows of the payment is the answer."""
+        found = self.lookup(request)
+        if isinstance(found, Absent):
+            return Unknown(found.reason, is_provider_failure=False)
+        return found
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:
         """The events the acquirer failed to deliver to us, all in one answer (its API

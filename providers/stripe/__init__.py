@@ -7,13 +7,15 @@ from dataclasses import replace
 from typing import Any
 
 from providers.http import HttpPolicy
-from providers.settings import number
+from providers.settings import ConfigError, number
 from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
 from providers.stripe.client import API_VERSION, SEARCH_LAG_S, StripeProvider
 from providers.stripe.webhooks import parse_stripe, verify_stripe
 
 DEV_SECRET_KEY = "sk_test_sandbox"
 DEV_WEBHOOK_SECRET = "whsec_sandbox"
+DEV_PUBLISHABLE_KEY = "pk_test_sandbox"
+STRIPE_JS_URL = "https://js.stripe.com/v3"  # production: always Stripe's own (PCI SAQ A)
 
 
 def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
@@ -21,7 +23,11 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         "STRIPE_API_BASE": context.base_url(env, "STRIPE_API_BASE", context.sandbox_url),
         "STRIPE_SECRET_KEY": context.secret(env, "STRIPE_SECRET_KEY", DEV_SECRET_KEY),
         "STRIPE_WEBHOOK_SECRET": context.secret(env, "STRIPE_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET),
-        "STRIPE_PAYMENT_METHOD": env.get("STRIPE_PAYMENT_METHOD", "pm_card_visa"),
+        # Stripe.js, loaded by the checkout page, and the key it tokenizes cards with.
+        "STRIPE_PUBLISHABLE_KEY": _publishable_key(env, context),
+        "STRIPE_JS_URL": context.base_url(
+            env, "STRIPE_JS_URL", f"{context.sandbox_url}/js/v3", production_default=STRIPE_JS_URL
+        ),
         # Sent as Stripe-Version on every call: response shapes never follow the
         # account's default. The default is the version the client and sandbox speak.
         "STRIPE_API_VERSION": env.get("STRIPE_API_VERSION", API_VERSION),
@@ -31,13 +37,20 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
     }
 
 
+def _publishable_key(env: Mapping[str, str], context: SettingsContext) -> str:
+    """The key every browser sees: a secret key here would hand the account to anyone."""
+    key = context.secret(env, "STRIPE_PUBLISHABLE_KEY", DEV_PUBLISHABLE_KEY)
+    if not key.startswith("pk_"):
+        raise ConfigError("STRIPE_PUBLISHABLE_KEY must be a publishable key (pk_...)")
+    return key
+
+
 def build(config: Mapping[str, Any], policy: HttpPolicy) -> StripeProvider:
     return StripeProvider(
         config["STRIPE_API_BASE"],
         config["STRIPE_SECRET_KEY"],
         # Stripe says when a repeat cannot help (a stored answer): stop retrying then.
         replace(policy, stop_retry_header="Stripe-Should-Retry"),
-        config["STRIPE_PAYMENT_METHOD"],
         config["STRIPE_API_VERSION"],
         search_lag_s=config["STRIPE_SEARCH_LAG_S"],
     )
@@ -48,8 +61,10 @@ SPEC = ProviderSpec(
     read_settings=read_settings,
     build=build,
     webhook=WebhookScheme(verify_stripe, parse_stripe, "STRIPE_WEBHOOK_SECRET"),
-    dev_secrets=frozenset({DEV_SECRET_KEY, DEV_WEBHOOK_SECRET}),
+    dev_secrets=frozenset({DEV_SECRET_KEY, DEV_WEBHOOK_SECRET, DEV_PUBLISHABLE_KEY}),
     production_workers=4,  # Stripe carries most traffic
+    payment_method_re=r"pm_[A-Za-z0-9_]{1,250}",
+    card_entry="stripe_js",
 )
 
 __all__ = ["API_VERSION", "SPEC", "StripeProvider"]

@@ -19,6 +19,7 @@ from providers.http import (
 )
 from providers.outcomes import (
     Absent,
+    ActionRequired,
     Declined,
     EventPage,
     LookupOutcome,
@@ -66,14 +67,12 @@ class StripeProvider:
         api_base: str,
         secret_key: str,
         policy: HttpPolicy,
-        default_payment_method: str = "pm_card_visa",
         api_version: str = API_VERSION,
         events_page_size: int = EVENTS_PAGE_SIZE,
         search_lag_s: float = SEARCH_LAG_S,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.policy = policy
-        self.default_payment_method = default_payment_method
         self.session = build_session(policy, is_keyed_post_retryable=True)
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
         self.session.headers["Stripe-Version"] = api_version
@@ -98,15 +97,40 @@ class StripeProvider:
         """Replay the create with the same key while Stripe keeps it; else search by metadata."""
         if request.first_sent_at is None:
             return Absent("never sent")
+        intent_id = request.provider_payment_id
         if _is_within(request.first_sent_at, self.capabilities.replay_window_s or 0):
             replayed = self._create(request)
-            if not isinstance(replayed, Unknown):
+            if isinstance(replayed, ActionRequired):
+                # A replay returns the first answer; the customer may have authenticated
+                # since: the intent itself says where it is now.
+                intent_id = replayed.provider_payment_id
+            elif not isinstance(replayed, Unknown):
                 return replayed
-        if request.provider_payment_id:
-            by_id = self._retrieve(request.provider_payment_id)
+        if intent_id:
+            by_id = self._retrieve(intent_id)
             if not isinstance(by_id, Unknown):
                 return by_id
         return self._search(request)
+
+    def cancel(self, request: ChargeRequest) -> Outcome:
+        """Cancel an intent whose customer never authenticated. A second cancel (or one
+        after the customer finished) answers 400 with the intent: its state is the answer."""
+        if not request.provider_payment_id:
+            return Unknown("no payment_intent id to cancel", is_provider_failure=False)
+        try:
+            response = self.session.post(
+                f"{self.api_base}/v1/payment_intents/{request.provider_payment_id}/cancel",
+                data={"cancellation_reason": "abandoned"},
+                headers={"Idempotency-Key": f"{request.idempotency_key}-cancel"},
+                timeout=self.policy.timeout,
+            )
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        if response.status_code == 400:
+            intent = _error_of(response).get("payment_intent")
+            if isinstance(intent, dict) and intent.get("id") == request.provider_payment_id:
+                return _intent_outcome(intent)
+        return self._outcome_of(response)
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:
         """One page of the events Stripe failed to deliver to us, newest first, starting
@@ -131,14 +155,17 @@ class StripeProvider:
         form = {
             "amount": str(request.amount_minor),
             "currency": request.currency.lower(),
+            # Server-side confirmation with the card the customer's browser tokenized;
+            # a card that needs 3-D Secure answers requires_action with a redirect to
+            # the bank, which sends the customer back to return_url.
             "confirm": "true",
-            "payment_method": request.payment_method or self.default_payment_method,
-            # Accounts have automatic payment methods on by default (since 2023-08-16):
-            # confirming then needs a return_url unless redirects are ruled out.
-            "automatic_payment_methods[enabled]": "true",
-            "automatic_payment_methods[allow_redirects]": "never",
+            "payment_method_types[]": "card",
             "metadata[payment_id]": str(request.payment_id),
         }
+        if request.payment_method:
+            form["payment_method"] = request.payment_method
+        if request.return_url:
+            form["return_url"] = request.return_url
         if request.order_id is not None:
             form["metadata[order_id]"] = str(request.order_id)
         try:
@@ -264,6 +291,17 @@ def intent_report(intent: dict[str, Any]) -> Report:
     )
 
 
+def redirect_url(intent: dict[str, Any]) -> str | None:
+    """Where the customer authenticates: next_action.redirect_to_url.url (https, or any
+    URL of the sandbox in development: the checks on it are the caller's)."""
+    action = intent.get("next_action")
+    if not isinstance(action, dict) or action.get("type") != "redirect_to_url":
+        return None
+    target = action.get("redirect_to_url")
+    url = target.get("url") if isinstance(target, dict) else None
+    return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
+
+
 def _intent_outcome(intent: dict[str, Any]) -> Outcome:
     intent_id = intent.get("id")
     status = intent.get("status")
@@ -282,10 +320,5 @@ def _intent_outcome(intent: dict[str, Any]) -> Outcome:
             intent_report(intent),
         )
     if status == "requires_action":
-        return Declined(
-            "requires_action_unsupported",
-            "the card needs authentication, which this checkout does not support",
-            intent_id,
-            intent_report(intent),
-        )
+        return ActionRequired(intent_id, redirect_url(intent), intent_report(intent))
     return Unknown(f"payment_intent {intent_id} is {status}", is_provider_failure=False)

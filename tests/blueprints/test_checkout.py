@@ -52,7 +52,12 @@ def checkout_form(client: FlaskClient, order_id: int) -> dict[str, str]:
     page = client.get(f"/orders/{order_id}/checkout").get_data(as_text=True)
     key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
     assert key
-    return {"csrf_token": csrf_token_from(page), "idempotency_key": key.group(1)}
+    # What static/card.js posts once Stripe.js made the PaymentMethod in the browser.
+    return {
+        "csrf_token": csrf_token_from(page),
+        "idempotency_key": key.group(1),
+        "payment_method": "pm_card_visa",
+    }
 
 
 def payments(app: Flask) -> int:

@@ -68,3 +68,19 @@ def test_a_chunked_webhook_body_over_the_limit_is_refused(app: Flask, served: st
     assert small.status_code == 400  # read whole, then refused for its signature
     with app.app_context():
         assert db.session.query(ProcessedWebhook).count() == 0
+
+
+def test_the_card_entry_origins_and_nothing_else(app: Flask, client: FlaskClient) -> None:
+    csp = client.get("/").headers["Content-Security-Policy"]
+    card_origin = app.config["STRIPE_JS_URL"].rsplit("/js/", 1)[0]  # the sandbox in tests
+    directives = dict(d.strip().split(" ", 1) for d in csp.split(";"))
+    assert directives["script-src"].split()[-1] == card_origin
+    assert directives["frame-src"] == f"'self' {card_origin}"
+    assert directives["connect-src"] == f"'self' {app.config['STRIPE_API_BASE']}"
+    assert csp.count("http") == 3  # the card entry's three: no other origin anywhere
+
+
+def test_without_stripe_js_no_outside_origin_is_allowed(make_app: Any) -> None:
+    acquirer_only = make_app(PAYMENTS_DEFAULT_PROVIDER="acquirer")
+    csp = acquirer_only.test_client().get("/").headers["Content-Security-Policy"]
+    assert "http" not in csp

@@ -101,6 +101,7 @@ def test_topup_through_the_provider_credits_once(
         "idempotency_key": key.group(1),
         "currency": "EUR",
         "amount": "12.50",
+        "payment_method": "pm_card_visa",
     }
     first = shopper.post("/wallet/topup", data=form)
     second = shopper.post("/wallet/topup", data=form)
@@ -128,6 +129,7 @@ def test_bad_topup_amounts_write_nothing(shopper: FlaskClient, app: Flask, amoun
         "idempotency_key": str(uuid.uuid4()),
         "currency": "EUR",
         "amount": amount,
+        "payment_method": "pm_card_visa",
     }
     response = shopper.post("/wallet/topup", data=form)
     assert response.status_code in (400, 422)
@@ -227,7 +229,7 @@ def test_api_topup_and_wallet_payment(
     with app.app_context():
         seed_catalog()
     key = str(uuid.uuid4())
-    body = {"amount_minor": 5000, "currency": "EUR"}
+    body = {"amount_minor": 5000, "currency": "EUR", "payment_method": "pm_card_visa"}
     first = client.post(
         "/api/wallet/topups", json=body, headers={**headers, "Idempotency-Key": key}
     )
@@ -291,6 +293,8 @@ def test_api_bad_topups_write_nothing(
     headers = dict(api_account[1])
     if key is not None:
         headers["Idempotency-Key"] = str(uuid.uuid4())
+    if isinstance(body, dict):
+        body = {**body, "payment_method": "pm_card_visa"}
     response = client.post("/api/wallet/topups", json=body, headers=headers)
     assert response.status_code == status
     assert response.get_json()["error"]["code"] == code

@@ -14,6 +14,20 @@ from services.customers import create_customer
 from tests.helpers import run_jobs, seed_catalog
 
 
+def type_card(browser: Any, number: str) -> None:
+    """Type a card into the card element that Stripe.js (the sandbox's) mounted."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    field = WebDriverWait(browser, 15).until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, "[data-stripe=number]"))
+    )
+    field.send_keys(number)
+    browser.find_element(By.CSS_SELECTOR, "[data-stripe=expiry]").send_keys("12 / 34")
+    browser.find_element(By.CSS_SELECTOR, "[data-stripe=cvc]").send_keys("123")
+
+
 def test_click_through_and_double_click_pay_makes_one_payment(
     app: Flask, browser: Any, live_server: str, sandbox: Any, artifacts: Path
 ) -> None:
@@ -39,6 +53,7 @@ def test_click_through_and_double_click_pay_makes_one_payment(
     wait.until(ec.url_contains("/checkout"))
     browser.save_screenshot(str(artifacts / "checkout.png"))
 
+    type_card(browser, "4242 4242 4242 4242")
     ActionChains(browser).double_click(browser.find_element(By.ID, "pay")).perform()
     wait.until(ec.url_matches(r"/payments/\d+$"))
     assert "Payment in progress" in browser.page_source

@@ -46,6 +46,7 @@ def test_chaos_drill_smoke(app: object) -> None:
         assert results["double_charges"] == 0
         assert results["settle_s"] is not None  # every payment final or needs_review
         assert "500" not in results["client_responses"]
+        assert results["three_ds_authenticated"] > 0  # customers passed 3-D Secure too
 
         first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url))
         _charge_behind_our_back(stack.sandbox_url, str(first_payment))

@@ -16,6 +16,7 @@ def test_outage_drill_smoke(app: object) -> None:
     assert ours["payments"] > 0
     assert ours["double_charges"] == 0
     assert ours["not_final_at_end"] == 0  # every payment final or needs_review
+    assert ours["three_ds_authenticated"] > 0  # customers passed 3-D Secure too
     assert all(stats["error_rate"] == 0 for stats in ours["pages"].values())
     # The naive integration shows the incident: a blind retry after a timeout charges twice.
     assert naive["double_charges"] > 0

@@ -39,7 +39,11 @@ def _count(app: Flask, model: Any) -> int:
 def shopper_form(app: Flask, client: FlaskClient) -> dict[str, str]:
     login(client, app)
     page = client.get("/wallet/topup").get_data(as_text=True)
-    return {"csrf_token": csrf_token_from(page), "currency": "EUR"}
+    return {
+        "csrf_token": csrf_token_from(page),
+        "currency": "EUR",
+        "payment_method": "pm_card_visa",
+    }
 
 
 def _timed(call: Any) -> Any:
@@ -89,7 +93,7 @@ def test_api_topup_and_debit_amounts(
     app: Flask, client: FlaskClient, api_headers: dict[str, str], amount: Any
 ) -> None:
     payments, entries = _count(app, Payment), _count(app, LedgerEntry)
-    body = {"currency": "EUR", "amount_minor": amount}
+    body = {"currency": "EUR", "amount_minor": amount, "payment_method": "pm_card_visa"}
     for path in ("/api/wallet/topups", "/api/wallet/debits"):
         headers = {**api_headers, "Idempotency-Key": str(uuid.uuid4())}
         response = _timed(lambda p=path, h=headers: client.post(p, json=body, headers=h))

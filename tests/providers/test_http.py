@@ -158,7 +158,7 @@ def test_reset_after_sending_is_unknown(sandbox: Any) -> None:
     with pytest.raises(requests.RequestException) as caught:
         session.post(
             f"{sandbox.url}/acquirer/payments",
-            json={"reference": "r1", "amount": 100, "currency": "EUR"},
+            json={"reference": "r1", "amount": 100, "currency": "EUR", "card": "card_ok"},
             headers={"X-Api-Key": "acq_test_sandbox"},
             timeout=FAST.timeout,
         )

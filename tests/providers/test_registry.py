@@ -37,6 +37,7 @@ def test_settings_come_from_the_providers_package() -> None:
         "SECRET_KEY": "k" * 40,
         "DATABASE_URL": "postgresql+psycopg://db/x",
         "REDIS_URL": "redis://r/0",
+        "PUBLIC_URL": "https://shop.example",
         "PAYMENTS_PROVIDERS": "toy",
         "TOY_WEBHOOK_SECRET": toy.DEV_WEBHOOK_SECRET,
     }

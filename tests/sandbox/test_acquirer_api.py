@@ -13,7 +13,7 @@ from tests.sandbox_support import wait_for
 def test_acquirer_webhooks_use_their_own_scheme(sandbox: Any, webhook_receiver: Any) -> None:
     requests.post(
         f"{sandbox.url}/acquirer/payments",
-        json={"reference": "r", "amount": 5, "currency": "EUR"},
+        json={"reference": "r", "amount": 5, "currency": "EUR", "card": "card_ok"},
         headers={"X-Api-Key": "acq_test_sandbox"},
         timeout=5,
     )

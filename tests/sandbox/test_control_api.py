@@ -13,6 +13,7 @@ def test_double_charges_are_visible_in_the_ledger(sandbox: Any) -> None:
         "amount": 100,
         "currency": "EUR",
         "order_reference": 77,
+        "card": "card_ok",
     }
     for _ in range(2):  # the acquirer has no keys: a blind retry charges twice
         requests.post(

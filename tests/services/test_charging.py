@@ -68,11 +68,10 @@ def test_a_hanging_provider_does_not_slow_the_pay_request(
 
 
 def test_declined_payment_fails_with_its_code_and_order_stays_open(
-    app: Flask, sandbox: Any, make_app: Any
+    app: Flask, sandbox: Any
 ) -> None:
-    payment_id = committed_payment(app)
-    declining = make_app(STRIPE_PAYMENT_METHOD="pm_card_chargeDeclinedInsufficientFunds")
-    with declining.app_context():
+    payment_id = committed_payment(app, payment_method="pm_card_chargeDeclinedInsufficientFunds")
+    with app.app_context():
         charge_payment(payment_id)
     failed = payment(app, payment_id)
     assert failed.status == PaymentStatus.FAILED

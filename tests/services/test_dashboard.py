@@ -19,8 +19,10 @@ def test_payment_stats_count_and_age_the_watched_statuses(app_ctx: Flask) -> Non
     old = make_payment(make_order(customer))
     old.status, old.created_at = PaymentStatus.UNKNOWN, utcnow() - timedelta(minutes=10)
     make_payment(make_order(customer))  # pending
+    make_payment(make_order(customer)).status = PaymentStatus.REQUIRES_ACTION
     db.session.commit()
     stats = payment_stats()
+    assert stats["watched"]["requires_action"]["count"] == 1
     assert stats["watched"]["unknown"]["count"] == 1
     assert stats["watched"]["unknown"]["oldest_age_s"] >= 600
     assert stats["watched"]["pending"]["count"] == 1

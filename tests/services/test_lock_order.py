@@ -25,7 +25,7 @@ from services.charging import charge_payment
 from services.checkout import lock_owned_order, start_order_payment
 from services.errors import ConflictError
 from services.queues import provider_queue_name
-from tests.factories import make_customer, make_order, make_payment
+from tests.factories import TEST_CARDS, make_customer, make_order, make_payment
 from tests.helpers import api_order, api_pay
 from tests.worker_support import start_worker, stop_workers, wait_for
 
@@ -174,7 +174,7 @@ def test_a_checkout_holding_the_order_and_a_charge_job_never_deadlock(
         wait_for(lambda: _waiting_on_locks(app) >= 1, timeout_s=10)
         try:
             key = first_key if same_key else uuid.uuid4()
-            payment, is_new = start_order_payment(shopper, order_id, key)
+            payment, is_new = start_order_payment(shopper, order_id, key, TEST_CARDS["stripe"])
             checkout_result.append((payment.id, is_new))
         except ConflictError as exc:
             db.session.rollback()

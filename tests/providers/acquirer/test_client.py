@@ -33,6 +33,7 @@ def charge_request(**overrides: Any) -> ChargeRequest:
         "amount_minor": 700,
         "currency": "EUR",
         "order_id": 3,
+        "payment_method": "card_ok",
     }
     fields.update(overrides)
     return ChargeRequest(**fields)

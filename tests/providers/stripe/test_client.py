@@ -13,7 +13,7 @@ import requests
 from devtools.servers import free_port
 from providers.base import ChargeRequest
 from providers.http import HttpPolicy
-from providers.outcomes import Absent, Declined, NotSent, Succeeded, Unknown
+from providers.outcomes import Absent, ActionRequired, Declined, NotSent, Succeeded, Unknown
 from providers.stripe import StripeProvider
 
 POLICY = HttpPolicy(
@@ -40,6 +40,8 @@ def charge_request(payment_id: int = 1, **overrides: Any) -> ChargeRequest:
         "amount_minor": 2500,
         "currency": "EUR",
         "order_id": 10,
+        "payment_method": "pm_card_visa",
+        "return_url": "https://shop.example/payments/1/return",
     }
     fields.update(overrides)
     return ChargeRequest(**fields)
@@ -60,7 +62,6 @@ def test_successful_charge(sandbox: Any) -> None:
     [
         ("pm_card_chargeDeclined", "generic_decline"),
         ("pm_card_chargeDeclinedInsufficientFunds", "insufficient_funds"),
-        ("pm_card_authenticationRequired", "requires_action_unsupported"),
     ],
 )
 def test_declines_carry_their_code(sandbox: Any, method: str, code: str) -> None:
@@ -68,6 +69,39 @@ def test_declines_carry_their_code(sandbox: Any, method: str, code: str) -> None
     assert isinstance(outcome, Declined)
     assert outcome.code == code
     assert sandbox.succeeded_charges("1") == 0
+
+
+def test_a_card_that_needs_authentication_answers_where_to_send_the_customer(
+    sandbox: Any,
+) -> None:
+    stripe = client(sandbox)
+    request = charge_request(payment_method="pm_card_authenticationRequired")
+    outcome = stripe.charge(request)
+    assert isinstance(outcome, ActionRequired)
+    assert outcome.url and outcome.url.startswith(f"{sandbox.url}/3d_secure/authenticate/pi_")
+    assert outcome.report.amount_minor == 2500 and outcome.report.payment_ref == "1"
+    # Still waiting: the replay's stored answer and the intent itself agree.
+    sent = sent_now(ChargeRequest(**{**request.__dict__, "provider_payment_id": None}))
+    assert isinstance(stripe.lookup(sent), ActionRequired)
+    cancelled = stripe.cancel(
+        ChargeRequest(**{**sent.__dict__, "provider_payment_id": outcome.provider_payment_id})
+    )
+    assert isinstance(cancelled, Declined) and cancelled.code == "canceled"
+    # A second cancel (the same key) gets the same answer: never an error, never a charge.
+    again = stripe.cancel(
+        ChargeRequest(**{**sent.__dict__, "provider_payment_id": outcome.provider_payment_id})
+    )
+    assert isinstance(again, Declined) and again.code == "canceled"
+    # The replay still says requires_action; the lookup reads the intent: cancelled.
+    looked_up = stripe.lookup(sent)
+    assert isinstance(looked_up, Declined) and looked_up.code == "canceled"
+
+
+def test_without_a_return_url_no_redirect_is_offered(sandbox: Any) -> None:
+    outcome = client(sandbox).charge(
+        charge_request(payment_method="pm_card_authenticationRequired", return_url=None)
+    )
+    assert isinstance(outcome, ActionRequired) and outcome.url is None
 
 
 def test_one_commit_then_timeout_is_resolved_by_the_keyed_retry(sandbox: Any) -> None:

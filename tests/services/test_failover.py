@@ -27,7 +27,9 @@ def failover(app: Flask, make_app: Any) -> Iterator[Flask]:
 
 
 def test_a_never_sent_payment_fails_over(failover: Flask, sandbox: Any) -> None:
-    payment_id = committed_payment(failover)
+    # A token the fallback can charge too (what a token vault's network token would be;
+    # here the acquirer's test token).
+    payment_id = committed_payment(failover, payment_method="card_ok")
     with failover.app_context():
         charge_payment(payment_id)
     moved = payment(failover, payment_id)
@@ -42,8 +44,23 @@ def test_a_never_sent_payment_fails_over(failover: Flask, sandbox: Any) -> None:
     assert len(sandbox.charges(dialect="acquirer", status="succeeded")["data"]) == 1
 
 
+def test_a_card_only_its_own_provider_can_charge_never_fails_over(
+    failover: Flask, sandbox: Any
+) -> None:
+    payment_id = committed_payment(failover)  # a Stripe PaymentMethod (pm_...)
+    with failover.app_context():
+        charge_payment(payment_id)
+    kept = payment(failover, payment_id)
+    assert kept.provider == "stripe" and kept.status == PaymentStatus.PENDING
+    assert kept.next_attempt_at is not None  # deferred until Stripe's circuit lets it through
+    assert queued_job_ids(failover, "acquirer") == []
+    assert sandbox.requests_log() == []
+
+
 def test_a_payment_that_may_have_been_sent_never_fails_over(failover: Flask, sandbox: Any) -> None:
-    payment_id = committed_payment(failover, first_sent_at=utcnow(), send_count=1)
+    payment_id = committed_payment(
+        failover, payment_method="card_ok", first_sent_at=utcnow(), send_count=1
+    )
     with failover.app_context():
         charge_payment(payment_id)
     kept = payment(failover, payment_id)

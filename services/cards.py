@@ -1,0 +1,52 @@
+"""How the pages take a card: the provider's own card entry, so no card number, CVC or
+expiry ever reaches this server (PCI SAQ A). Stripe: Stripe.js's card element, which
+turns the card into a PaymentMethod (pm_...) in the browser; the acquirer: a token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from flask import current_app
+
+from providers.registry import spec_for
+
+
+@dataclass(frozen=True)
+class CardEntry:
+    provider: str
+    kind: str  # "stripe_js" or "token" (providers/spec.py)
+    js_url: str | None = None
+    publishable_key: str | None = None
+    test_cards: tuple[tuple[str, str], ...] = ()
+
+
+def card_entry() -> CardEntry:
+    """The card entry of the provider new payments go to (PAYMENTS_DEFAULT_PROVIDER)."""
+    config = current_app.config
+    provider = config["PAYMENTS_DEFAULT_PROVIDER"]
+    spec = spec_for(provider)
+    if spec.card_entry == "stripe_js":
+        return CardEntry(
+            provider, spec.card_entry, config["STRIPE_JS_URL"], config["STRIPE_PUBLISHABLE_KEY"]
+        )
+    test_cards = () if config["IS_PRODUCTION"] else spec.test_cards
+    return CardEntry(provider, spec.card_entry, test_cards=test_cards)
+
+
+def origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def card_entry_sources() -> dict[str, str]:
+    """What the Content-Security-Policy must allow for the card entry: Stripe.js's origin
+    (its script and frames) and Stripe's API (where it sends the card); nothing else."""
+    entry = card_entry()
+    if entry.kind != "stripe_js" or not entry.js_url:
+        return {}
+    return {
+        "script": origin(entry.js_url),
+        "frame": origin(entry.js_url),
+        "connect": origin(current_app.config["STRIPE_API_BASE"]),
+    }
