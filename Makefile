@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.breaker
 	$(BIN)/python -m bench.dashboard
 	$(BIN)/python -m bench.intake
+	$(BIN)/python -m bench.checkout_page
 	$(BIN)/python -m bench.webhooks
 	$(BIN)/python -m bench.reconcile_drain
 	$(BIN)/python -m bench.drills outage --database postgres

@@ -43,6 +43,7 @@ class Payer:
         response = session.post(
             f"{self.url}/api/orders/{order_id}/payments",
             headers={**self.auth, "Idempotency-Key": str(uuid.uuid4())},
+            json={"payment_method": "pm_card_visa"},
         )
         return response.status_code == 201
 

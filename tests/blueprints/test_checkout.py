@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Order, Payment, PaymentStatus
 from services.customers import create_customer
-from tests.helpers import csrf_token_from, payment, run_jobs, seed_catalog
+from tests.helpers import csrf_token_from, payment, run_jobs
 
 
 def login(client: FlaskClient, app: Flask, email: str = "shopper@example.com") -> None:
@@ -24,14 +24,6 @@ def login(client: FlaskClient, app: Flask, email: str = "shopper@example.com") -
         "/login", data={"email": email, "password": "password123", "csrf_token": token}
     )
     assert response.status_code == 302
-
-
-@pytest.fixture
-def shopper(app: Flask, client: FlaskClient) -> FlaskClient:
-    with app.app_context():
-        seed_catalog()
-    login(client, app)
-    return client
 
 
 def place_order(client: FlaskClient) -> int:

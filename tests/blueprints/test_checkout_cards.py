@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -15,14 +14,6 @@ from services.charging import charge_payment
 from tests.blueprints.test_checkout import checkout_form, login, place_order
 from tests.helpers import csrf_token_from, payment, queued_job_ids, seed_catalog
 from tests.sandbox_support import answer_challenge
-
-
-@pytest.fixture
-def shopper(app: Flask, client: FlaskClient) -> FlaskClient:
-    with app.app_context():
-        seed_catalog()
-    login(client, app)
-    return client
 
 
 def test_the_checkout_page_mounts_stripe_js_and_never_asks_for_the_card(

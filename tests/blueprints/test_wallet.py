@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
 from services import wallet
-from tests.blueprints.test_checkout import checkout_form, login, place_order
+from tests.blueprints.test_checkout import checkout_form, place_order
 from tests.helpers import api_customer, csrf_token_from, run_jobs, seed_catalog
 
 
@@ -32,14 +32,6 @@ def fund(app: Flask, email: str, amount: int) -> None:
 def ledger_rows(app: Flask) -> int:
     with app.app_context():
         return int(db.session.scalar(select(func.count()).select_from(LedgerEntry)) or 0)
-
-
-@pytest.fixture
-def shopper(app: Flask, client: FlaskClient) -> FlaskClient:
-    with app.app_context():
-        seed_catalog()
-    login(client, app)
-    return client
 
 
 def wallet_form(client: FlaskClient, order_id: int) -> dict[str, str]:

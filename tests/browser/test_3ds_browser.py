@@ -16,10 +16,11 @@ from extensions import db
 from models import Payment, PaymentStatus
 from services.authentication import sweep_abandoned
 from services.customers import create_customer
-from tests.browser.test_checkout_browser import type_card
+from tests.browser.test_checkout_browser import to_checkout, type_card
 from tests.helpers import run_jobs, seed_catalog, serving
 
 THREE_DS = "4000 0025 0000 3155"
+BUYER = "buyer@example.com"
 
 Shop = tuple[Flask, str]
 
@@ -39,30 +40,12 @@ def shop(app: Flask, make_app: Any) -> Iterator[Callable[..., Shop]]:
         server.__enter__()
         with live.app_context():
             seed_catalog()
-            create_customer("buyer@example.com", "password123", live.config["CURRENCIES"])
+            create_customer(BUYER, "password123", live.config["CURRENCIES"])
         return live, url
 
     yield start
     for server in servers:
         server.__exit__(None, None, None)
-
-
-def _to_checkout(browser: Any, url: str) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    wait = WebDriverWait(browser, 15)
-    browser.delete_all_cookies()
-    browser.get(f"{url}/login")
-    browser.find_element(By.NAME, "email").send_keys("buyer@example.com")
-    browser.find_element(By.NAME, "password").send_keys("password123")
-    browser.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
-    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "li.product")))
-    browser.find_element(By.CSS_SELECTOR, 'li[data-sku="MUG"] button').click()
-    wait.until(ec.url_contains("/cart"))
-    browser.find_element(By.XPATH, "//button[text()='Place order']").click()
-    wait.until(ec.url_contains("/checkout"))
 
 
 def _pay(browser: Any, number: str, *, double: bool = False) -> None:
@@ -111,7 +94,7 @@ def _payments(live: Flask) -> list[Payment]:
 
 def test_a_plain_card_pays(browser: Any, shop: Any, sandbox: Any) -> None:
     live, url = shop()
-    _to_checkout(browser, url)
+    to_checkout(browser, url, BUYER)
     _pay(browser, "4242 4242 4242 4242")
     _heading(browser, live, "payment succeeded")
     [paid] = _payments(live)
@@ -122,7 +105,7 @@ def test_completing_the_banks_challenge_pays(
     browser: Any, shop: Any, sandbox: Any, artifacts: Path
 ) -> None:
     live, url = shop()
-    _to_checkout(browser, url)
+    to_checkout(browser, url, BUYER)
     _pay(browser, THREE_DS)
     _heading(browser, live, "Confirm with your bank")
     browser.save_screenshot(str(artifacts / "3ds-confirm-with-bank.png"))
@@ -139,7 +122,7 @@ def test_a_failed_challenge_fails_and_paying_again_works(
     from selenium.webdriver.common.by import By
 
     live, url = shop()
-    _to_checkout(browser, url)
+    to_checkout(browser, url, BUYER)
     _pay(browser, THREE_DS)
     _heading(browser, live, "Confirm with your bank")
     _bank(browser, "fail-authentication")
@@ -157,7 +140,7 @@ def test_double_clicking_pay_with_a_3ds_card_makes_one_intent(
     browser: Any, shop: Any, sandbox: Any
 ) -> None:
     live, url = shop()
-    _to_checkout(browser, url)
+    to_checkout(browser, url, BUYER)
     _pay(browser, THREE_DS, double=True)
     _heading(browser, live, "Confirm with your bank")
     assert len(_payments(live)) == 1
@@ -170,7 +153,7 @@ def test_an_abandoned_challenge_is_cancelled_after_the_timeout(
     import time
 
     live, url = shop(SCA_TIMEOUT_S=1)
-    _to_checkout(browser, url)
+    to_checkout(browser, url, BUYER)
     _pay(browser, THREE_DS)
     _heading(browser, live, "Confirm with your bank")
     time.sleep(1.2)  # the customer walks away

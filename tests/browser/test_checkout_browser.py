@@ -14,6 +14,25 @@ from services.customers import create_customer
 from tests.helpers import run_jobs, seed_catalog
 
 
+def to_checkout(browser: Any, url: str, email: str) -> None:
+    """Log in, put a mug in the cart, place the order: the browser is on its checkout."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 15)
+    browser.delete_all_cookies()
+    browser.get(f"{url}/login")
+    browser.find_element(By.NAME, "email").send_keys(email)
+    browser.find_element(By.NAME, "password").send_keys("password123")
+    browser.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "li.product")))
+    browser.find_element(By.CSS_SELECTOR, 'li[data-sku="MUG"] button').click()
+    wait.until(ec.url_contains("/cart"))
+    browser.find_element(By.XPATH, "//button[text()='Place order']").click()
+    wait.until(ec.url_contains("/checkout"))
+
+
 def type_card(browser: Any, number: str) -> None:
     """Type a card into the card element that Stripe.js (the sandbox's) mounted."""
     from selenium.webdriver.common.by import By
@@ -40,17 +59,7 @@ def test_click_through_and_double_click_pay_makes_one_payment(
         seed_catalog()
         create_customer("browser@example.com", "password123", app.config["CURRENCIES"])
     wait = WebDriverWait(browser, 15)
-    browser.delete_all_cookies()
-    browser.get(f"{live_server}/login")
-    browser.find_element(By.NAME, "email").send_keys("browser@example.com")
-    browser.find_element(By.NAME, "password").send_keys("password123")
-    browser.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
-    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "li.product")))
-
-    browser.find_element(By.CSS_SELECTOR, 'li[data-sku="MUG"] button').click()
-    wait.until(ec.url_contains("/cart"))
-    browser.find_element(By.XPATH, "//button[text()='Place order']").click()
-    wait.until(ec.url_contains("/checkout"))
+    to_checkout(browser, live_server, "browser@example.com")
     browser.save_screenshot(str(artifacts / "checkout.png"))
 
     type_card(browser, "4242 4242 4242 4242")
