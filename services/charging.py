@@ -214,7 +214,9 @@ def apply_outcome(
             is_success=isinstance(outcome, Succeeded),
         )
         if problem:
-            what = {Succeeded: "a success", Declined: "a decline"}.get(type(outcome), "an")
+            what = {Succeeded: "a success", Declined: "a decline"}.get(
+                type(outcome), "a requires-action"
+            )
             reports.set_aside(payment, problem, source=source, what=f"{what} answer")
             return _nothing
     if isinstance(outcome, ActionRequired):

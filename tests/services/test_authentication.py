@@ -216,3 +216,13 @@ def test_an_unknown_charge_found_waiting_for_authentication_waits(app: Flask, sa
         reconcile_payment(payment_id)
     waiting = payment(app, payment_id)
     assert waiting.status == PaymentStatus.REQUIRES_ACTION and waiting.action_url
+
+
+def test_a_tampered_requires_action_answer_goes_to_review(app: Flask, sandbox: Any) -> None:
+    """A redirect to "authenticate" for another amount never reaches the customer."""
+    sandbox.add_fault("tamper", field="amount", value=1, dialect="stripe", endpoint="create")
+    payment_id = committed_payment(app, payment_method=THREE_DS)
+    with app.app_context():
+        charge_payment(payment_id)
+    held = payment(app, payment_id)
+    assert held.status == PaymentStatus.NEEDS_REVIEW and held.action_url is None
