@@ -33,6 +33,7 @@ from models import (
     Payment,
     PaymentStatus,
     ProcessedWebhook,
+    Refund,
     Wallet,
 )
 from models.money import format_money
@@ -146,7 +147,7 @@ class QueuesView(AdminOnly, BaseView):
         return self.render("dashboard/queues.html", queues=dashboard.queues())
 
 
-def _money(view: Any, context: Any, model: Any, name: str) -> str:
+def money_column(view: Any, context: Any, model: Any, name: str) -> str:
     return format_money(getattr(model, name), model.currency)
 
 
@@ -204,6 +205,9 @@ def _clean_text(value: Any) -> Any:
     return value.replace("\x00", "")[:200] if isinstance(value, str) else value
 
 
+REFUNDS_LINK = '<a class="btn btn-sm btn-outline-danger" href="{}">Refunds</a>'
+
+
 class PaymentView(ReadOnlyView):
     column_list = (
         "id",
@@ -221,9 +225,10 @@ class PaymentView(ReadOnlyView):
     column_filters = ("status", "provider", "purpose")
     column_searchable_list = ("provider_payment_id",)
     column_default_sort = ("id", True)
-    column_formatters = {"amount_minor": _money}
+    column_formatters = {"amount_minor": money_column}
     column_details_list = (
         *column_list,
+        "refunds",
         "currency",
         "decline_code",
         "first_sent_at",
@@ -234,7 +239,10 @@ class PaymentView(ReadOnlyView):
         "transitions",
     )
     column_formatters_detail = {
-        "amount_minor": _money,
+        "amount_minor": money_column,
+        "refunds": lambda v, c, m, n: Markup(
+            '<a class="btn btn-sm btn-outline-danger" href="{}">Refunds</a>'
+        ).format(url_for("refunds.payment", payment_id=m.id)),
         "transitions": lambda v, c, m, n: Markup("<br>").join(
             f"{t.created_at:%Y-%m-%d %H:%M:%S} {t.from_status or '-'} -> {t.to_status} "
             f"({t.source}{', ' + t.actor if t.actor else ''}): {t.reason}"
@@ -254,7 +262,7 @@ class OrderView(ReadOnlyView):
         "paid_at",
     )
     column_filters = ("status", "customer_id")
-    column_formatters = {"total_minor": _money}
+    column_formatters = {"total_minor": money_column}
     column_default_sort = ("id", True)
 
 
@@ -279,7 +287,7 @@ class WebhookView(ReadOnlyView):
 class WalletView(ReadOnlyView):
     column_list = ("id", "customer_id", "currency", "balance_minor", "updated_at")
     column_filters = ("currency", "customer_id")
-    column_formatters = {"balance_minor": _money}
+    column_formatters = {"balance_minor": money_column}
 
 
 class LedgerView(ReadOnlyView):
@@ -316,6 +324,9 @@ def register(app: Flask) -> None:
     )
     admin.add_view(UnknownPaymentsView(name="Unknown payments", endpoint="unknown"))
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))
+    from blueprints.admin_refunds import RefundsView, RefundView
+
+    admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
     for model, view in (
         (Payment, PaymentView),
         (Order, OrderView),
@@ -323,6 +334,7 @@ def register(app: Flask) -> None:
         (Wallet, WalletView),
         (LedgerEntry, LedgerView),
         (Customer, CustomerView),
+        (Refund, RefundView),
     ):
         admin.add_view(view(model, db, category="Records", endpoint=f"admin_{model.__tablename__}"))
     app.jinja_env.globals["PaymentStatus"] = PaymentStatus

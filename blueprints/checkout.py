@@ -34,6 +34,7 @@ from services.checkout import (
     start_order_payment,
 )
 from services.errors import ClientError, NotFoundError, form_message
+from services.presenters import refunds_of
 from services.wallet_views import wallet_in
 
 bp = Blueprint("checkout", __name__)
@@ -148,6 +149,7 @@ def payment_status(payment_id: int) -> ResponseReturnValue:
     return render_template(
         "checkout/payment.html",
         payment=payment,
+        refunds=refunds_of(payment_id=payment.id),
         refresh_s=None if payment.status.is_final else STATUS_REFRESH_S,
     )
 

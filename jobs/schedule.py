@@ -11,6 +11,7 @@ from jobs.payments import (
     sweep_pending_payments_job,
     sweep_unknown_payments_job,
 )
+from jobs.refunds import sweep_refunds_job
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 
@@ -31,6 +32,7 @@ def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
         PeriodicJob(sweep_pending_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_unknown_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_abandoned_payments_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(sweep_refunds_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, retry_s),
     ]
     jobs += [

@@ -15,11 +15,20 @@ from models.payment import (
 from models.payment_transition import PaymentTransition, TransitionSource
 from models.processed_webhook import ProcessedWebhook, WebhookState
 from models.product import Product
+from models.refund import (
+    OPEN_REFUND_STATUSES,
+    REFUND_TRANSITIONS,
+    Refund,
+    RefundStatus,
+    RefundTransition,
+)
 from models.wallet import Wallet
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
     "FINAL_STATUSES",
+    "OPEN_REFUND_STATUSES",
+    "REFUND_TRANSITIONS",
     "AdminUser",
     "Customer",
     "LedgerEntry",
@@ -33,6 +42,9 @@ __all__ = [
     "PaymentTransition",
     "ProcessedWebhook",
     "Product",
+    "Refund",
+    "RefundStatus",
+    "RefundTransition",
     "TransitionSource",
     "Wallet",
     "WebhookState",

@@ -15,6 +15,8 @@ class OrderStatus(enum.StrEnum):
     OPEN = "open"
     PAID = "paid"
     CANCELLED = "cancelled"
+    PARTIALLY_REFUNDED = "partially_refunded"  # paid; part of the money went back
+    REFUNDED = "refunded"  # paid; all of the money went back
 
 
 class Order(db.Model):  # type: ignore[name-defined]
@@ -26,7 +28,7 @@ class Order(db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(primary_key=True)
     customer_id: Mapped[int] = mapped_column(ForeignKey("customers.id"), index=True)
     status: Mapped[OrderStatus] = mapped_column(
-        str_enum(OrderStatus, "order_status"),
+        str_enum(OrderStatus, "order_status", length=24),
         default=OrderStatus.OPEN,
     )
     total_minor: Mapped[int] = mapped_column(BigInteger)

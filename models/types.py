@@ -52,13 +52,13 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
-def str_enum(enum_cls: type[enum.Enum], name: str) -> Enum:
+def str_enum(enum_cls: type[enum.Enum], name: str, length: int = 16) -> Enum:
     """A str Enum stored as VARCHAR with a named CHECK of its values (portable, no native type)."""
     return Enum(
         enum_cls,
         name=name,
         native_enum=False,
         create_constraint=True,
-        length=16,
+        length=length,
         values_callable=lambda members: [m.value for m in members],
     )

@@ -44,6 +44,26 @@ class ChargeRequest:
         return self.idempotency_key
 
 
+@dataclass(frozen=True)
+class RefundRequest:
+    """Everything a provider needs to refund (part of) one charged payment; built from the
+    refund row. Outcomes name the provider's refund id where charges name the payment's."""
+
+    refund_id: int
+    idempotency_key: str
+    payment_id: int
+    provider_payment_id: str
+    amount_minor: int
+    currency: str
+    provider_refund_id: str | None = None
+    first_sent_at: datetime | None = None
+
+    @property
+    def reference(self) -> str:
+        """Our reference of the refund at the provider (the key-less acquirer's lookup)."""
+        return self.idempotency_key
+
+
 class Provider(Protocol):
     name: str
     capabilities: Capabilities
@@ -60,6 +80,14 @@ class Provider(Protocol):
         """Cancel a payment that waits for the customer's authentication (abandoned).
         Idempotent; the answer is the payment's final state (a success if the customer
         authenticated first), Unknown when it was lost."""
+        ...
+
+    def refund(self, request: RefundRequest) -> Outcome:
+        """Ask the provider to refund once. Never raises for transport or business results."""
+        ...
+
+    def lookup_refund(self, request: RefundRequest) -> LookupOutcome:
+        """Ask the provider what happened to this refund. Never refunds a second time."""
         ...
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:

@@ -33,6 +33,9 @@ class ProviderEvent:
     # Which payment, for how much, as the event says (our id or reference, amount, currency).
     report: Report = field(default_factory=Report)
     decline_code: str | None = None
+    # A refund's event: provider_payment_id is then the provider's refund id, and the
+    # report echoes our refund (Stripe: metadata.refund_id; the acquirer: its reference).
+    is_refund: bool = False
 
 
 def check_timestamp(raw: str, now: float) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 import time
 from typing import Any
@@ -128,10 +129,79 @@ def find_payments(faults: RequestFaults) -> Response:
 
 @bp.get("/events")
 def list_events() -> Response:
-    import json
-
     sql = "SELECT body FROM events WHERE dialect = 'acquirer'"
     if request.args.get("delivered") == "false":
         sql += " AND delivered_at IS NULL"
     rows = store().query(sql + " ORDER BY created DESC, rowid DESC LIMIT 100")
     return jsonify(data=[json.loads(r["body"]) for r in rows])
+
+
+def _refund_json(row: Any) -> dict[str, Any]:
+    return dict(json.loads(row["body"]))
+
+
+@bp.post("/payments/<payment_id>/refunds")
+@with_faults("acquirer", "refund")
+def create_refund(faults: RequestFaults, payment_id: str) -> Response:
+    """Refund (part of) an approved payment. No idempotency keys: every POST refunds."""
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        return _error(400, "invalid_json", "the body must be a JSON object")
+    reference, amount = body.get("reference"), body.get("amount")
+    if not isinstance(reference, str) or not reference:
+        return _error(400, "invalid_reference", "reference must be a non-empty string")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+        return _error(400, "invalid_amount", "amount must be a positive integer")
+    faults.slow_down()
+    if faults.internal_error_before():
+        return _error(500, "internal_error", "sandbox injected 500 before processing")
+    s = store()
+    with s.transaction() as conn:
+        payment = conn.execute(
+            "SELECT * FROM acquirer_payments WHERE id = ?", (payment_id,)
+        ).fetchone()
+        if payment is None:
+            return _error(404, "not_found", f"no payment {payment_id}")
+        if payment["status"] != "approved":
+            return _error(409, "not_refundable", f"payment {payment_id} is {payment['status']}")
+        remaining = payment["amount"] - s.refunded(conn, payment_id)
+        if amount > remaining:
+            return _error(409, "amount_exceeds_remaining", f"at most {remaining} can be refunded")
+        refund = {
+            "id": "acqr_" + secrets.token_hex(10),
+            "payment_id": payment_id,
+            "reference": reference,
+            "amount": amount,
+            "currency": payment["currency"],
+            "status": "approved",
+            "decline_reason": None,
+            "created": int(time.time()),
+        }
+        s.record_refund(
+            conn,
+            "acquirer",
+            {
+                **refund,
+                "_payment": payment_id,
+                "_payment_ref": payment["reference"],
+                "_refund_ref": reference,
+            },
+        )
+        create_event(s, conn, "acquirer", "refund.approved", refund)
+    response = jsonify(refund)
+    response.status_code = 201
+    return faults.after_commit(response)
+
+
+@bp.get("/refunds")
+@with_faults("acquirer", "search_refunds")
+def find_refunds(faults: RequestFaults) -> Response:
+    reference = request.args.get("reference")
+    if not reference:
+        return _error(400, "invalid_reference", "the reference query parameter is required")
+    faults.slow_down()
+    rows = store().query(
+        "SELECT body FROM refunds WHERE dialect = 'acquirer' AND refund_ref = ? ORDER BY created",
+        (reference,),
+    )
+    return faults.after_commit(jsonify(data=[_refund_json(r) for r in rows]))

@@ -80,7 +80,14 @@ def with_faults(
 
 
 def create_app(config: SandboxConfig) -> Flask:
-    from sandbox import acquirer_api, control_api, stripe_3ds, stripe_api, stripe_cards
+    from sandbox import (  # noqa: F401 (stripe_refunds adds its routes to stripe_api.bp)
+        acquirer_api,
+        control_api,
+        stripe_3ds,
+        stripe_api,
+        stripe_cards,
+        stripe_refunds,
+    )
 
     app = Flask(__name__)
     app.config["SANDBOX"] = config

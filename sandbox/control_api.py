@@ -79,6 +79,28 @@ def charges() -> Response:
     )
 
 
+@bp.get("/refunds")
+def refunds() -> Response:
+    """The refunds made (both dialects), and every payment refunded beyond what it took."""
+    sql, args = "SELECT * FROM refunds WHERE 1 = 1", []
+    for column in ("dialect", "payment_ref", "refund_ref", "status"):
+        if request.args.get(column):
+            sql += f" AND {column} = ?"
+            args.append(request.args[column])
+    rows = [
+        {k: v for k, v in dict(r).items() if k != "body"}
+        for r in store().query(sql + " ORDER BY created", tuple(args))
+    ]
+    over = store().query(
+        "SELECT r.dialect, r.payment_object_id, SUM(r.amount) AS refunded, "
+        "MAX(c.amount) AS charged FROM refunds r JOIN charges c "
+        "ON c.object_id = r.payment_object_id AND c.status = 'succeeded' "
+        "WHERE r.status NOT IN ('failed', 'canceled', 'declined') "
+        "GROUP BY r.dialect, r.payment_object_id HAVING SUM(r.amount) > MAX(c.amount)"
+    )
+    return jsonify(data=rows, over_refunded=[dict(r) for r in over])
+
+
 @bp.get("/requests")
 def requests_log() -> Response:
     """Requests received, optionally since a unix time and for one dialect/endpoint."""

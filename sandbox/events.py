@@ -55,7 +55,8 @@ def create_event(
         event_id = body["id"]
     else:
         event_id = "aev_" + secrets.token_hex(12)
-        body = {"event_id": event_id, "type": event_type, "created": now, "payment": obj}
+        kind = "refund" if event_type.startswith("refund.") else "payment"
+        body = {"event_id": event_id, "type": event_type, "created": now, kind: obj}
     copies, delay_s, is_dropped = 1, 0.0, 0
     for fault in draw_faults(store, WEBHOOK_KINDS, dialect, "webhooks", conn):
         if fault.kind == "webhook_duplicate":

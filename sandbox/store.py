@@ -30,6 +30,12 @@ CREATE TABLE IF NOT EXISTS charges (
     id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, object_id TEXT NOT NULL,
     payment_ref TEXT, order_ref TEXT, amount INTEGER NOT NULL, currency TEXT NOT NULL,
     status TEXT NOT NULL, created REAL NOT NULL);
+-- Refunds, both dialects: money back to a customer (the other half of the ledger).
+CREATE TABLE IF NOT EXISTS refunds (
+    id TEXT PRIMARY KEY, dialect TEXT NOT NULL, payment_object_id TEXT NOT NULL,
+    payment_ref TEXT, refund_ref TEXT, amount INTEGER NOT NULL, currency TEXT NOT NULL,
+    status TEXT NOT NULL, created REAL NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ix_refunds_payment ON refunds(payment_object_id);
 CREATE TABLE IF NOT EXISTS events (
     id TEXT PRIMARY KEY, dialect TEXT NOT NULL, type TEXT NOT NULL, created INTEGER NOT NULL,
     body TEXT NOT NULL, copies INTEGER NOT NULL DEFAULT 1, attempts INTEGER NOT NULL DEFAULT 0,
@@ -137,6 +143,34 @@ class Store:
             (dialect, object_id, payment_ref, order_ref, amount, currency, status, time.time()),
         )
 
+    def record_refund(self, conn: sqlite3.Connection, dialect: str, refund: dict[str, Any]) -> None:
+        """Keep a refund (the API's object as `body`) in the money ledger."""
+        conn.execute(
+            "INSERT INTO refunds (id, dialect, payment_object_id, payment_ref, refund_ref, "
+            "amount, currency, status, created, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                refund["id"],
+                dialect,
+                refund["_payment"],
+                refund["_payment_ref"],
+                refund["_refund_ref"],
+                refund["amount"],
+                refund["currency"].upper(),
+                refund["status"],
+                time.time(),
+                dumps({k: v for k, v in refund.items() if not k.startswith("_")}),
+            ),
+        )
+
+    def refunded(self, conn: sqlite3.Connection, payment_object_id: str) -> int:
+        """What has gone back for a payment (refunds that did not fail)."""
+        row = conn.execute(
+            "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE payment_object_id = ? "
+            "AND status NOT IN ('failed', 'canceled', 'declined')",
+            (payment_object_id,),
+        ).fetchone()
+        return int(row[0])
+
     def reset(self) -> None:
         self.generation += 1
         with self.transaction() as conn:
@@ -146,6 +180,7 @@ class Store:
                 "acquirer_payments",
                 "idempotency_keys",
                 "charges",
+                "refunds",
                 "events",
                 "faults",
                 "requests",

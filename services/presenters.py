@@ -7,7 +7,15 @@ from typing import Any
 from sqlalchemy import select
 
 from extensions import db
-from models import Order, Payment, PaymentStatus, PaymentTransition, TransitionSource
+from models import (
+    Order,
+    Payment,
+    PaymentStatus,
+    PaymentTransition,
+    Refund,
+    RefundStatus,
+    TransitionSource,
+)
 from services.wallet import Movement
 
 
@@ -31,6 +39,9 @@ def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str
         "created_at": payment.created_at.isoformat(),
         "updated_at": payment.updated_at.isoformat(),
     }
+    refunds = refunds_of(payment_id=payment.id)
+    body["refunds"] = [refund_json(r) for r in refunds]
+    body["refunded_minor"] = refunded_minor(refunds)
     if with_transitions:
         transitions = db.session.scalars(
             select(PaymentTransition)
@@ -67,12 +78,39 @@ def customer_reason(transition: PaymentTransition) -> str:
     return transition.reason
 
 
+def refunds_of(*, payment_id: int | None = None, order_id: int | None = None) -> list[Refund]:
+    where = (
+        Refund.payment_id == payment_id if payment_id is not None else Refund.order_id == order_id
+    )
+    return list(db.session.scalars(select(Refund).where(where).order_by(Refund.id)))
+
+
+def refunded_minor(refunds: list[Refund]) -> int:
+    return sum(r.amount_minor for r in refunds if r.status == RefundStatus.SUCCEEDED)
+
+
+def refund_json(refund: Refund) -> dict[str, Any]:
+    """A refund as its customer may see it (the admin's reason stays internal)."""
+    return {
+        "id": refund.id,
+        "status": refund.status.value,
+        "amount_minor": refund.amount_minor,
+        "currency": refund.currency,
+        "to": "wallet" if refund.provider == "wallet" or refund.payment_id is None else "card",
+        "created_at": refund.created_at.isoformat(),
+        "updated_at": refund.updated_at.isoformat(),
+    }
+
+
 def order_json(order: Order) -> dict[str, Any]:
+    refunds = refunds_of(order_id=order.id)
     return {
         "id": order.id,
         "status": order.status.value,
         "total_minor": order.total_minor,
         "currency": order.currency,
+        "refunds": [refund_json(r) for r in refunds],
+        "refunded_minor": refunded_minor(refunds),
         "lines": [
             {
                 "sku": line.product.sku,

@@ -1,7 +1,8 @@
 """The wallet audit: every balance equals the sum of its ledger; no operation id twice;
 and the ledger agrees with the payments: a top-up's credits add up to its amount
 exactly while its success stands (zero otherwise), and an order is paid by exactly
-one thing (one card payment's success, or one wallet debit)."""
+one thing (one card payment's success, or one wallet debit); a refund's ledger entries
+agree with its state."""
 
 from __future__ import annotations
 
@@ -21,14 +22,19 @@ from models import (
     Payment,
     PaymentPurpose,
     PaymentStatus,
+    Refund,
+    RefundStatus,
     Wallet,
 )
 from models.types import utcnow
+from services.refund_state import WALLET
 
 log = logging.getLogger(__name__)
 LAST_RESULT_KEY = "wallet:audit:last"  # read by the admin dashboard
 # A payment in these states may or may not have its effect: a person is deciding.
 UNDECIDED = (PaymentStatus.NEEDS_REVIEW,)
+# An order paid once, whatever went back since.
+PAID_LIKE = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED, OrderStatus.REFUNDED)
 
 
 @dataclass
@@ -73,6 +79,7 @@ def audit_wallets() -> AuditResult:
         result.mismatches.append(f"operation id {operation_id} appears {count} times")
     result.mismatches.extend(_topups_against_ledger())
     result.mismatches.extend(_orders_against_payments())
+    result.mismatches.extend(_refunds_against_ledger())
     db.session.rollback()
     try:
         redis_client.client.set(LAST_RESULT_KEY, json.dumps(asdict(result)))
@@ -146,10 +153,51 @@ def _orders_against_payments() -> list[str]:
     problems = []
     for order_id, status, card_payments, wallet_net in rows:
         paid_by = card_payments + (1 if wallet_net else 0)
-        if (status == OrderStatus.PAID) != (paid_by == 1) or paid_by > 1:
+        if (status in PAID_LIKE) != (paid_by == 1) or paid_by > 1:
             problems.append(
                 f"order {order_id} is {status.value}, paid by {card_payments} card payment(s) "
                 f"and {-wallet_net} from a wallet"
+            )
+    return problems
+
+
+def _refunds_against_ledger() -> list[str]:
+    """A top-up's refund took its money out of the wallet while it stands; an order paid
+    from the wallet got its refund back into the wallet once it succeeded."""
+    moved = (
+        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(LedgerEntry.kind == LedgerKind.REFUND, LedgerEntry.reference.like("refund %"))
+        .group_by(LedgerEntry.reference)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Refund.id,
+            Refund.status,
+            Refund.provider,
+            Refund.amount_minor,
+            Refund.is_effect_applied,
+            Payment.purpose,
+            func.coalesce(moved.c.net, 0),
+        )
+        .outerjoin(Payment, Payment.id == Refund.payment_id)
+        .outerjoin(moved, moved.c.reference == literal("refund ") + cast(Refund.id, String))
+        .order_by(Refund.id)
+    ).all()
+    problems = []
+    for refund_id, status, provider, amount, is_applied, purpose, net in rows:
+        if purpose == PaymentPurpose.WALLET_TOPUP:
+            expected, should_apply = -amount, status != RefundStatus.FAILED
+        elif provider == WALLET:
+            expected, should_apply = amount, status == RefundStatus.SUCCEEDED
+        else:
+            expected, should_apply = 0, status == RefundStatus.SUCCEEDED
+        if net != (expected if is_applied else 0):
+            problems.append(f"refund {refund_id} ({status.value}): ledger moved {net}")
+        if is_applied != should_apply and status != RefundStatus.NEEDS_REVIEW:
+            problems.append(
+                f"refund {refund_id} is {status.value} but its effect is "
+                f"{'in place' if is_applied else 'missing'}"
             )
     return problems
 

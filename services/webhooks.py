@@ -32,6 +32,7 @@ from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
 from services import day_counts, metrics, queueing, reports
 from services.payment_state import lock_found_payment, move
+from services.refund_webhooks import apply_refund_event
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +187,8 @@ def _set_aside(record_id: int, provider: str, event_id: str, exc: Exception) -> 
 def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
     """Apply an event to its (locked) payment in the caller's transaction; set record.state."""
     record.processed_at = utcnow()
+    if event.is_refund:
+        return apply_refund_event(provider, event, record)
     if event.outcome is None:
         record.state, record.note = WebhookState.IGNORED, "event type has no effect on payments"
         return record.state

@@ -275,3 +275,22 @@ def last_state(app: Flask) -> str:
         ).first()
     assert state is not None
     return state
+
+
+def charged(app: Flask, payment_id: int) -> int:
+    """Charge a committed payment at the sandbox now (the charge job, in-process)."""
+    from services.charging import charge_payment
+
+    with app.app_context():
+        charge_payment(payment_id)
+        found = db.session.get(Payment, payment_id)
+        assert found is not None and found.status.value == "succeeded", found
+    return payment_id
+
+
+def sandbox_refunds(sandbox: Any, **filters: str) -> list[dict[str, Any]]:
+    """The refunds the sandbox made (its money ledger), filtered by column."""
+    import requests
+
+    answer = requests.get(f"{sandbox.url}/_sandbox/refunds", params=filters, timeout=5)
+    return list(answer.json()["data"])

@@ -7,10 +7,12 @@ reference up first and sends only when the acquirer has no such payment.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import requests
 
+from providers.acquirer.refunds import AcquirerRefunds
 from providers.base import Capabilities, ChargeRequest
 from providers.http import (
     HttpPolicy,
@@ -35,7 +37,7 @@ from providers.outcomes import (
 log = logging.getLogger(__name__)
 
 
-class AcquirerProvider:
+class AcquirerProvider(AcquirerRefunds):
     name = "acquirer"
     capabilities = Capabilities(
         supports_idempotency_keys=False,
@@ -130,11 +132,16 @@ class AcquirerProvider:
         )
         return None if page is None else EventPage(page["data"])
 
-    def _outcome_of(self, response: requests.Response) -> Outcome:
+    def _outcome_of(
+        self,
+        response: requests.Response,
+        parse: Callable[[dict[str, Any]], Outcome] | None = None,
+    ) -> Outcome:
+        """A POST's answer: `parse` (a payment's by default) reads a 2xx body."""
         status = response.status_code
         body = json_object(response)
         if 200 <= status < 300:
-            return _payment_outcome(body)
+            return (parse or _payment_outcome)(body)
         error = body.get("error")
         if not isinstance(error, dict):
             error = {}

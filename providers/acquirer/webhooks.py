@@ -16,6 +16,7 @@ from providers.events import (
     event_time,
     required_field,
 )
+from providers.outcomes import Report
 
 
 def verify_acquirer(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> None:
@@ -33,12 +34,27 @@ def verify_acquirer(headers: Mapping[str, str], body: bytes, secret: str, now: f
 
 
 ACQUIRER_OUTCOMES = {"payment.approved": "succeeded", "payment.declined": "failed"}
+REFUND_OUTCOMES = {"refund.approved": "succeeded", "refund.declined": "failed"}
 
 
 def parse_acquirer(payload: dict[str, Any]) -> ProviderEvent:
     event_id = required_field(payload, "event_id", str, "")
     event_type = required_field(payload, "type", str, "")
     created = event_time(required_field(payload, "created", int, ""))
+    if event_type in REFUND_OUTCOMES:
+        refund = required_field(payload, "refund", dict, "")
+        required_field(refund, "reference", str, "refund.")
+        reason = refund.get("decline_reason")
+        return ProviderEvent(
+            event_id[:255],
+            event_type,
+            created,
+            REFUND_OUTCOMES[event_type],
+            required_field(refund, "id", str, "refund.")[:255],
+            Report.of(refund.get("amount"), refund.get("currency"), reference=refund["reference"]),
+            reason if isinstance(reason, str) else None,
+            is_refund=True,
+        )
     outcome = ACQUIRER_OUTCOMES.get(event_type)
     if outcome is None:
         return ProviderEvent(event_id[:255], event_type[:100], created, None, None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -29,6 +29,8 @@ from providers.outcomes import (
     Succeeded,
     Unknown,
 )
+from providers.stripe.common import error_of, is_within, lookup_failed
+from providers.stripe.refunds import StripeRefunds
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +47,7 @@ API_VERSION = "2026-10-28.endive"
 EVENTS_PAGE_SIZE = 100  # Stripe's maximum page size (its default is 10)
 
 
-def _is_within(first_sent_at: datetime | None, seconds: float) -> bool:
-    if first_sent_at is None:
-        return False
-    return (datetime.now(UTC) - first_sent_at).total_seconds() < seconds
-
-
-class StripeProvider:
+class StripeProvider(StripeRefunds):
     name = "stripe"
     capabilities = Capabilities(
         supports_idempotency_keys=True,
@@ -98,7 +94,7 @@ class StripeProvider:
         if request.first_sent_at is None:
             return Absent("never sent")
         intent_id = request.provider_payment_id
-        if _is_within(request.first_sent_at, self.capabilities.replay_window_s or 0):
+        if is_within(request.first_sent_at, self.capabilities.replay_window_s or 0):
             replayed = self._create(request)
             if isinstance(replayed, ActionRequired):
                 # A replay returns the first answer; the customer may have authenticated
@@ -127,7 +123,7 @@ class StripeProvider:
         except requests.RequestException as exc:
             return classify_exception(exc)
         if response.status_code == 400:
-            intent = _error_of(response).get("payment_intent")
+            intent = error_of(response).get("payment_intent")
             if isinstance(intent, dict) and intent.get("id") == request.provider_payment_id:
                 return _intent_outcome(intent)
         return self._outcome_of(response)
@@ -188,12 +184,12 @@ class StripeProvider:
             return classify_exception(exc)
         if response.status_code == 200:
             return _intent_outcome(json_object(response))
-        error = _error_of(response)
+        error = error_of(response)
         if response.status_code == 404 and error.get("code") == "resource_missing":
             return Absent(f"no payment_intent {intent_id}")
         # Anything else (a proxy's 404, a 400, a 5xx) tells nothing about the payment:
         # never a decline, which would be final. Ask again later.
-        return _lookup_failed("retrieve", response, error)
+        return lookup_failed("retrieve", response, error)
 
     def _search(self, request: ChargeRequest) -> LookupOutcome:
         query = f"metadata['payment_id']:'{request.payment_id}'"
@@ -206,11 +202,11 @@ class StripeProvider:
         except requests.RequestException as exc:
             return classify_exception(exc)
         if response.status_code != 200:
-            return _lookup_failed("search", response, _error_of(response))
+            return lookup_failed("search", response, error_of(response))
         found = json_object(response).get("data")
         intents = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
         if not intents:
-            if _is_within(request.first_sent_at, self.search_lag_s):
+            if is_within(request.first_sent_at, self.search_lag_s):
                 return Unknown(
                     "not found by search yet (search may lag)", is_provider_failure=False
                 )
@@ -225,11 +221,16 @@ class StripeProvider:
             )
         return _intent_outcome(succeeded[0] if succeeded else intents[-1])
 
-    def _outcome_of(self, response: requests.Response) -> Outcome:
+    def _outcome_of(
+        self,
+        response: requests.Response,
+        parse: Callable[[dict[str, Any]], Outcome] | None = None,
+    ) -> Outcome:
+        """A POST's answer: `parse` (a PaymentIntent's by default) reads a 2xx body."""
         status = response.status_code
         body = json_object(response)
         if 200 <= status < 300:
-            return _intent_outcome(body)
+            return (parse or _intent_outcome)(body)
         error = body.get("error")
         if not isinstance(error, dict):
             error = {}
@@ -263,20 +264,6 @@ class StripeProvider:
                 intent_report(intent) if intent else Report(),
             )
         return Declined(code, error.get("message", f"request rejected ({status})"))
-
-
-def _error_of(response: requests.Response) -> dict[str, Any]:
-    error = json_object(response).get("error")
-    return error if isinstance(error, dict) else {}
-
-
-def _lookup_failed(what: str, response: requests.Response, error: dict[str, Any]) -> Unknown:
-    status = response.status_code
-    detail = error.get("message") or error.get("code") or "no Stripe error body"
-    return Unknown(
-        f"{what} answered {status}: {str(detail)[:200]}",
-        is_provider_failure=status == 429 or status >= 500,
-    )
 
 
 def intent_report(intent: dict[str, Any]) -> Report:

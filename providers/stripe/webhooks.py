@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from providers.events import (
@@ -15,6 +16,7 @@ from providers.events import (
     required_field,
 )
 from providers.stripe.client import intent_report
+from providers.stripe.refunds import refund_report
 
 
 def verify_stripe(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> None:
@@ -42,11 +44,18 @@ STRIPE_OUTCOMES = {
 }
 
 
+# A refund's events carry the refund; its status says what happened (pending: nothing yet).
+REFUND_EVENTS = ("refund.created", "refund.updated", "refund.failed")
+REFUND_OUTCOMES = {"succeeded": "succeeded", "failed": "failed", "canceled": "failed"}
+
+
 def parse_stripe(payload: dict[str, Any]) -> ProviderEvent:
     event_id = required_field(payload, "id", str, "")
     event_type = required_field(payload, "type", str, "")
     created = event_time(required_field(payload, "created", int, ""))
     obj = required_field(required_field(payload, "data", dict, ""), "object", dict, "data.")
+    if event_type in REFUND_EVENTS:
+        return _refund_event(event_id, event_type, created, obj)
     outcome = STRIPE_OUTCOMES.get(event_type)
     if outcome is None:
         return ProviderEvent(event_id[:255], event_type[:100], created, None, None)
@@ -60,4 +69,22 @@ def parse_stripe(payload: dict[str, Any]) -> ProviderEvent:
         required_field(obj, "id", str, "data.object.")[:255],
         intent_report(obj),
         decline if isinstance(decline, str) else None,
+    )
+
+
+def _refund_event(
+    event_id: str, event_type: str, created: datetime, refund: dict[str, Any]
+) -> ProviderEvent:
+    status = refund.get("status")
+    outcome = REFUND_OUTCOMES.get(status) if isinstance(status, str) else None
+    reason = refund.get("failure_reason")
+    return ProviderEvent(
+        event_id[:255],
+        event_type,
+        created,
+        outcome,
+        required_field(refund, "id", str, "data.object.")[:255],
+        refund_report(refund),
+        reason if isinstance(reason, str) else None,
+        is_refund=True,
     )

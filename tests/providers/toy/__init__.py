@@ -8,7 +8,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from providers.base import Capabilities, ChargeRequest
+from providers.base import Capabilities, ChargeRequest, RefundRequest
 from providers.events import ProviderEvent, WebhookError, event_time, required_field
 from providers.http import HttpPolicy
 from providers.outcomes import Absent, EventPage, LookupOutcome, Outcome, Report, Succeeded
@@ -38,6 +38,13 @@ class ToyProvider:
         return Succeeded(f"toy_{request.payment_id}", report)
 
     def lookup(self, request: ChargeRequest) -> LookupOutcome:
+        return Absent("the toy remembers nothing")
+
+    def refund(self, request: RefundRequest) -> Outcome:
+        report = Report(request.amount_minor, request.currency, str(request.refund_id))
+        return Succeeded(f"toy_re_{request.refund_id}", report)
+
+    def lookup_refund(self, request: RefundRequest) -> LookupOutcome:
         return Absent("the toy remembers nothing")
 
     def cancel(self, request: ChargeRequest) -> Outcome:

@@ -1,0 +1,20 @@
+"""RQ entry points for refunds: take ids, re-read state, safe to run twice."""
+
+from __future__ import annotations
+
+from jobs.throttled import throttled
+from services import refund_jobs
+
+
+@throttled
+def refund_job(refund_id: int) -> None:
+    refund_jobs.send_refund(refund_id)
+
+
+@throttled
+def reconcile_refund_job(refund_id: int) -> None:
+    refund_jobs.reconcile_refund(refund_id)
+
+
+def sweep_refunds_job() -> int:
+    return refund_jobs.sweep_refunds()

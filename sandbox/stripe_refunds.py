@@ -1,0 +1,173 @@
+"""Stripe Refunds: `POST /v1/refunds` (idempotent, with faults like every POST),
+`GET /v1/refunds/{id}`, `GET /v1/refunds` (`payment_intent`, pages). A refund succeeds at
+once, except for a charge made with `pm_card_refundFail` (Stripe's test card whose refunds
+fail: `failed`, `failure_reason`, event `refund.failed`). Events: `refund.created` and
+`charge.refunded` on success."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from flask import Response, g, jsonify, request
+
+from sandbox import stripe_params as params_of
+from sandbox.app import RequestFaults, store, with_faults
+from sandbox.events import create_event
+from sandbox.stripe_api import bp
+from sandbox.stripe_idempotency import idempotent, stripe_error
+from sandbox.stripe_lists import page
+from sandbox.stripe_objects import list_object, new_id
+from sandbox.stripe_params import ParamError
+
+CREATE = frozenset({"amount", "charge", "expand", "metadata", "payment_intent", "reason"})
+LIST = frozenset({"charge", "ending_before", "expand", "limit", "payment_intent", "starting_after"})
+REASONS = ("duplicate", "fraudulent", "requested_by_customer")
+FAILING_METHOD = "pm_card_refundFail"
+
+
+def _intent(conn: sqlite3.Connection, intent_id: object) -> dict[str, Any]:
+    if not isinstance(intent_id, str) or not intent_id:
+        raise ParamError(
+            "One of the following params should be provided for this request: payment_intent "
+            "or charge.",
+            "payment_intent",
+            "parameter_missing",
+        )
+    row = conn.execute("SELECT body FROM payment_intents WHERE id = ?", (intent_id,)).fetchone()
+    if row is None:
+        raise ParamError(
+            f"No such payment_intent: '{intent_id}'", "payment_intent", "resource_missing"
+        )
+    return dict(json.loads(row["body"]))
+
+
+def _refund_object(
+    intent: dict[str, Any], amount: int, form: dict[str, Any], status: str
+) -> dict[str, Any]:
+    refund_id = new_id("re")
+    return {
+        "id": refund_id,
+        "object": "refund",
+        "amount": amount,
+        "balance_transaction": new_id("txn"),
+        "charge": intent.get("latest_charge"),
+        "created": int(time.time()),
+        "currency": intent["currency"],
+        "destination_details": {"card": {"type": "refund"}, "type": "card"},
+        "failure_reason": "expired_or_canceled_card" if status == "failed" else None,
+        "metadata": params_of.metadata(form),
+        "payment_intent": intent["id"],
+        "reason": params_of.choice(form, "reason", REASONS),
+        "receipt_number": None,
+        "source_transfer_reversal": None,
+        "status": status,
+        "transfer_reversal": None,
+    }
+
+
+@bp.post("/v1/refunds")
+@with_faults("stripe", "refund")
+@idempotent
+def create_refund(faults: RequestFaults) -> Response:
+    form = params_of.decode(request.form.items(multi=True), CREATE)
+    with store().transaction() as conn:
+        intent = _intent(conn, form.get("payment_intent"))
+        if intent["status"] != "succeeded":
+            return stripe_error(
+                400,
+                "invalid_request_error",
+                f"This PaymentIntent ({intent['id']}) does not have a successful charge to refund.",
+                code="charge_not_refundable" if intent["status"] != "canceled" else None,
+                param="payment_intent",
+            )
+        remaining = intent["amount_received"] - store().refunded(conn, intent["id"])
+        amount = params_of.integer(form, "amount")
+        amount = remaining if amount is None else amount
+        if remaining <= 0:
+            return stripe_error(
+                400,
+                "invalid_request_error",
+                f"Charge {intent.get('latest_charge')} has already been refunded.",
+                code="charge_already_refunded",
+            )
+        if not 1 <= amount <= remaining:
+            return stripe_error(
+                400,
+                "invalid_request_error",
+                f"Refund amount ({amount}) is greater than unrefunded amount on charge "
+                f"({remaining})",
+                code="amount_too_large",
+                param="amount",
+            )
+        failing = intent.get("payment_method") == FAILING_METHOD
+        refund = _refund_object(intent, amount, form, "failed" if failing else "succeeded")
+        store().record_refund(
+            conn,
+            "stripe",
+            {
+                **refund,
+                "_payment": intent["id"],
+                "_payment_ref": intent["metadata"].get("payment_id"),
+                "_refund_ref": refund["metadata"].get("refund_id"),
+            },
+        )
+        info = (g.get("stripe_request_id"), request.headers.get("Idempotency-Key"))
+        if failing:
+            create_event(store(), conn, "stripe", "refund.failed", refund, request_info=info)
+        else:
+            create_event(store(), conn, "stripe", "refund.created", refund, request_info=info)
+            charge = {
+                "id": intent.get("latest_charge"),
+                "object": "charge",
+                "amount": intent["amount"],
+                "amount_refunded": amount + intent["amount_received"] - remaining,
+                "currency": intent["currency"],
+                "metadata": intent["metadata"],
+                "payment_intent": intent["id"],
+                "refunded": amount == remaining,
+            }
+            create_event(store(), conn, "stripe", "charge.refunded", charge, request_info=info)
+    return jsonify(refund)
+
+
+@bp.get("/v1/refunds/<refund_id>")
+@with_faults("stripe", "retrieve_refund")
+def retrieve_refund(faults: RequestFaults, refund_id: str) -> Response:
+    faults.slow_down()
+    rows = store().query(
+        "SELECT body FROM refunds WHERE id = ? AND dialect = 'stripe'", (refund_id,)
+    )
+    if not rows:
+        return stripe_error(
+            404,
+            "invalid_request_error",
+            f"No such refund: '{refund_id}'",
+            code="resource_missing",
+            param="id",
+        )
+    return faults.after_commit(jsonify(json.loads(rows[0]["body"])))
+
+
+@bp.get("/v1/refunds")
+@with_faults("stripe", "list_refunds")
+def list_refunds(faults: RequestFaults) -> Response:
+    query = params_of.decode(request.args.items(multi=True), LIST)
+    faults.slow_down()
+    where, args = "dialect = 'stripe'", tuple[Any, ...]()
+    if isinstance(query.get("payment_intent"), str):
+        where, args = where + " AND payment_object_id = ?", (query["payment_intent"],)
+    rows, has_more = page(
+        store().connection(),
+        "refunds",
+        where,
+        args,
+        starting_after=query.get("starting_after"),
+        ending_before=query.get("ending_before"),
+        limit=params_of.limit(query),
+        what="refund",
+    )
+    data = [json.loads(r["body"]) for r in rows]
+    return faults.after_commit(jsonify(list_object("/v1/refunds", data, has_more)))
