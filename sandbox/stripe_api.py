@@ -83,6 +83,37 @@ def register_errors(app: Flask) -> None:
     app.register_error_handler(405, not_found)
 
 
+# Since 2026-09-30.endive, payment_method_types is read-only: allowed_payment_method_types
+# (or dynamic payment methods) chooses what a PaymentIntent accepts.
+METHOD_TYPES_REMOVED_IN = "2026-09-30"
+
+
+def _method_types(form: dict[str, Any]) -> dict[str, Any]:
+    """The payment method types a create asks for, as the request's API version allows."""
+    version = request.headers.get("Stripe-Version", API_VERSION)
+    given = form.get("payment_method_types")
+    allowed = form.get("allowed_payment_method_types")
+    if given is not None and version[:10] >= METHOD_TYPES_REMOVED_IN:
+        raise ParamError(
+            "payment_method_types is no longer supported on this API version; use "
+            "allowed_payment_method_types or dynamic payment methods.",
+            "payment_method_types",
+            "payment_method_types_no_longer_supported",
+        )
+    if allowed is not None and (given is not None or form.get("automatic_payment_methods")):
+        raise ParamError(
+            "allowed_payment_method_types cannot be used with payment_method_types or "
+            "automatic_payment_methods.",
+            "allowed_payment_method_types",
+        )
+    chosen = allowed if allowed is not None else given
+    if chosen is None:
+        return {}
+    if not isinstance(chosen, list) or not all(isinstance(t, str) for t in chosen):
+        raise ParamError("Invalid array", "allowed_payment_method_types")
+    return {"payment_method_types": chosen}
+
+
 def _form(allowed: frozenset[str]) -> dict[str, Any]:
     return params_of.decode(request.form.items(multi=True), allowed)
 
@@ -140,8 +171,7 @@ def create_payment_intent(faults: RequestFaults) -> Response:
             "enabled": automatic.get("enabled") == "true",
             **{k: v for k, v in automatic.items() if k == "allow_redirects"},
         }
-    if isinstance(form.get("payment_method_types"), list):
-        fields["payment_method_types"] = form["payment_method_types"]
+    fields.update(_method_types(form))
     is_confirm = params_of.boolean(form, "confirm")
     intent = new_intent(fields)
     with store().transaction() as conn:

@@ -12,6 +12,7 @@ KEY_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\[\]]*\])*)$")
 
 CREATE = frozenset(
     {
+        "allowed_payment_method_types",
         "amount",
         "automatic_payment_methods",
         "capture_method",

@@ -155,7 +155,8 @@ class StripeProvider(StripeRefunds):
             # a card that needs 3-D Secure answers requires_action with a redirect to
             # the bank, which sends the customer back to return_url.
             "confirm": "true",
-            "payment_method_types[]": "card",
+            # Cards only (this API version refuses payment_method_types: read-only now).
+            "allowed_payment_method_types[]": "card",
             "metadata[payment_id]": str(request.payment_id),
         }
         if request.payment_method:

@@ -16,22 +16,13 @@ from tests.sandbox_support import answer_challenge
 RETURN_URL = "https://shop.example/payments/5/return"
 
 
-@pytest.fixture
-def sdk(sandbox: Any) -> stripe.StripeClient:
-    return stripe.StripeClient(
-        "sk_test_sandbox",
-        base_addresses={"api": sandbox.url},
-        http_client=stripe.RequestsClient(timeout=10),
-    )
-
-
 def _confirm(sdk: stripe.StripeClient, payment_method: str, **extra: Any) -> Any:
     params: Any = {
         "amount": 1500,
         "currency": "eur",
         "confirm": True,
         "payment_method": payment_method,
-        "payment_method_types": ["card"],
+        "allowed_payment_method_types": ["card"],
         "metadata": {"payment_id": "5"},
         **extra,
     }
@@ -119,3 +110,28 @@ def test_a_card_made_by_stripe_js_is_single_use(sdk: stripe.StripeClient, sandbo
         _confirm(sdk, made)
     assert "may not be used again" in str(refused.value.user_message)
     assert refused.value.param == "payment_method"
+
+
+def test_payment_method_types_is_refused_on_this_api_version(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    """Since 2026-09-30.endive Stripe answers 400: the client must not send it (it did)."""
+    params: Any = {"amount": 500, "currency": "eur", "payment_method_types": ["card"]}
+    with pytest.raises(stripe.InvalidRequestError) as refused:
+        sdk.v1.payment_intents.create(params=params)
+    assert refused.value.code == "payment_method_types_no_longer_supported"
+    both: Any = {
+        "amount": 500,
+        "currency": "eur",
+        "allowed_payment_method_types": ["card"],
+        "automatic_payment_methods": {"enabled": True},
+    }
+    with pytest.raises(stripe.InvalidRequestError):
+        sdk.v1.payment_intents.create(params=both)
+    older = requests.post(
+        f"{sandbox.url}/v1/payment_intents",
+        data={"amount": "500", "currency": "eur", "payment_method_types[]": "card"},
+        headers={"Authorization": "Bearer sk_test_sandbox", "Stripe-Version": "2025-01-27.acacia"},
+        timeout=5,
+    )
+    assert older.status_code == 200 and older.json()["payment_method_types"] == ["card"]

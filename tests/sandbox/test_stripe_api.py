@@ -16,16 +16,6 @@ from tests.sandbox_support import FORM, wait_for
 CARD = {"automatic_payment_methods": {"enabled": True, "allow_redirects": "never"}}
 
 
-@pytest.fixture
-def sdk(sandbox: Any) -> stripe.StripeClient:
-    return stripe.StripeClient(
-        "sk_test_sandbox",
-        base_addresses={"api": sandbox.url},
-        max_network_retries=2,
-        http_client=stripe.RequestsClient(timeout=10),
-    )
-
-
 def _create(sdk: stripe.StripeClient, key: str | None = None, **params: Any) -> Any:
     fields: Any = {"amount": 1000, "currency": "eur", **CARD, **params}
     options: Any = {"idempotency_key": key} if key else {}

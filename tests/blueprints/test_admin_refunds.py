@@ -1,0 +1,115 @@
+"""The dashboard's refund page: amount, a mandatory reason, a confirmation; a double submit
+is one refund; the customer then sees the refund on the page and in the API."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from models import Refund
+from tests.helpers import (
+    ADMIN_EMAIL,
+    api_order,
+    api_pay,
+    csrf_token_from,
+    rows,
+    run_jobs,
+    sandbox_refunds,
+)
+
+
+def _form(client: FlaskClient, payment_id: int, **fields: str) -> dict[str, str]:
+    page = client.get(f"/admin/refunds/payment/{payment_id}").get_data(as_text=True)
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
+    assert key, page
+    return {
+        "csrf_token": csrf_token_from(page),
+        "idempotency_key": key.group(1),
+        "reason": "the mug arrived broken",
+        "confirm": "yes",
+        **fields,
+    }
+
+
+def _paid(app: Flask, client: FlaskClient, api: dict[str, str]) -> int:
+    order = api_order(client, api)  # 2 mugs: 28.00 EUR
+    payment_id = int(api_pay(client, api, order["id"]).get_json()["id"])
+    run_jobs(app)
+    return payment_id
+
+
+def test_an_admin_refunds_part_of_a_payment_once(
+    app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
+) -> None:
+    payment_id = _paid(app, client, api)
+    from tests.helpers import admin_login, make_admin
+
+    make_admin(app)
+    admin_login(client)
+    details = client.get(f"/admin/admin_payments/details/?id={payment_id}").get_data(as_text=True)
+    assert f"/admin/refunds/payment/{payment_id}" in details
+    form = _form(client, payment_id, amount="10.50")
+    first = client.post(f"/admin/refunds/payment/{payment_id}", data=form)
+    second = client.post(f"/admin/refunds/payment/{payment_id}", data=form)  # double submit
+    assert first.status_code == second.status_code == 303
+    assert rows(app, Refund) == 1
+    run_jobs(app)
+    page = client.get(f"/admin/refunds/payment/{payment_id}").get_data(as_text=True)
+    assert 'data-status="succeeded"' in page and ADMIN_EMAIL in page and "17.50 EUR" in page
+    assert [r["amount"] for r in sandbox_refunds(sandbox)] == [1050]
+    seen = client.get(f"/api/payments/{payment_id}", headers=api).get_json()
+    assert seen["refunded_minor"] == 1050
+    assert seen["refunds"][0]["status"] == "succeeded" and "reason" not in seen["refunds"][0]
+    order = client.get(f"/api/orders/{seen['order_id']}", headers=api).get_json()
+    assert order["status"] == "partially_refunded" and order["refunded_minor"] == 1050
+
+
+def test_no_refund_without_confirmation_or_reason(
+    app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
+) -> None:
+    payment_id = _paid(app, client, api)
+    from tests.helpers import admin_login, make_admin
+
+    make_admin(app)
+    admin_login(client)
+    for fields in ({"confirm": ""}, {"reason": " "}, {"amount": "99.00"}, {"amount": "-1"}):
+        response = client.post(
+            f"/admin/refunds/payment/{payment_id}", data=_form(client, payment_id, **fields)
+        )
+        assert response.status_code == 200  # the page again, with the reason
+    assert rows(app, Refund) == 0
+
+
+def test_the_customer_sees_the_refund_on_the_payment_page(
+    app: Flask, admin_client: FlaskClient, sandbox: Any
+) -> None:
+    from services.refunds import refund_payment
+    from tests.blueprints.test_checkout import login
+    from tests.helpers import charged, committed_payment
+
+    payment_id = charged(app, committed_payment(app))
+    with app.app_context():
+        refund_payment(payment_id, 400, "goodwill", "ops", uuid.uuid4())
+    run_jobs(app)
+    shopper = app.test_client()
+    login(shopper, app, "refunded@example.com")
+    with app.app_context():
+        from extensions import db
+        from models import Customer, Payment
+
+        payment = db.session.get(Payment, payment_id)
+        customer = db.session.scalar(
+            db.select(Customer).where(Customer.email == "refunded@example.com")
+        )
+        assert payment is not None and customer is not None
+        payment.customer_id = customer.id  # the shopper's own payment
+        db.session.commit()
+    page = shopper.get(f"/payments/{payment_id}").get_data(as_text=True)
+    assert "Refunds to your card" in page and 'data-refund-status="succeeded"' in page
+    assert "goodwill" not in page  # the admin's reason stays internal
+    assert "4.00 EUR" in page
+    assert admin_client.get("/admin/admin_refunds/").status_code == 200
