@@ -34,7 +34,7 @@ import requests
 from bench.common import write_results
 from bench.drills.chaos_checks import invariants, print_report
 from bench.drills.stack import Stack, Sweeper, api_customer, running_stack, settle
-from bench.drills.traffic import THREE_DS_CARD, Authenticator
+from bench.drills.traffic import THREE_DS_CARD, Authenticator, Refunder
 
 FINAL = {"succeeded", "failed", "needs_review"}
 FAULT_KINDS = (
@@ -309,6 +309,7 @@ def drill(
         Customer(stack.web_url, token, random.Random(rng.random()), traffic, bank)
         for token in tokens
     ]
+    refunder = Refunder(sweeper.app, random.Random(rng.random()))
     stop_bank = threading.Event()
     authenticating = threading.Thread(target=bank.run, args=(stop_bank,), daemon=True)
     authenticating.start()
@@ -334,6 +335,7 @@ def drill(
             next_fault_at = now + fault_every_s
         stack.supervise()
         sweeper.tick()
+        refunder.tick()
         time.sleep(0.2)
     traffic_s = time.monotonic() - started
     chaos.clear()
@@ -351,6 +353,8 @@ def drill(
         "client_responses": {str(k): v for k, v in sorted(traffic.statuses.items())},
         "client_gave_up": traffic.gave_up,
         "three_ds_authenticated": bank.completed,
+        "refunds_requested": refunder.requested,
+        "refunds_refused": refunder.refused,
         "settle_s": round(settled_at, 1) if settled_at is not None else None,
         **invariants(stack, sweeper),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import requests
@@ -93,15 +94,18 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
             )
         )
         orders = db.session.execute(select(Order.id, Order.status)).all()
+        paid_like = ("paid", "partially_refunded", "refunded")
         for order_id, status in orders:
             times = paid_by_card[order_id] + paid_by_wallet[order_id]
-            if times != (1 if status.value == "paid" else 0):
+            if times != (1 if status.value in paid_like else 0):
                 violations.append(f"order {order_id} is {status.value} and was paid {times}x")
         recorded = Counter(
             db.session.scalars(
                 select(ProcessedWebhook.event_id).where(ProcessedWebhook.provider == "stripe")
             ).all()
         )
+        refund_findings = _refund_invariants(stack, db, payments)
+        violations += refund_findings.pop("violations")
         negative = db.session.scalar(
             select(func.count()).select_from(Payment).where(Payment.amount_minor <= 0)
         )
@@ -128,7 +132,47 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
             1 for e in events if e["dialect"] == "stripe" and not e["delivered_at"]
         ),
         "wallet_audit": audit.strip().splitlines()[-1] if audit.strip() else "",
+        **refund_findings,
         "violations": violations,
+    }
+
+
+def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[str, Any]:
+    """Refunds at the provider = refunds we recorded as succeeded, never more than charged."""
+    from sqlalchemy import select
+
+    from models import Refund, RefundStatus
+
+    answer = requests.get(f"{stack.sandbox_url}/_sandbox/refunds", timeout=30).json()
+    made = [r for r in answer["data"] if r["status"] not in ("failed", "canceled", "declined")]
+    at_provider = Counter(r["refund_ref"] for r in made)
+    violations = [
+        f"refunded beyond the charge at the provider: {r}" for r in answer["over_refunded"]
+    ]
+    refunds = db.session.scalars(select(Refund).where(Refund.provider != "wallet")).all()
+    ours = {str(r.id) for r in refunds}
+    for ref in at_provider.keys() - ours:
+        violations.append(f"provider refunded ref {ref!r} that we have no record of")
+    refunded: Counter[int] = Counter()
+    for refund in refunds:
+        times = at_provider.get(str(refund.id), 0)
+        if not refund.status.is_final:
+            violations.append(f"refund {refund.id} left {refund.status.value}")
+        elif refund.status == RefundStatus.SUCCEEDED and times != 1:
+            violations.append(f"refund {refund.id} succeeded with {times} refunds at the provider")
+        elif refund.status == RefundStatus.FAILED and times:
+            violations.append(f"refund {refund.id} failed but the provider refunded it")
+        if refund.status != RefundStatus.FAILED and refund.payment_id is not None:
+            refunded[refund.payment_id] += refund.amount_minor
+    charged = {p.id: p.amount_minor for p in payments}
+    for payment_id, total in refunded.items():
+        if total > charged.get(payment_id, 0):
+            violations.append(f"payment {payment_id}: refunds {total} > charged")
+    return {
+        "violations": violations,
+        "refunds": len(refunds),
+        "refund_statuses": dict(Counter(r.status.value for r in refunds)),
+        "provider_refunds": len(made),
     }
 
 
@@ -150,6 +194,10 @@ def print_report(results: dict[str, Any]) -> None:
         "webhooks_recorded",
         "webhooks_awaiting_redelivery",
         "wallet_audit",
+        "refunds",
+        "refund_statuses",
+        "provider_refunds",
+        "refunds_refused",
         "worker_restarts",
         "client_responses",
         "client_gave_up",

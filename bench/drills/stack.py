@@ -254,6 +254,7 @@ class Sweeper:
         self.last = time.monotonic()
         from extensions import db
         from services.authentication import sweep_abandoned
+        from services.refund_jobs import sweep_refunds
         from services.sweeps import sweep_pending, sweep_unknown
 
         with self.app.app_context():
@@ -261,6 +262,7 @@ class Sweeper:
                 sweep_pending()
                 sweep_unknown()
                 sweep_abandoned()
+                sweep_refunds()
             except Exception:
                 self.failed += 1
                 db.session.rollback()
@@ -301,7 +303,7 @@ def settle(stack: Stack, sweeper: Sweeper, settle_s: float) -> float | None:
     from sqlalchemy import func, select
 
     from extensions import db
-    from models import Payment
+    from models import Payment, Refund
 
     started = time.monotonic()
     while time.monotonic() - started < settle_s:
@@ -309,10 +311,14 @@ def settle(stack: Stack, sweeper: Sweeper, settle_s: float) -> float | None:
         sweeper.tick()
         with sweeper.app.app_context():
             try:
-                moving = db.session.scalar(
-                    select(func.count())
-                    .select_from(Payment)
-                    .where(Payment.status.not_in(["succeeded", "failed", "needs_review"]))
+                moving = sum(
+                    db.session.scalar(
+                        select(func.count())
+                        .select_from(model)
+                        .where(model.status.not_in(["succeeded", "failed", "needs_review"]))
+                    )
+                    or 0
+                    for model in (Payment, Refund)
                 )
             except Exception:
                 moving = -1

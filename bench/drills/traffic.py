@@ -201,3 +201,47 @@ def _page_stats(obs: Observations) -> dict[str, Any]:
         }
         for phase in PHASES
     }
+
+
+class Refunder:
+    """An operator refunding a share of the succeeded card payments while faults come and
+    go, through the same service as the dashboard and the CLI (in-process, on the drill's
+    own app): half of them in full, half in part, some twice (the second may be refused)."""
+
+    def __init__(self, app: Any, rng: Any, every_s: float = 1.5) -> None:
+        self.app, self.rng, self.every_s = app, rng, every_s
+        self.last, self.requested, self.refused, self.failed = 0.0, 0, 0, 0
+
+    def tick(self) -> None:
+        if time.monotonic() - self.last < self.every_s:
+            return
+        self.last = time.monotonic()
+        import uuid
+
+        from sqlalchemy import select
+
+        from extensions import db
+        from models import Payment, PaymentPurpose, PaymentStatus
+        from services.errors import ClientError
+        from services.refunds import refund_payment
+
+        with self.app.app_context():
+            try:
+                ids = db.session.scalars(
+                    select(Payment.id).where(
+                        Payment.status == PaymentStatus.SUCCEEDED,
+                        Payment.purpose == PaymentPurpose.ORDER,
+                    )
+                ).all()
+                if not ids:
+                    return
+                payment_id = self.rng.choice(ids)
+                amount = None if self.rng.random() < 0.5 else self.rng.choice((100, 300, 700))
+                refund_payment(payment_id, amount, "chaos drill refund", "drill", uuid.uuid4())
+                self.requested += 1
+            except ClientError:
+                self.refused += 1  # over-refund, fully refunded: refused, nothing written
+            except Exception:
+                self.failed += 1  # the database or Redis is down: the operator tries later
+            finally:
+                db.session.remove()

@@ -47,13 +47,30 @@ def test_chaos_drill_smoke(app: object) -> None:
         assert results["settle_s"] is not None  # every payment final or needs_review
         assert "500" not in results["client_responses"]
         assert results["three_ds_authenticated"] > 0  # customers passed 3-D Secure too
+        assert results["refunds"] > 0 and results["provider_refunds"] > 0  # refunds under faults
 
         first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url))
         _charge_behind_our_back(stack.sandbox_url, str(first_payment))
         _charge_behind_our_back(stack.sandbox_url, "987654321")
+        _refund_behind_our_back(stack.sandbox_url, "424242")
         planted = chaos.drill_invariants(stack)
     assert any(v.startswith("double charge") for v in planted)
     assert any("987654321" in v for v in planted)
+    assert any("'424242'" in v for v in planted)  # a refund we have no record of
+
+
+def _refund_behind_our_back(sandbox_url: str, refund_ref: str) -> None:
+    """A refund at the provider that no refund of ours asked for."""
+    auth = {"Authorization": "Bearer sk_test_sandbox"}
+    intents = requests.get(f"{sandbox_url}/v1/payment_intents", headers=auth, timeout=10).json()
+    paid = next(i for i in intents["data"] if i["status"] == "succeeded")
+    response = requests.post(
+        f"{sandbox_url}/v1/refunds",
+        data={"payment_intent": paid["id"], "amount": "1", "metadata[refund_id]": refund_ref},
+        headers=auth,
+        timeout=10,
+    )
+    assert response.status_code == 200, response.text
 
 
 def _our_payment_refs(sandbox_url: str) -> set[str]:
