@@ -1,8 +1,8 @@
 """Stripe Refunds: `POST /v1/refunds` (idempotent, with faults like every POST),
 `GET /v1/refunds/{id}`, `GET /v1/refunds` (`payment_intent`, pages). A refund succeeds at
-once, except for a charge made with `pm_card_refundFail` (Stripe's test card whose refunds
-fail: `failed`, `failure_reason`, event `refund.failed`). Events: `refund.created` and
-`charge.refunded` on success."""
+once (events `refund.created` and `charge.refunded`), except for a charge made with
+`pm_card_refundFail` (Stripe's test card whose refunds fail: `failed`, `failure_reason`,
+events `refund.updated` and `refund.failed`)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,8 @@ def create_refund(faults: RequestFaults) -> Response:
         )
         info = (g.get("stripe_request_id"), request.headers.get("Idempotency-Key"))
         if failing:
-            create_event(store(), conn, "stripe", "refund.failed", refund, request_info=info)
+            for event_type in ("refund.updated", "refund.failed"):
+                create_event(store(), conn, "stripe", event_type, refund, request_info=info)
         else:
             create_event(store(), conn, "stripe", "refund.created", refund, request_info=info)
             charge = {
