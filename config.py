@@ -26,6 +26,10 @@ DEFAULT_DEV_REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
 DEFAULT_DEV_DATABASE_URL = f"sqlite:///{INSTANCE_DIR / 'payments.db'}"
 DEFAULT_SANDBOX_URL = "http://127.0.0.1:8099"
 DEFAULT_DEV_PUBLIC_URL = "http://127.0.0.1:5000"  # the web program of `make run`
+# The development mail sink of `make run` (devtools/mail_sink.py): .eml files in instance/mail.
+DEV_MAIL_SINK_PORT = 8025
+DEV_SMTP_URL = f"smtp://127.0.0.1:{DEV_MAIL_SINK_PORT}"
+NOTIFICATIONS_QUEUE = "notifications"
 
 # The session key used only in development; the providers' development secrets live in
 # their packages (providers/<name>/__init__.py). Production has none of them.
@@ -142,7 +146,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             f"(known: {', '.join(PROVIDERS)})"
         )
     # Every development secret: production refuses them all, under any name.
-    dev_secrets = frozenset({DEV_SECRET_KEY}).union(*(s.dev_secrets for s in PROVIDERS.values()))
+    dev_secrets = frozenset({DEV_SECRET_KEY, DEV_SMTP_URL}).union(
+        *(s.dev_secrets for s in PROVIDERS.values())
+    )
     secret_key = secret(
         env,
         "SECRET_KEY",
@@ -227,6 +233,19 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # A payment still waiting for the customer's authentication after this long is
         # cancelled at the provider by the sweep, and fails (unless it succeeded first).
         "SCA_TIMEOUT_S": _int(env, "SCA_TIMEOUT_S", 1800),
+        # Customer emails (services/notifications.py): the SMTP server (smtp://user:pass@
+        # host:587 with STARTTLS, smtps://... with TLS; it holds a password, so production
+        # requires its own), the sender, where review alerts go, and the retry policy.
+        "SMTP_URL": secret(
+            env, "SMTP_URL", DEV_SMTP_URL, is_production=is_production, dev_secrets=dev_secrets
+        ),
+        "MAIL_FROM": env.get("MAIL_FROM", "Payments Monolith <shop@localhost>"),
+        "ADMIN_ALERT_EMAIL": env.get("ADMIN_ALERT_EMAIL", "ops@localhost"),
+        "SMTP_TIMEOUT_S": number(env, "SMTP_TIMEOUT_S", 10.0),
+        "EMAIL_MAX_ATTEMPTS": _int(env, "EMAIL_MAX_ATTEMPTS", 8),
+        "EMAIL_RETRY_BASE_S": number(env, "EMAIL_RETRY_BASE_S", 30.0),
+        # The emails' own queue and worker (a bulkhead); a drill points it elsewhere.
+        "NOTIFICATIONS_QUEUE": env.get("NOTIFICATIONS_QUEUE", NOTIFICATIONS_QUEUE),
         # /metrics: with a token, only `Authorization: Bearer <token>` reads it; production
         # without a token does not serve it at all (scrape it on an internal bind).
         "METRICS_TOKEN": env.get("METRICS_TOKEN", ""),

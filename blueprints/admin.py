@@ -30,6 +30,7 @@ from models import (
     Customer,
     LedgerEntry,
     Order,
+    OutboxMessage,
     Payment,
     PaymentStatus,
     ProcessedWebhook,
@@ -324,6 +325,7 @@ def register(app: Flask) -> None:
     )
     admin.add_view(UnknownPaymentsView(name="Unknown payments", endpoint="unknown"))
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))
+    from blueprints.admin_outbox import OutboxView
     from blueprints.admin_refunds import RefundsView, RefundView
 
     admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
@@ -337,4 +339,5 @@ def register(app: Flask) -> None:
         (Refund, RefundView),
     ):
         admin.add_view(view(model, db, category="Records", endpoint=f"admin_{model.__tablename__}"))
+    admin.add_view(OutboxView(OutboxMessage, db, name="Outbox", endpoint="outbox"))
     app.jinja_env.globals["PaymentStatus"] = PaymentStatus

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from config import EMBEDDED_REDIS_PORT, INSTANCE_DIR, PROJECT_DIR
+from config import DEV_MAIL_SINK_PORT, EMBEDDED_REDIS_PORT, INSTANCE_DIR, PROJECT_DIR
 from devtools.servers import redis_server_binary
 from devtools.supervisor_conf import Layout, render
 from providers.registry import PROVIDERS
@@ -39,7 +39,9 @@ def main() -> None:
     if is_embedded_redis:
         env["REDIS_URL"] = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
     env.setdefault("SANDBOX_URL", f"http://127.0.0.1:{SANDBOX_PORT}")
+    is_mail_sink = not env.get("SMTP_URL")  # else the emails go to the SMTP server given
     ports = [WEB_PORT, SANDBOX_PORT] + ([EMBEDDED_REDIS_PORT] if is_embedded_redis else [])
+    ports += [DEV_MAIL_SINK_PORT] if is_mail_sink else []
     taken = [p for p in ports if _port_is_taken(p)]
     if taken:
         sys.exit(
@@ -61,17 +63,24 @@ def main() -> None:
         embedded_redis_port=EMBEDDED_REDIS_PORT if is_embedded_redis else None,
         redis_binary=redis_server_binary(),
         sandbox_port=SANDBOX_PORT,
+        mail_sink_port=DEV_MAIL_SINK_PORT if is_mail_sink else None,
         providers=[p for p in env.get("PAYMENTS_PROVIDERS", ",".join(PROVIDERS)).split(",") if p],
     )
     conf = INSTANCE_DIR / "supervisord.conf"
     conf.write_text(render(layout))
     database = env.get("DATABASE_URL") or f"SQLite at {INSTANCE_DIR / 'payments.db'}"
+    mail = (
+        f"{INSTANCE_DIR / 'mail'}/ (every email as an .eml file; the outbox: /admin/outbox/)"
+        if is_mail_sink
+        else "to SMTP_URL (the outbox: /admin/outbox/)"
+    )
     print(
         f"""
   shop       http://127.0.0.1:{WEB_PORT}/          (demo customers printed above when created:
                                                   alice@example.com / demo-password)
   readiness  http://127.0.0.1:{WEB_PORT}/readyz
   sandbox    http://127.0.0.1:{SANDBOX_PORT}/_sandbox/charges
+  mail       {mail}
   database   {database}
   redis      {env["REDIS_URL"]}{" (embedded)" if is_embedded_redis else ""}
   logs       {INSTANCE_DIR / "logs"}/   status: {bin_dir}/supervisorctl -c {conf} status

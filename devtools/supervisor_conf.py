@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
+from config import NOTIFICATIONS_QUEUE
 from providers.registry import PROVIDERS
 from services.queues import JOB_TIMEOUT_S, MAINTENANCE_QUEUE, provider_queue_name
 
@@ -44,6 +45,7 @@ class Layout:
     embedded_redis_port: int | None = None
     redis_binary: str = ""
     sandbox_port: int | None = None
+    mail_sink_port: int | None = None  # development only: the .eml sink
     providers: list[str] = field(default_factory=lambda: list(PROVIDERS))
 
 
@@ -104,6 +106,16 @@ def render(layout: Layout) -> str:
                 priority=5,
             )
         )
+    if layout.mail_sink_port:
+        parts.append(
+            _program(
+                "mail",
+                f"{b}/python -m devtools.mail_sink --port {layout.mail_sink_port} "
+                f"--dir {layout.run_dir}/mail",
+                layout,
+                priority=5,
+            )
+        )
     parts.append(
         _program(
             "web",
@@ -130,6 +142,17 @@ def render(layout: Layout) -> str:
                 stopwaitsecs=STOP_WAIT_S,
             )
         )
+    # Customer emails on their own queue and worker (a bulkhead): a hanging provider
+    # never delays a receipt.
+    parts.append(
+        _program(
+            "worker-notifications",
+            " ".join([f"{b}/flask", *worker_args(NOTIFICATIONS_QUEUE)]),
+            layout,
+            priority=20,
+            stopwaitsecs=STOP_WAIT_S,
+        )
+    )
     parts.append(
         _program(
             "worker-maintenance",
@@ -158,7 +181,7 @@ def checked_in_layout(mode: str) -> Layout:
             web_workers=4,
         )
     if mode == "dev":
-        from config import EMBEDDED_REDIS_PORT
+        from config import DEV_MAIL_SINK_PORT, EMBEDDED_REDIS_PORT
 
         return Layout(
             project_dir="%(here)s/..",
@@ -170,6 +193,7 @@ def checked_in_layout(mode: str) -> Layout:
             embedded_redis_port=EMBEDDED_REDIS_PORT,
             redis_binary="%(here)s/../.venv/bin/redis-server",
             sandbox_port=8099,
+            mail_sink_port=DEV_MAIL_SINK_PORT,
         )
     raise SystemExit(f"unknown mode {mode!r}: use 'production' or 'dev'")
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jobs.notifications import sweep_outbox_job
 from jobs.payments import (
     sweep_abandoned_payments_job,
     sweep_pending_payments_job,
@@ -33,6 +34,7 @@ def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
         PeriodicJob(sweep_unknown_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_abandoned_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_refunds_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(sweep_outbox_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, retry_s),
     ]
     jobs += [

@@ -5,6 +5,7 @@ from models.customer import Customer
 from models.ledger_entry import LedgerEntry, LedgerKind
 from models.order import Order, OrderStatus
 from models.order_line import OrderLine
+from models.outbox import EmailKind, OutboxMessage, OutboxStatus
 from models.payment import (
     ALLOWED_TRANSITIONS,
     FINAL_STATUSES,
@@ -31,11 +32,14 @@ __all__ = [
     "REFUND_TRANSITIONS",
     "AdminUser",
     "Customer",
+    "EmailKind",
     "LedgerEntry",
     "LedgerKind",
     "Order",
     "OrderLine",
     "OrderStatus",
+    "OutboxMessage",
+    "OutboxStatus",
     "Payment",
     "PaymentPurpose",
     "PaymentStatus",

@@ -11,10 +11,11 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.security import generate_password_hash
 
 from extensions import db
-from models import Customer, Wallet
+from models import Customer, EmailKind, Wallet
 from models.types import parse_row_id
 from services import login_throttle
 from services.login_throttle import TooManyAttemptsError
+from services.outbox import queue_email
 
 MIN_PASSWORD_LENGTH = 8
 
@@ -69,6 +70,7 @@ def create_customer(email: str, password: str, wallet_currencies: list[str]) -> 
         raise EmailTakenError("An account with this email already exists.") from None
     for currency in wallet_currencies:
         db.session.add(Wallet(customer_id=customer.id, currency=currency, balance_minor=0))
+    queue_email(EmailKind.WELCOME, customer.id, customer_id=customer.id)
     db.session.commit()
     return customer
 

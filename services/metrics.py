@@ -12,6 +12,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    Histogram,
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily
@@ -30,6 +31,12 @@ WEBHOOK_EVENTS = Counter(
     "webhook_events_total", "Webhook deliveries by result", ["provider", "result"]
 )
 WALLET_OPERATIONS = Counter("wallet_operations_total", "Wallet movements", ["kind", "result"])
+EMAILS = Counter("emails_total", "Outbox emails by kind and result", ["kind", "result"])
+EMAIL_LATENCY = Histogram(
+    "email_delivery_seconds",
+    "From the outbox row's commit to the SMTP server's acceptance",
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800),
+)
 REPORT_MISMATCHES = Counter(
     "provider_report_mismatches_total",
     "Provider answers and webhooks that did not match the payment (sent to review)",

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from extensions import db
 from models import (
     ALLOWED_TRANSITIONS,
+    EmailKind,
     LedgerKind,
     Order,
     OrderStatus,
@@ -22,6 +23,7 @@ from models import (
 )
 from models.types import utcnow
 from services import wallet
+from services.outbox import queue_email
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +161,25 @@ def move(
     )
     if to == PaymentStatus.SUCCEEDED:
         _apply_success(payment, source)
+    _queue_email(payment)
     return True
+
+
+EMAILS = {
+    PaymentStatus.SUCCEEDED: EmailKind.RECEIPT,
+    PaymentStatus.FAILED: EmailKind.PAYMENT_FAILED,
+    PaymentStatus.NEEDS_REVIEW: EmailKind.REVIEW_ALERT,
+}
+
+
+def _queue_email(payment: Payment) -> None:
+    """The email the payment's new state sends, written with it (the outbox; once per
+    payment and kind). A success that went on to review sends the alert, no receipt."""
+    kind = EMAILS.get(payment.status)
+    if kind is None:
+        return
+    to_customer = None if kind == EmailKind.REVIEW_ALERT else payment.customer_id
+    queue_email(kind, payment.id, customer_id=to_customer)
 
 
 def note(

@@ -13,7 +13,7 @@ from rq.queue import Queue
 from rq.registry import ScheduledJobRegistry
 
 from extensions import redis_client
-from services.queues import JOB_TIMEOUT_S, maintenance_queue, provider_queue
+from services.queues import JOB_TIMEOUT_S, maintenance_queue, named_queue, provider_queue
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,10 @@ def enqueue(
     delay_s: float | None = None,
     is_started_job_dead: bool = False,
     is_first: bool = False,
+    queue_name: str | None = None,
 ) -> bool:
-    """Enqueue on the provider's queue unless a job with this id is already waiting or running.
+    """Enqueue on the provider's queue (or `queue_name`) unless a job with this id is
+    already waiting or running.
 
     `is_started_job_dead`: the caller knows nobody works on the payment (its lease is
     free), so a job still marked started past the job timeout belongs to a killed
@@ -53,6 +55,7 @@ def enqueue(
     Returns False (and logs) when Redis is unreachable; the sweeps will retry.
     """
     try:
+        queue = named_queue(queue_name) if queue_name else provider_queue(provider)
         existing: Job | None = None
         if not is_first:
             try:
@@ -71,9 +74,7 @@ def enqueue(
                 )
                 existing.delete()
             elif (
-                status == JobStatus.SCHEDULED
-                and is_started_job_dead
-                and _overdue(existing, provider_queue(provider))
+                status == JobStatus.SCHEDULED and is_started_job_dead and _overdue(existing, queue)
             ):
                 log.warning(
                     "job %s of payment %s is overdue (RQ scheduler down?); enqueueing it now",
@@ -83,7 +84,6 @@ def enqueue(
                 existing.delete()
             elif status in ACTIVE_STATUSES:
                 return True
-        queue = provider_queue(provider)
         if delay_s:
             queue.enqueue_in(timedelta(seconds=delay_s), func, payment_id, job_id=job_id)
         else:

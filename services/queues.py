@@ -24,5 +24,10 @@ def provider_queue(provider: str) -> Queue:
     )
 
 
+def named_queue(name: str) -> Queue:
+    """Any other queue by name (the notifications bulkhead)."""
+    return Queue(name, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)
+
+
 def maintenance_queue() -> Queue:
     return Queue(MAINTENANCE_QUEUE, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)

@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import (
     REFUND_TRANSITIONS,
+    EmailKind,
     LedgerKind,
     Order,
     OrderStatus,
@@ -31,6 +32,7 @@ from models import (
     Wallet,
 )
 from services import wallet
+from services.outbox import queue_email
 from services.payment_state import lock_order_of, log_after_commit
 
 log = logging.getLogger(__name__)
@@ -113,6 +115,7 @@ def move_refund(
     )
     if to == RefundStatus.SUCCEEDED:
         _apply_success(refund)
+        _queue_refund_email(refund)
     elif to == RefundStatus.FAILED:
         _undo(refund)
     return True
@@ -198,6 +201,16 @@ def _apply_success(refund: Refund) -> None:
     order_id = refund.order_id
     if order_id is not None:
         mark_order(order_id)
+
+
+def _queue_refund_email(refund: Refund) -> None:
+    customer_id = db.session.scalar(
+        select(Payment.customer_id).where(Payment.id == refund.payment_id)
+        if refund.payment_id is not None
+        else select(Order.customer_id).where(Order.id == refund.order_id)
+    )
+    if customer_id is not None:
+        queue_email(EmailKind.REFUND, refund.id, customer_id=customer_id)
 
 
 def refunded_total(order_id: int) -> int:

@@ -5,11 +5,20 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from extensions import db
-from models import Customer, LedgerEntry, LedgerKind, OrderStatus, Payment, PaymentStatus
+from models import (
+    Customer,
+    EmailKind,
+    LedgerEntry,
+    LedgerKind,
+    OrderStatus,
+    Payment,
+    PaymentStatus,
+)
 from models.types import utcnow
 from services import wallet
 from services.checkout import lock_owned_order
 from services.errors import ConflictError
+from services.outbox import queue_email
 
 
 def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) -> wallet.Movement:
@@ -59,6 +68,7 @@ def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) 
         if not movement.is_replay:
             order.status = OrderStatus.PAID
             order.paid_at = utcnow()
+            queue_email(EmailKind.WALLET_RECEIPT, order.id, customer_id=customer.id)
     except Exception:
         db.session.rollback()
         raise

@@ -46,10 +46,11 @@ def is_postgres(url: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def app(server_urls: dict[str, str], live_sandbox: Any) -> Iterator[Flask]:
+def app(server_urls: dict[str, str], live_sandbox: Any, live_mail_sink: Any) -> Iterator[Flask]:
     from flask_migrate import upgrade
 
     server_urls["sandbox"] = live_sandbox.url
+    server_urls["mail"] = live_mail_sink.url
     app = create_app(make_test_config(server_urls))
     with app.app_context():
         upgrade()  # the migration is the only way the schema is created
@@ -159,6 +160,21 @@ def live_sandbox(tmp_path_factory: pytest.TempPathFactory, webhook_receiver: Any
         str(tmp_path_factory.mktemp("sandbox")), "--webhook-url", webhook_receiver.url
     ) as sandbox:
         yield sandbox
+
+
+@pytest.fixture(scope="session")
+def live_mail_sink(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from tests.mail_support import running_sink
+
+    with running_sink(tmp_path_factory.mktemp("mail")) as sink:
+        yield sink
+
+
+@pytest.fixture
+def mail_sink(live_mail_sink: Any) -> Any:
+    """The mail sink with no messages."""
+    live_mail_sink.clear()
+    return live_mail_sink
 
 
 @pytest.fixture

@@ -81,6 +81,12 @@ def run_jobs(app: Flask, provider: str = "stripe") -> None:
         build_worker(app, [provider_queue_name(provider)], simple=True).work(burst=True)
 
 
+def run_notification_jobs(app: Flask) -> None:
+    """Run the notifications queue (emails) with a real RQ worker (burst)."""
+    with app.app_context():
+        build_worker(app, [app.config["NOTIFICATIONS_QUEUE"]], simple=True).work(burst=True)
+
+
 def run_maintenance_jobs(app: Flask) -> None:
     """Run the maintenance queue (webhook applications, sweeps) with a real RQ worker."""
     with app.app_context():
@@ -139,6 +145,8 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
         config["STRIPE_API_BASE"] = server_urls["sandbox"]
         config["ACQUIRER_API_BASE"] = server_urls["sandbox"] + "/acquirer"
         config["STRIPE_JS_URL"] = server_urls["sandbox"] + "/js/v3"
+    if "mail" in server_urls:
+        config["SMTP_URL"] = server_urls["mail"]
     config.update(overrides)
     return config
 

@@ -1,0 +1,46 @@
+"""The outbox in the dashboard: every email with its status, attempts and last error;
+an admin opens a message as it was (or will be) sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import abort
+from flask.typing import ResponseReturnValue
+from flask_admin import expose
+from markupsafe import Markup
+
+from blueprints.admin import ReadOnlyView
+from services.notifications import rendered_message
+
+
+def _open_link(view: Any, context: Any, model: Any, name: str) -> Markup:
+    return Markup('<a href="{}">#{}</a>').format(
+        view.get_url(".message", outbox_id=model.id), model.id
+    )
+
+
+class OutboxView(ReadOnlyView):
+    column_list = (
+        "id",
+        "kind",
+        "status",
+        "recipient",
+        "subject_id",
+        "attempts",
+        "last_error",
+        "next_attempt_at",
+        "sent_at",
+        "created_at",
+    )
+    column_filters = ("status", "kind")
+    column_searchable_list = ("recipient",)
+    column_default_sort = ("id", True)
+    column_formatters: dict[str, Any] = {"id": _open_link}
+
+    @expose("/message/<id:outbox_id>")
+    def message(self, outbox_id: int) -> ResponseReturnValue:
+        shown = rendered_message(outbox_id)
+        if shown is None:
+            abort(404)
+        return self.render("dashboard/email.html", message=shown)

@@ -1,0 +1,13 @@
+"""RQ entry points of the notifications queue: take ids, re-read state, safe to run twice."""
+
+from __future__ import annotations
+
+from services import notifications
+
+
+def send_email_job(outbox_id: int) -> None:
+    notifications.send_email(outbox_id)
+
+
+def sweep_outbox_job() -> int:
+    return notifications.sweep_outbox()

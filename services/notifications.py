@@ -1,0 +1,189 @@
+"""Sending the outbox: the `notifications` queue's job (its own worker: a bulkhead, so a
+hanging payment provider never delays a receipt) and the sweep that finds lost rows.
+
+Delivery is at least once. Every attempt of a row carries the same Message-ID, so a
+receiver can drop the copy of an attempt whose answer was lost. Failures are retried
+with exponential backoff and jitter up to EMAIL_MAX_ATTEMPTS, then the row is `failed`
+with the reason (the dashboard's outbox shows it). SMTP calls pass the same gateway as
+payment providers (breaker "smtp", metrics, logs).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.utils import parseaddr
+
+from flask import current_app, render_template
+from sqlalchemy import or_, select
+
+from extensions import db
+from models import (
+    Customer,
+    EmailKind,
+    Order,
+    OutboxMessage,
+    OutboxStatus,
+    Payment,
+    PaymentTransition,
+    Refund,
+)
+from models.types import utcnow
+from providers.outcomes import Declined, Succeeded
+from providers.smtp import SmtpMailer, SmtpSettings
+from resilience.gateway import CallContext
+from services import metrics
+from services.outbox import enqueue_send
+from services.provider_clients import gateway_for
+from services.sweeps import SWEEP_BATCH
+
+GATEWAY = "smtp"  # its breaker and metrics, beside the payment providers'
+SUBJECTS = {
+    EmailKind.WELCOME: "Welcome to Payments Monolith",
+    EmailKind.RECEIPT: "Your receipt for payment #{id}",
+    EmailKind.WALLET_RECEIPT: "Your receipt for order #{id}",
+    EmailKind.PAYMENT_FAILED: "Your payment #{id} did not go through",
+    EmailKind.REFUND: "Your refund #{id}",
+    EmailKind.REVIEW_ALERT: "Payment #{id} needs review",
+}
+
+
+def mailer() -> SmtpMailer:
+    mailers: dict[str, SmtpMailer] = current_app.extensions.setdefault("mailers", {})
+    url = current_app.config["SMTP_URL"]
+    if url not in mailers:
+        mailers[url] = SmtpMailer(SmtpSettings.from_url(url), current_app.config["SMTP_TIMEOUT_S"])
+    return mailers[url]
+
+
+def message_id(row: OutboxMessage) -> str:
+    """The same on every attempt of the row (and different for every row)."""
+    domain = parseaddr(current_app.config["MAIL_FROM"])[1].rpartition("@")[2] or "localhost"
+    return f"<outbox-{row.id}.{int(row.created_at.timestamp())}@{domain}>"
+
+
+def render_email(row: OutboxMessage) -> EmailMessage:
+    """The message of an outbox row: plain text and HTML from templates/email/."""
+    context = {"public_url": current_app.config["PUBLIC_URL"], **_subject_of(row)}
+    message = EmailMessage()
+    message["Subject"] = SUBJECTS[row.kind].format(id=row.subject_id)
+    message["From"] = current_app.config["MAIL_FROM"]
+    message["To"] = row.recipient
+    message["Message-ID"] = message_id(row)
+    message.set_content(render_template(f"email/{row.kind.value}.txt", **context))
+    message.add_alternative(
+        render_template(f"email/{row.kind.value}.html", subject=message["Subject"], **context),
+        subtype="html",
+    )
+    return message
+
+
+@dataclass
+class ShownMessage:
+    row: OutboxMessage
+    headers: list[tuple[str, str]]
+    text: str
+    html: str
+
+
+def rendered_message(outbox_id: int) -> ShownMessage | None:
+    """An outbox row's message as the SMTP server gets it, for the dashboard."""
+    row = db.session.get(OutboxMessage, outbox_id)
+    if row is None:
+        return None
+    message = render_email(row)
+    text, html = (part.get_content() for part in message.iter_parts())
+    return ShownMessage(row, [(k, str(v)) for k, v in message.items()], text, html)
+
+
+def _subject_of(row: OutboxMessage) -> dict[str, object]:
+    get = db.session.get
+    if row.kind == EmailKind.WELCOME:
+        return {"customer": get(Customer, row.subject_id)}
+    if row.kind == EmailKind.WALLET_RECEIPT:
+        return {"order": get(Order, row.subject_id)}
+    if row.kind == EmailKind.REFUND:
+        return {"refund": get(Refund, row.subject_id)}
+    reason = db.session.scalar(
+        select(PaymentTransition.reason)
+        .where(PaymentTransition.payment_id == row.subject_id)
+        .order_by(PaymentTransition.id.desc())
+        .limit(1)
+    )
+    return {"payment": get(Payment, row.subject_id), "reason": reason or ""}
+
+
+def send_email(outbox_id: int) -> None:
+    """Hand one pending row to the SMTP server (returns early if it is not due or leased)."""
+    now = utcnow()
+    row = db.session.scalar(
+        select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
+    )
+    if (
+        row is None
+        or row.status != OutboxStatus.PENDING
+        or (row.lease_expires_at is not None and row.lease_expires_at > now)
+        or (row.next_attempt_at is not None and row.next_attempt_at > now)
+    ):
+        db.session.rollback()
+        return
+    row.lease_expires_at = now + timedelta(seconds=current_app.config["SMTP_TIMEOUT_S"] * 3 + 30)
+    row.attempts += 1
+    message = render_email(row)
+    kind, created_at = row.kind, row.created_at
+    db.session.commit()
+
+    context = CallContext("email", None, str(message["Message-ID"]))
+    outcome = gateway_for(GATEWAY).guarded(context, lambda: mailer().send(message))
+
+    row = db.session.scalar(
+        select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
+    )
+    assert row is not None
+    row.lease_expires_at = None
+    delay_s = None
+    if isinstance(outcome, Succeeded):
+        row.status, row.sent_at, row.last_error = OutboxStatus.SENT, utcnow(), None
+        metrics.EMAIL_LATENCY.observe((row.sent_at - created_at).total_seconds())
+    elif isinstance(outcome, Declined) or row.attempts >= current_app.config["EMAIL_MAX_ATTEMPTS"]:
+        row.status = OutboxStatus.FAILED
+        row.last_error = f"after {row.attempts} attempts: {_reason(outcome)}"[:500]
+    else:
+        base = current_app.config["EMAIL_RETRY_BASE_S"]
+        delay_s = base * 2 ** (row.attempts - 1) * random.uniform(1.0, 1.5)
+        row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
+        row.last_error = _reason(outcome)[:500]
+    metrics.EMAILS.labels(kind.value, row.status.value).inc()
+    attempts = row.attempts
+    db.session.commit()
+    if delay_s is not None:
+        enqueue_send(outbox_id, delay_s=delay_s, suffix=f"-retry-{attempts}")
+
+
+def _reason(outcome: object) -> str:
+    return str(getattr(outcome, "reason", None) or getattr(outcome, "message", "") or outcome)
+
+
+def sweep_outbox(now: datetime | None = None) -> int:
+    """Enqueue pending rows nobody is sending whose time has come (lost or failed jobs)."""
+    now = now or utcnow()
+    grace = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
+    ids = db.session.scalars(
+        select(OutboxMessage.id)
+        .where(
+            OutboxMessage.status == OutboxStatus.PENDING,
+            or_(OutboxMessage.lease_expires_at.is_(None), OutboxMessage.lease_expires_at < now),
+            or_(
+                OutboxMessage.next_attempt_at <= now,
+                (OutboxMessage.next_attempt_at.is_(None)) & (OutboxMessage.created_at < grace),
+            ),
+        )
+        .order_by(OutboxMessage.id)
+        .limit(SWEEP_BATCH)
+    ).all()
+    db.session.rollback()
+    for outbox_id in ids:
+        enqueue_send(outbox_id, suffix="-sweep")
+    return len(ids)

@@ -1,0 +1,147 @@
+"""Customer emails: written once per cause (even with jobs run twice), delivered at least
+once with one Message-ID, kept and retried when the SMTP server hangs or refuses, and
+the sink receives exactly what the outbox says was sent."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import time_machine
+from flask import Flask
+from redis import Redis
+from rq import Queue
+from rq.registry import ScheduledJobRegistry
+from sqlalchemy import select
+
+from extensions import db
+from models import EmailKind, OutboxMessage, OutboxStatus
+from models.types import utcnow
+from services.charging import charge_payment
+from services.customers import create_customer
+from services.notifications import message_id, render_email, send_email, sweep_outbox
+from tests.helpers import committed_payment, run_notification_jobs
+from tests.mail_support import busy_smtp_server, silent_smtp_server
+
+
+def _rows(app: Flask) -> list[OutboxMessage]:
+    with app.app_context():
+        found = list(db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))
+        for row in found:
+            db.session.expunge(row)
+        return found
+
+
+def _email_jobs(app: Flask) -> list[str]:
+    return list(_queue(app).get_job_ids())
+
+
+def _scheduled_emails(app: Flask) -> list[str]:
+    return list(ScheduledJobRegistry(queue=_queue(app)).get_job_ids())
+
+
+def _queue(app: Flask) -> Queue:
+    redis = Redis.from_url(app.config["REDIS_URL"])
+    return Queue(app.config["NOTIFICATIONS_QUEUE"], connection=redis)
+
+
+def _one(app: Flask, kind: EmailKind) -> OutboxMessage:
+    [row] = [r for r in _rows(app) if r.kind == kind]
+    return row
+
+
+def test_a_receipt_is_written_once_and_sent_once(app: Flask, sandbox: Any, mail_sink: Any) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        charge_payment(payment_id)  # the job again: nothing new
+    receipt = _one(app, EmailKind.RECEIPT)
+    assert receipt.subject_id == payment_id and receipt.status == OutboxStatus.PENDING
+    assert _email_jobs(app) == [f"email-{receipt.id}"]
+    run_notification_jobs(app)
+    with app.app_context():
+        send_email(receipt.id)  # a second run of the job: already sent, nothing happens
+    [message] = mail_sink.messages()
+    assert message["Subject"] == f"Your receipt for payment #{payment_id}"
+    assert message["To"] == receipt.recipient
+    assert "10.00 EUR" in message.get_body(("plain",)).get_content()
+    sent = _one(app, EmailKind.RECEIPT)
+    assert sent.status == OutboxStatus.SENT and sent.attempts == 1
+    with app.app_context():
+        assert message["Message-ID"] == message_id(sent)
+
+
+def test_a_hanging_smtp_server_keeps_the_email_and_retries(
+    app: Flask, make_app: Any, mail_sink: Any
+) -> None:
+    with app.app_context():
+        create_customer("new@example.com", "password123", ["EUR"])
+    welcome = _one(app, EmailKind.WELCOME)
+    with silent_smtp_server() as url:
+        hanging = make_app(SMTP_URL=url, SMTP_TIMEOUT_S=0.5)
+        with hanging.app_context():
+            send_email(welcome.id)
+    kept = _one(app, EmailKind.WELCOME)
+    assert kept.status == OutboxStatus.PENDING and kept.attempts == 1
+    assert kept.next_attempt_at is not None and kept.last_error
+    assert _scheduled_emails(app) == [f"email-{welcome.id}-retry-1"]
+    with time_machine.travel(utcnow() + timedelta(minutes=5)), app.app_context():
+        send_email(welcome.id)  # the retry, with the sink back
+    assert _one(app, EmailKind.WELCOME).status == OutboxStatus.SENT
+    assert [m["To"] for m in mail_sink.messages()] == ["new@example.com"]
+
+
+def test_the_same_message_id_on_every_attempt(app: Flask, make_app: Any, mail_sink: Any) -> None:
+    with app.app_context():
+        create_customer("again@example.com", "password123", ["EUR"])
+    row = _one(app, EmailKind.WELCOME)
+    with busy_smtp_server() as url:
+        busy = make_app(SMTP_URL=url)
+        with busy.app_context():
+            send_email(row.id)
+            first = render_email(db.session.get(OutboxMessage, row.id))  # type: ignore[arg-type]
+    assert "451" in (_one(app, EmailKind.WELCOME).last_error or "")
+    with time_machine.travel(utcnow() + timedelta(minutes=5)), app.app_context():
+        send_email(row.id)
+    [delivered] = mail_sink.messages()
+    assert delivered["Message-ID"] == first["Message-ID"]
+
+
+def test_a_refusing_server_ends_failed_with_the_reason(app: Flask, make_app: Any) -> None:
+    from devtools.servers import free_port
+
+    with app.app_context():
+        create_customer("late@example.com", "password123", ["EUR"])
+    row = _one(app, EmailKind.WELCOME)
+    nobody = make_app(SMTP_URL=f"smtp://127.0.0.1:{free_port()}", EMAIL_MAX_ATTEMPTS=2)
+    for minutes in (0, 10):
+        with time_machine.travel(utcnow() + timedelta(minutes=minutes)), nobody.app_context():
+            send_email(row.id)
+    failed = _one(app, EmailKind.WELCOME)
+    assert failed.status == OutboxStatus.FAILED and failed.attempts == 2
+    assert "after 2 attempts: could not connect" in (failed.last_error or "")
+
+
+def test_the_sweep_sends_what_lost_its_job(app: Flask, mail_sink: Any) -> None:
+    with app.app_context():
+        create_customer("lost@example.com", "password123", ["EUR"])
+    Redis.from_url(app.config["REDIS_URL"]).flushdb()  # the job is gone
+    with time_machine.travel(utcnow() + timedelta(minutes=2)), app.app_context():
+        assert sweep_outbox() == 1
+    run_notification_jobs(app)
+    assert [m["To"] for m in mail_sink.messages()] == ["lost@example.com"]
+
+
+def test_the_sink_received_what_the_outbox_says_was_sent(
+    app: Flask, sandbox: Any, mail_sink: Any
+) -> None:
+    for method in ("pm_card_visa", "pm_card_chargeDeclined"):
+        payment_id = committed_payment(app, payment_method=method)
+        with app.app_context():
+            charge_payment(payment_id)
+    run_notification_jobs(app)
+    with app.app_context():
+        sent = [message_id(r) for r in db.session.scalars(select(OutboxMessage))]
+    assert sorted(m["Message-ID"] for m in mail_sink.messages()) == sorted(sent)
+    failed = next(m for m in mail_sink.messages() if "did not go through" in m["Subject"])
+    assert "/checkout" in failed.get_body(("plain",)).get_content()  # pay again
