@@ -82,16 +82,19 @@ def silent_smtp_server() -> Iterator[str]:
         listener.close()
 
 
-class _Busy:
+@dataclass
+class _Answer:
+    reply: str
+
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        return "451 4.3.0 try again later"
+        return self.reply
 
 
 @contextmanager
-def busy_smtp_server() -> Iterator[str]:
-    """Answers every message with 451 (a temporary refusal)."""
+def busy_smtp_server(reply: str = "451 4.3.0 try again later") -> Iterator[str]:
+    """Answers every message with `reply` (by default a temporary refusal)."""
     port = free_port()
-    controller = Controller(_Busy(), hostname="127.0.0.1", port=port)
+    controller = Controller(_Answer(reply), hostname="127.0.0.1", port=port)
     controller.start()
     try:
         yield f"smtp://127.0.0.1:{port}"

@@ -133,6 +133,7 @@ DECLARATIVE = {
     "models/ledger_entry.py",
     "models/order.py",
     "models/order_line.py",
+    "models/outbox.py",
     "models/payment_transition.py",
     "models/processed_webhook.py",
     "models/product.py",

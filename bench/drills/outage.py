@@ -26,7 +26,10 @@ from typing import Any
 import requests
 
 from bench.common import sandbox_url, served, write_results
+from bench.drills import emails
+from bench.drills.outage_report import print_table, verdict
 from bench.drills.stack import (
+    STRIPE_QUEUE,
     Stack,
     Sweeper,
     api_customer,
@@ -93,9 +96,12 @@ def drill_ours(
     hang_s: float,
     settle_s: float,
     database: str = "postgres",
+    notifications_queue: str = "notifications",
 ) -> dict[str, Any]:
+    """This system under the phases. `notifications_queue`: the emails' own queue (the
+    bulkhead) or, for the comparison, the card provider's queue (one shared queue)."""
     with running_stack(
-        settings=SETTINGS,
+        settings={**SETTINGS, "NOTIFICATIONS_QUEUE": notifications_queue},
         web_workers=WEB_WORKERS,
         web_threads=WEB_THREADS,
         queue_workers=QUEUE_WORKERS,
@@ -141,6 +147,7 @@ def drill_ours(
         sampler.start()
         authenticating = threading.Thread(target=bank.run, args=(stop_bank,), daemon=True)
         authenticating.start()
+        emailer, stop_emails, emailing = emails.start(sweeper.app, obs)
         result, recovered_at = _run_phases_with(
             obs,
             stack.web_url,
@@ -153,7 +160,9 @@ def drill_ours(
             sweeper.tick,
         )
         stop_sampling.set()
+        stop_emails.set()
         sampler.join(timeout=10)
+        emailing.join(timeout=30)
         statuses: dict[int, str] = {}
         deadline = time.monotonic() + settle_s
         all_final_at = None
@@ -166,6 +175,7 @@ def drill_ours(
             time.sleep(1)
         stop_bank.set()
         authenticating.join(timeout=10)
+        emails.wait_for_delivery(emailer, settle_s)
         charges = requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=10).json()
         breaker = sweeper.breaker_snapshot()
         sweeper.close()
@@ -176,6 +186,7 @@ def drill_ours(
             "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
             "double_charges": len(charges["double_charged_payments"]),
             "three_ds_authenticated": bank.completed,
+            "emails": emailer.latencies(),
             "not_final_at_end": sum(1 for s in statuses.values() if s not in FINAL),
             "final_statuses": dict(Counter(statuses.values())),
             "recovery_to_all_final_s": round(all_final_at - recovered_at, 1)
@@ -302,9 +313,16 @@ def run(
     naive_timeout_s: float = 5,
     settle_s: float = 90,
     database: str = "postgres",
+    with_shared_queue: bool = True,
 ) -> dict[str, Any]:
     ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, database)
     naive = drill_naive(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, settle_s)
+    # The emails on the card provider's queue instead of their own: the bulkhead, removed.
+    shared = (
+        drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, database, STRIPE_QUEUE)
+        if with_shared_queue
+        else None
+    )
     results: dict[str, Any] = {
         "viewers": viewers,
         "payments_per_s": pay_rate,
@@ -314,6 +332,7 @@ def run(
         "database": database,
         "this_system": ours,
         "naive": naive,
+        "emails_on_a_shared_queue": shared["emails"] if shared else None,
     }
     checks = results["verdict"] = verdict(results)
     print_table(results)
@@ -322,60 +341,3 @@ def run(
     path = write_results(f"outage-{database}", results)
     print(f"results in {path}")
     return results
-
-
-def verdict(results: dict[str, Any]) -> dict[str, bool]:
-    """The drill's promise: nothing charged twice or left behind, pages unaffected."""
-    ours, naive = results["this_system"], results["naive"]
-    baseline = ours["pages"]["baseline"]["p99_ms"] or 0.0
-    during = [ours["pages"][phase]["p99_ms"] or 0.0 for phase in ("outage", "degraded")]
-    return {
-        "this system: 0 double charges": ours["double_charges"] == 0,
-        "this system: every payment final or needs_review": ours["not_final_at_end"] == 0,
-        "this system: page p99 during the outage within 2x of before": max(during) <= 2 * baseline,
-        "this system: no page errors": all(p["error_rate"] == 0 for p in ours["pages"].values()),
-        "naive: the incident (double charges)": naive["double_charges"] > 0,
-        "naive: the incident (page p99 during the outage over 2x of before)": max(
-            naive["pages"][phase]["p99_ms"] or 0.0 for phase in ("outage", "degraded")
-        )
-        > 2 * (naive["pages"]["baseline"]["p99_ms"] or 0.0),
-    }
-
-
-def print_table(results: dict[str, Any]) -> None:
-    ours, naive = results["this_system"], results["naive"]
-    print(f"{'':38} {'this system':>14} {'naive':>14}")
-    for label, key in (
-        ("payments attempted", "payments"),
-        ("double charges", "double_charges"),
-        ("payments not final at the end", "not_final_at_end"),
-        ("requests the provider received", "provider_requests"),
-        ("pay request p99 ms", "pay_request_p99_ms"),
-    ):
-        print(f"{label:38} {ours.get(key)!s:>14} {naive.get(key)!s:>14}")
-    for phase in PHASES:
-        for stat in ("p50_ms", "p99_ms", "error_rate"):
-            print(
-                f"{'page ' + phase + ' ' + stat:38} {ours['pages'][phase][stat]!s:>14} "
-                f"{naive['pages'][phase][stat]!s:>14}"
-            )
-    for phase in PHASES:
-        for key in ("web_busy", "workers_busy"):
-            cells = []
-            for side in (ours, naive):
-                stat = side["saturation"][phase][key]
-                cells.append(
-                    "-"
-                    if stat["mean"] is None
-                    else f"{stat['mean']}/{stat['max']} of {stat['slots']}"
-                )
-            label = f"{key.replace('_', ' ')} {phase} mean/max"
-            print(f"{label:38} {cells[0]:>14} {cells[1]:>14}")
-    print(
-        f"{'recovery -> every payment final (s)':38} "
-        f"{ours.get('recovery_to_all_final_s')!s:>14} {'-':>14}"
-    )
-    print(
-        f"{'breaker probes / rejected calls':38} "
-        f"{str(ours.get('breaker_probes')) + ' / ' + str(ours.get('breaker_rejected_calls')):>14}"
-    )

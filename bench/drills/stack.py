@@ -147,7 +147,7 @@ def running_stack(
                 postgres = stack.enter_context(postgres_cluster())
                 database_url = postgres.url
         redis = stack.enter_context(redis_server())
-        web_port, sandbox_port = free_port(), free_port()
+        web_port, sandbox_port, mail_port = free_port(), free_port(), free_port()
         sandbox_url = f"http://127.0.0.1:{sandbox_port}"
         (tmp / "prometheus").mkdir()
         env = {
@@ -160,6 +160,7 @@ def running_stack(
             "ACQUIRER_API_BASE": f"{sandbox_url}/acquirer",
             # The bank sends 3-D Secure customers back to this web server.
             "PUBLIC_URL": f"http://127.0.0.1:{web_port}",
+            "SMTP_URL": f"smtp://127.0.0.1:{mail_port}",  # the development sink
             "PROMETHEUS_MULTIPROC_DIR": str(tmp / "prometheus"),
             **(settings or {}),
         }
@@ -197,6 +198,19 @@ def running_stack(
             ),
             Program(
                 "worker-maintenance", [*flask, *worker_args(MAINTENANCE_QUEUE)], tmp / "wm.log"
+            ),
+            Program(
+                "mail",
+                [
+                    *(sys.executable, "-m", "devtools.mail_sink", "--port", str(mail_port)),
+                    *("--dir", str(tmp / "mail")),
+                ],
+                tmp / "mail.log",
+            ),
+            Program(
+                "worker-notifications",
+                [*flask, *worker_args(env.get("NOTIFICATIONS_QUEUE", "notifications"))],
+                tmp / "wn.log",
             ),
         ]
         result.programs.extend(programs)
@@ -242,6 +256,8 @@ class Sweeper:
                 "REDIS_URL": stack.redis_url,
                 "PENDING_SWEEP_GRACE_S": grace_s,
                 "STRIPE_API_BASE": stack.sandbox_url,
+                "SMTP_URL": stack.env["SMTP_URL"],
+                "NOTIFICATIONS_QUEUE": stack.env.get("NOTIFICATIONS_QUEUE", "notifications"),
             }
         )
         self.every_s = every_s
@@ -254,6 +270,7 @@ class Sweeper:
         self.last = time.monotonic()
         from extensions import db
         from services.authentication import sweep_abandoned
+        from services.notifications import sweep_outbox
         from services.refund_jobs import sweep_refunds
         from services.sweeps import sweep_pending, sweep_unknown
 
@@ -263,6 +280,7 @@ class Sweeper:
                 sweep_unknown()
                 sweep_abandoned()
                 sweep_refunds()
+                sweep_outbox()
             except Exception:
                 self.failed += 1
                 db.session.rollback()

@@ -1,0 +1,69 @@
+"""SMTP_URL parsing and how each SMTP answer is classified (the real sink, a busy one, a
+silent one, a closed port)."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+from typing import Any
+
+import pytest
+
+from devtools.servers import free_port
+from providers.outcomes import Declined, NotSent, Succeeded, Unknown
+from providers.smtp import SmtpMailer, SmtpSettings
+from tests.mail_support import busy_smtp_server, silent_smtp_server
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("smtp://127.0.0.1:8025", ("127.0.0.1", 8025, None, None, False)),
+        ("smtp://user:p%40ss@mail.example:587", ("mail.example", 587, "user", "p@ss", False)),
+        ("smtps://user:pw@mail.example", ("mail.example", 465, "user", "pw", True)),
+    ],
+)
+def test_smtp_urls(url: str, expected: tuple[Any, ...]) -> None:
+    s = SmtpSettings.from_url(url)
+    assert (s.host, s.port, s.username, s.password, s.implicit_tls) == expected
+
+
+@pytest.mark.parametrize("url", ["http://mail.example", "smtp://", "smtp://h:notaport"])
+def test_bad_smtp_urls_never_echo_a_password(url: str) -> None:
+    with pytest.raises(ValueError, match="SMTP_URL") as refused:
+        SmtpSettings.from_url(url)
+    assert "notaport" not in str(refused.value)
+
+
+def _message() -> EmailMessage:
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = "shop@localhost", "a@example.com", "x"
+    message["Message-ID"] = "<outbox-1.1@localhost>"
+    message.set_content("hello")
+    return message
+
+
+def _send(url: str, timeout_s: float = 2.0) -> Any:
+    return SmtpMailer(SmtpSettings.from_url(url), timeout_s).send(_message())
+
+
+def test_each_answer_is_classified(live_mail_sink: Any) -> None:
+    assert isinstance(_send(live_mail_sink.url), Succeeded)
+    assert isinstance(_send(f"smtp://127.0.0.1:{free_port()}"), NotSent)  # nothing left us
+    with busy_smtp_server() as url:
+        busy = _send(url)
+    assert isinstance(busy, NotSent) and "451" in busy.reason  # try again later
+    with silent_smtp_server() as url:
+        assert isinstance(_send(url, timeout_s=0.3), NotSent | Unknown)  # never answered
+
+
+def test_credentials_never_travel_in_clear(live_mail_sink: Any) -> None:
+    """The sink offers no STARTTLS: a password stays here rather than cross the wire."""
+    url = live_mail_sink.url.replace("smtp://", "smtp://user:secret@")
+    refused = _send(url)
+    assert isinstance(refused, NotSent) and "STARTTLS" in refused.reason
+
+
+def test_a_permanent_refusal_is_final() -> None:
+    with busy_smtp_server("554 5.7.1 rejected as spam") as url:
+        refused = _send(url)
+    assert isinstance(refused, Declined) and refused.code == "smtp_554"
