@@ -39,8 +39,11 @@ def test_one_worker_program_per_provider_queue() -> None:
         "program:worker-stripe",
         "program:worker-acquirer",
         "program:worker-maintenance",
+        "program:worker-notifications",  # the emails' bulkhead
     }
     assert workers["program:worker-acquirer"]["command"].endswith("worker payments-acquirer")
+    assert workers["program:worker-notifications"]["command"].endswith("worker notifications")
+    assert "program:mail" not in parser.sections()  # the sink is for development only
     assert workers["program:worker-stripe"]["numprocs"] == "4"  # from the provider's spec
     for section in workers.values():
         assert int(section["stopwaitsecs"]) == STOP_WAIT_S > JOB_TIMEOUT_S
