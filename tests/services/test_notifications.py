@@ -145,3 +145,40 @@ def test_the_sink_received_what_the_outbox_says_was_sent(
     assert sorted(m["Message-ID"] for m in mail_sink.messages()) == sorted(sent)
     failed = next(m for m in mail_sink.messages() if "did not go through" in m["Subject"])
     assert "/checkout" in failed.get_body(("plain",)).get_content()  # pay again
+
+
+def test_each_cause_writes_its_email(app: Flask, sandbox: Any, mail_sink: Any) -> None:
+    """A review alert to the admins, a refund notice, a wallet receipt: with their cause."""
+    import uuid
+
+    from services import wallet
+    from services.refund_jobs import send_refund
+    from services.refunds import refund_payment
+    from services.wallet_payments import pay_order_from_wallet
+    from tests.factories import make_customer, make_order, make_wallet
+
+    sandbox.add_fault("tamper", field="amount", value=1, dialect="stripe", endpoint="create")
+    tampered = committed_payment(app)
+    with app.app_context():
+        charge_payment(tampered)  # the answer does not match: needs_review
+    sandbox.clear_faults()
+    paid = committed_payment(app)
+    with app.app_context():
+        charge_payment(paid)
+        refund, _ = refund_payment(paid, 100, "goodwill", "ops", uuid.uuid4())
+        send_refund(refund.id)
+        customer = make_customer()
+        order = make_order(customer)
+        wallet.credit(make_wallet(customer), 5000, "fund")
+        db.session.commit()
+        pay_order_from_wallet(customer, order.id, str(uuid.uuid4()))
+        refund_id, order_id = refund.id, order.id
+    kinds = {(r.kind, r.subject_id): r.recipient for r in _rows(app)}
+    assert kinds[(EmailKind.REVIEW_ALERT, tampered)] == app.config["ADMIN_ALERT_EMAIL"]
+    assert (EmailKind.RECEIPT, tampered) not in kinds  # no receipt for what is in review
+    assert (EmailKind.REFUND, refund_id) in kinds
+    assert (EmailKind.WALLET_RECEIPT, order_id) in kinds
+    run_notification_jobs(app)
+    subjects = {m["Subject"] for m in mail_sink.messages()}
+    assert f"Payment #{tampered} needs review" in subjects
+    assert f"Your refund #{refund_id}" in subjects
