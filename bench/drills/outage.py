@@ -176,6 +176,7 @@ def drill_ours(
         stop_bank.set()
         authenticating.join(timeout=10)
         emails.wait_for_delivery(emailer, settle_s)
+        email_latencies = emailer.latencies()  # before the drill's app is closed
         charges = requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=10).json()
         breaker = sweeper.breaker_snapshot()
         sweeper.close()
@@ -186,7 +187,7 @@ def drill_ours(
             "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
             "double_charges": len(charges["double_charged_payments"]),
             "three_ds_authenticated": bank.completed,
-            "emails": emailer.latencies(),
+            "emails": email_latencies,
             "not_final_at_end": sum(1 for s in statuses.values() if s not in FINAL),
             "final_statuses": dict(Counter(statuses.values())),
             "recovery_to_all_final_s": round(all_final_at - recovered_at, 1)
