@@ -274,6 +274,15 @@ def rows(app: Flask, model: Any) -> int:
         return int(db.session.scalar(select(func.count()).select_from(model)) or 0)
 
 
+def all_rows(app: Flask, model: Any) -> list[Any]:
+    """Every row of `model` in id order, detached (readable after the app context)."""
+    with app.app_context():
+        found = list(db.session.scalars(select(model).order_by(model.id)))
+        for row in found:
+            db.session.expunge(row)
+        return found
+
+
 def last_state(app: Flask) -> str:
     """The state of the newest recorded event, after the queued applications ran."""
     run_maintenance_jobs(app)

@@ -17,7 +17,7 @@ from models import Payment, PaymentStatus
 from services.authentication import sweep_abandoned
 from services.customers import create_customer
 from tests.browser.test_checkout_browser import to_checkout, type_card
-from tests.helpers import run_jobs, seed_catalog, serving
+from tests.helpers import all_rows, run_jobs, seed_catalog, serving
 
 THREE_DS = "4000 0025 0000 3155"
 BUYER = "buyer@example.com"
@@ -85,11 +85,7 @@ def _bank(browser: Any, button: str) -> None:
 
 
 def _payments(live: Flask) -> list[Payment]:
-    with live.app_context():
-        found = list(db.session.scalars(select(Payment).order_by(Payment.id)))
-        for row in found:
-            db.session.expunge(row)
-        return found
+    return all_rows(live, Payment)
 
 
 def test_a_plain_card_pays(browser: Any, shop: Any, sandbox: Any) -> None:

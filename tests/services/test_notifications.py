@@ -20,16 +20,12 @@ from models.types import utcnow
 from services.charging import charge_payment
 from services.customers import create_customer
 from services.notifications import message_id, render_email, send_email, sweep_outbox
-from tests.helpers import committed_payment, run_notification_jobs
+from tests.helpers import all_rows, committed_payment, run_notification_jobs
 from tests.mail_support import busy_smtp_server, silent_smtp_server
 
 
 def _rows(app: Flask) -> list[OutboxMessage]:
-    with app.app_context():
-        found = list(db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))
-        for row in found:
-            db.session.expunge(row)
-        return found
+    return all_rows(app, OutboxMessage)
 
 
 def _email_jobs(app: Flask) -> list[str]:
