@@ -7,7 +7,6 @@ from typing import Any
 from flask import (
     Blueprint,
     Flask,
-    current_app,
     flash,
     redirect,
     render_template,
@@ -101,7 +100,7 @@ class OverviewView(AdminOnly, AdminIndexView):
         reason = request.form.get("reason", "")
         if request.form.get("confirm") != "yes":
             flash("Tick the confirmation box to change a breaker.", "error")
-        elif provider not in current_app.config["PAYMENTS_PROVIDERS"]:
+        elif provider not in dashboard.guarded_names():
             flash(f"Unknown provider {provider}.", "error")
         else:
             try:

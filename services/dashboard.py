@@ -16,6 +16,7 @@ from extensions import db, redis_client
 from models import Payment, PaymentStatus, PaymentTransition, ProcessedWebhook, WebhookState
 from models.types import utcnow
 from services import day_counts
+from services.notifications import GATEWAY as SMTP_GATEWAY
 from services.provider_clients import breaker_for, provider_for
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 from services.wallet_audit import last_audit
@@ -28,9 +29,14 @@ WATCHED = (
 )
 
 
+def guarded_names() -> list[str]:
+    """Every breaker: the payment providers' and the SMTP server's."""
+    return [*current_app.config["PAYMENTS_PROVIDERS"], SMTP_GATEWAY]
+
+
 def breakers() -> list[dict[str, Any]]:
     rows = []
-    for provider in current_app.config["PAYMENTS_PROVIDERS"]:
+    for provider in guarded_names():
         try:
             rows.append(breaker_for(provider).snapshot())
         except RedisError as exc:
@@ -41,7 +47,7 @@ def breakers() -> list[dict[str, Any]]:
 def queues() -> list[dict[str, Any]]:
     names = [provider_queue_name(p) for p in current_app.config["PAYMENTS_PROVIDERS"]]
     rows = []
-    for name in [*names, MAINTENANCE_QUEUE]:
+    for name in [*names, current_app.config["NOTIFICATIONS_QUEUE"], MAINTENANCE_QUEUE]:
         try:
             queue = Queue(name, connection=redis_client.client)
             rows.append(

@@ -42,3 +42,13 @@ def test_a_payments_story_is_oldest_first(app_ctx: Flask) -> None:
         PaymentStatus.UNKNOWN,
         PaymentStatus.SUCCEEDED,
     ]
+
+
+def test_the_smtp_breaker_and_the_notifications_queue_are_watched(app_ctx: Flask) -> None:
+    from services.dashboard import breakers, queues
+    from services.provider_clients import breaker_for
+
+    breaker_for("smtp").force("open", actor="test", reason="mail server down")
+    states = {row["provider"]: row["state"] for row in breakers()}
+    assert states["smtp"] == "forced_open" and "stripe" in states
+    assert "notifications" in {row["name"] for row in queues()}
