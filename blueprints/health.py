@@ -42,10 +42,6 @@ def metrics_endpoint() -> ResponseReturnValue:
     elif current_app.config["IS_PRODUCTION"]:
         abort(404)
 
-    def live_state() -> tuple[dict[str, int], list[dict[str, object]]]:
-        breakers = [b for b in dashboard.breakers() if "error" not in b]
-        return dashboard.payment_counts_by_status(), breakers
-
-    body = metrics.render(live_state)
+    body = metrics.render(dashboard.live_state)
     db.session.rollback()
     return Response(body, mimetype=CONTENT_TYPE_LATEST)

@@ -13,9 +13,16 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegis
 from sqlalchemy import func, select
 
 from extensions import db, redis_client
-from models import Payment, PaymentStatus, PaymentTransition, ProcessedWebhook, WebhookState
+from models import (
+    OutboxMessage,
+    Payment,
+    PaymentStatus,
+    PaymentTransition,
+    ProcessedWebhook,
+    WebhookState,
+)
 from models.types import utcnow
-from services import day_counts
+from services import day_counts, metrics
 from services.notifications import GATEWAY as SMTP_GATEWAY
 from services.provider_clients import breaker_for, provider_for
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
@@ -42,6 +49,27 @@ def breakers() -> list[dict[str, Any]]:
         except RedisError as exc:
             rows.append({"provider": provider, "state": "unreachable", "error": str(exc)})
     return rows
+
+
+def live_state() -> metrics.LiveState:
+    """What /metrics reports besides the processes' counters (the alert rules' inputs)."""
+    watched = payment_stats()["watched"]
+    return metrics.LiveState(
+        payments=payment_counts_by_status(),
+        breakers=[b for b in breakers() if "error" not in b],
+        oldest_age_s={status: row["oldest_age_s"] for status, row in watched.items()},
+        queue_depths={q["name"]: q["depth"] for q in queues() if "depth" in q},
+        outbox=outbox_counts(),
+    )
+
+
+def outbox_counts() -> dict[str, int]:
+    return {
+        status.value: count
+        for status, count in db.session.execute(
+            select(OutboxMessage.status, func.count()).group_by(OutboxMessage.status)
+        ).all()
+    }
 
 
 def queues() -> list[dict[str, Any]]:

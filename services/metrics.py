@@ -5,7 +5,9 @@ counts from all gunicorn and RQ worker processes on the host are added up."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from flask import Flask, g
 from prometheus_client import (
@@ -64,32 +66,56 @@ def track_in_flight(app: Flask) -> None:
     app.teardown_request(finished)
 
 
-class LiveStateCollector(Collector):
-    """Payments by status and breaker states, read from the database and Redis at scrape."""
+@dataclass
+class LiveState:
+    """What the scrape reads from the database and Redis (services/dashboard.py)."""
 
-    def __init__(self, read_state: object) -> None:
+    payments: dict[str, int]  # by status
+    breakers: list[dict[str, Any]]
+    oldest_age_s: dict[str, float | None] = field(default_factory=dict)  # watched statuses
+    queue_depths: dict[str, int] = field(default_factory=dict)
+    outbox: dict[str, int] = field(default_factory=dict)  # by status
+
+
+class LiveStateCollector(Collector):
+    """Payments by status, the oldest payment of each watched status, breaker states,
+    queue depths and the outbox, read at scrape (the alert rules' inputs)."""
+
+    def __init__(self, read_state: Callable[[], LiveState]) -> None:
         self.read_state = read_state
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        payments, breakers = self.read_state()  # type: ignore[operator]
-        by_status = GaugeMetricFamily("payments", "Payments by status", labels=["status"])
-        for status, count in payments.items():
-            by_status.add_metric([status], count)
-        yield by_status
+        state = self.read_state()
+        yield _family("payments", "Payments by status", "status", state.payments)
+        yield _family(
+            "payments_oldest_age_seconds",
+            "Age of the oldest payment in each watched status",
+            "status",
+            {k: v for k, v in state.oldest_age_s.items() if v is not None},
+        )
+        yield _family("queue_depth", "Jobs waiting per queue", "queue", state.queue_depths)
+        yield _family("outbox_messages", "Outbox emails by status", "status", state.outbox)
         states = GaugeMetricFamily(
             "breaker_state", "1 for the breaker's current state", labels=["provider", "state"]
         )
         transitions = GaugeMetricFamily(
             "breaker_transitions", "Breaker transitions so far", labels=["provider"]
         )
-        for snapshot in breakers:
+        for snapshot in state.breakers:
             states.add_metric([snapshot["provider"], snapshot["state"]], 1)
             transitions.add_metric([snapshot["provider"]], snapshot["transitions"])
         yield states
         yield transitions
 
 
-def render(read_state: object | None) -> bytes:
+def _family(name: str, doc: str, label: str, values: dict[str, Any]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=[label])
+    for key, value in values.items():
+        family.add_metric([key], value)
+    return family
+
+
+def render(read_state: Callable[[], LiveState] | None) -> bytes:
     """The exposition text: process counters (all processes in multiprocess mode) + live state."""
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
