@@ -313,6 +313,11 @@ class CustomerView(ReadOnlyView):
 
 
 def register(app: Flask) -> None:
+    # The other dashboard views live in their own modules, which import this one.
+    from blueprints.admin_catalog import CatalogView
+    from blueprints.admin_outbox import OutboxView
+    from blueprints.admin_refunds import RefundsView, RefundView
+
     app.register_blueprint(bp)
     admin = Admin(
         app,
@@ -324,9 +329,7 @@ def register(app: Flask) -> None:
     )
     admin.add_view(UnknownPaymentsView(name="Unknown payments", endpoint="unknown"))
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))
-    from blueprints.admin_outbox import OutboxView
-    from blueprints.admin_refunds import RefundsView, RefundView
-
+    admin.add_view(CatalogView(name="Catalog", endpoint="catalog"))
     admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
     for model, view in (
         (Payment, PaymentView),

@@ -16,6 +16,7 @@ from models.payment import (
 from models.payment_transition import PaymentTransition, TransitionSource
 from models.processed_webhook import ProcessedWebhook, WebhookState
 from models.product import Product
+from models.product_change import ProductChange
 from models.refund import (
     OPEN_REFUND_STATUSES,
     REFUND_TRANSITIONS,
@@ -46,6 +47,7 @@ __all__ = [
     "PaymentTransition",
     "ProcessedWebhook",
     "Product",
+    "ProductChange",
     "Refund",
     "RefundStatus",
     "RefundTransition",

@@ -137,6 +137,7 @@ DECLARATIVE = {
     "models/payment_transition.py",
     "models/processed_webhook.py",
     "models/product.py",
+    "models/product_change.py",
     "models/wallet.py",
     "providers/base.py",
     "providers/spec.py",

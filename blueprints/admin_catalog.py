@@ -1,0 +1,83 @@
+"""The catalog in the dashboard: products, active and retired; create, edit, retire and
+restore, each recorded with the admin (services/catalog_admin.py)."""
+
+from __future__ import annotations
+
+from flask import abort, current_app, flash, redirect, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_admin import BaseView, expose
+
+from blueprints.admin import AdminOnly
+from services import admin_auth
+from services.catalog_admin import (
+    all_products,
+    create_product,
+    edit_product,
+    product_page,
+    set_active,
+)
+from services.errors import ClientError
+
+
+def _actor() -> str:
+    admin = admin_auth.current_admin()
+    assert admin is not None
+    return str(admin.email)
+
+
+class CatalogView(AdminOnly, BaseView):
+    @expose("/")
+    def index(self) -> ResponseReturnValue:
+        return self.render(
+            "dashboard/catalog.html",
+            products=all_products(),
+            currencies=current_app.config["CURRENCIES"],
+            form={},
+        )
+
+    @expose("/new", methods=["POST"])
+    def new(self) -> ResponseReturnValue:
+        try:
+            product = create_product(request.form.to_dict(), _actor())
+        except ClientError as exc:
+            flash(str(exc), "error")
+            return self.render(
+                "dashboard/catalog.html",
+                products=all_products(),
+                currencies=current_app.config["CURRENCIES"],
+                form=request.form,
+            ), 422
+        flash(f"Product {product.sku} created.", "success")
+        return redirect(url_for(".product", product_id=product.id), code=303)
+
+    @expose("/<id:product_id>", methods=["GET", "POST"])
+    def product(self, product_id: int) -> ResponseReturnValue:
+        page = product_page(product_id)
+        if page is None:
+            abort(404)
+        if request.method == "POST":
+            try:
+                edit_product(product_id, request.form.to_dict(), _actor())
+                flash("Saved. Orders already placed keep their prices.", "success")
+                return redirect(url_for(".product", product_id=product_id), code=303)
+            except ClientError as exc:
+                flash(str(exc), "error")
+            page = product_page(product_id)
+            assert page is not None
+        product, changes = page
+        return self.render(
+            "dashboard/product.html",
+            product=product,
+            changes=changes,
+            currencies=current_app.config["CURRENCIES"],
+        )
+
+    @expose("/<id:product_id>/active", methods=["POST"])
+    def active(self, product_id: int) -> ResponseReturnValue:
+        try:
+            product = set_active(product_id, request.form.get("active") == "yes", _actor())
+        except ClientError as exc:
+            flash(str(exc), "error")
+            return redirect(url_for(".index"), code=303)
+        flash(f"{product.sku} is {'on sale' if product.is_active else 'retired'}.", "success")
+        return redirect(url_for(".product", product_id=product_id), code=303)
