@@ -233,6 +233,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # A payment still waiting for the customer's authentication after this long is
         # cancelled at the provider by the sweep, and fails (unless it succeeded first).
         "SCA_TIMEOUT_S": _int(env, "SCA_TIMEOUT_S", 1800),
+        # Every provider request is logged (services/call_log.py) and kept this long.
+        "CALL_LOG_RETENTION_DAYS": _int(env, "CALL_LOG_RETENTION_DAYS", 30),
         # Customer emails (services/notifications.py): the SMTP server (smtp://user:pass@
         # host:587 with STARTTLS, smtps://... with TLS; it holds a password, so production
         # requires its own), the sender, where review alerts go, and the retry policy.

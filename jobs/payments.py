@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs.throttled import throttled
-from services import authentication, charging, sweeps
+from services import authentication, call_log, charging, sweeps
 
 
 @throttled
@@ -36,3 +36,8 @@ def sweep_unknown_payments_job() -> int:
 
 def sweep_abandoned_payments_job() -> int:
     return authentication.sweep_abandoned()
+
+
+def purge_call_log_job() -> int:
+    """Provider calls older than CALL_LOG_RETENTION_DAYS leave the log."""
+    return call_log.purge()

@@ -8,6 +8,7 @@ from typing import Any
 
 from jobs.notifications import sweep_outbox_job
 from jobs.payments import (
+    purge_call_log_job,
     sweep_abandoned_payments_job,
     sweep_pending_payments_job,
     sweep_unknown_payments_job,
@@ -35,6 +36,7 @@ def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
         PeriodicJob(sweep_abandoned_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_refunds_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_outbox_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(purge_call_log_job, MAINTENANCE_QUEUE, 3600),
         PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, retry_s),
     ]
     jobs += [

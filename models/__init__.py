@@ -17,6 +17,7 @@ from models.payment_transition import PaymentTransition, TransitionSource
 from models.processed_webhook import ProcessedWebhook, WebhookState
 from models.product import Product
 from models.product_change import ProductChange
+from models.provider_call import ProviderCall
 from models.refund import (
     OPEN_REFUND_STATUSES,
     REFUND_TRANSITIONS,
@@ -48,6 +49,7 @@ __all__ = [
     "ProcessedWebhook",
     "Product",
     "ProductChange",
+    "ProviderCall",
     "Refund",
     "RefundStatus",
     "RefundTransition",

@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -171,12 +172,44 @@ class PolicyAdapter(HTTPAdapter):
             self._local.retry = None
 
 
+@dataclass(frozen=True)
+class HttpExchange:
+    """One answered HTTP request, as the call log keeps it (never a body)."""
+
+    method: str
+    endpoint: str  # the path, without the query string
+    status: int
+    request_id: str | None  # the provider's own id of the request (Stripe: Request-Id)
+
+
+_TRACE = threading.local()
+
+
+def traced() -> list[HttpExchange]:
+    """The exchanges of this thread since the last call (and forget them)."""
+    exchanges: list[HttpExchange] = getattr(_TRACE, "exchanges", [])
+    _TRACE.exchanges = []
+    return exchanges
+
+
+def _trace(response: requests.Response, *args: object, **kwargs: object) -> None:
+    request = response.request
+    endpoint = urlsplit(request.url or "").path
+    request_id = response.headers.get("Request-Id") or response.headers.get("X-Request-Id")
+    exchange = HttpExchange(str(request.method), endpoint, response.status_code, request_id)
+    if not hasattr(_TRACE, "exchanges"):
+        _TRACE.exchanges = []
+    _TRACE.exchanges.append(exchange)
+
+
 def build_session(policy: HttpPolicy, *, is_keyed_post_retryable: bool) -> requests.Session:
-    """A session whose every request follows `policy` (set the timeout per call: policy.timeout)."""
+    """A session whose every request follows `policy` (set the timeout per call: policy.timeout)
+    and leaves a trace of each answer for the call log (`traced`)."""
     session = requests.Session()
     adapter = PolicyAdapter(policy, is_keyed_post_retryable=is_keyed_post_retryable)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
+    session.hooks["response"].append(_trace)
     return session
 
 

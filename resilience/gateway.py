@@ -11,11 +11,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from prometheus_client import Counter, Histogram
 from redis.exceptions import RedisError
 
+from providers.http import HttpExchange, traced
 from providers.outcomes import NotSent, is_provider_failure
 from resilience.breaker import CircuitBreaker, Decision, Verdict
 
@@ -45,14 +47,36 @@ class CallContext:
     operation: str  # charge | lookup | resend | backfill | ...
     payment_id: int | None = None
     idempotency_key: str | None = None
+    attempt: int | None = None  # the payment's send or lookup number, when it has one
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One request through the gateway, as the call log keeps it (never a body)."""
+
+    provider: str
+    context: CallContext
+    started_at: datetime
+    duration_ms: float
+    outcome: str  # the classified outcome: Succeeded, Declined, NotSent, Unknown, ...
+    http_status: int | None  # the last answer's status; None when none came
+    endpoint: str | None  # "POST /v1/payment_intents"
+    request_id: str | None  # the provider's id of the request
+    error: str | None  # the transport error or the reason, when no answer came
+
+
+Recorder = Callable[[CallRecord], None]
 
 
 class Gateway:
     """One provider's guarded path (one instance per provider and process)."""
 
-    def __init__(self, provider: str, breaker: CircuitBreaker) -> None:
+    def __init__(
+        self, provider: str, breaker: CircuitBreaker, recorder: Recorder | None = None
+    ) -> None:
         self.provider = provider
         self.breaker = breaker
+        self.recorder = recorder  # the call log (services/call_log.py), after each call
 
     def admit(self) -> Decision:
         """Ask the shared breaker; if Redis is unreachable, let the call through."""
@@ -73,9 +97,11 @@ class Gateway:
         is_failure: Callable[[T], bool] = is_provider_failure,  # type: ignore[assignment]
     ) -> T:
         """Make an admitted request and tell the breaker, metrics and log how it went."""
-        started = time.monotonic()
+        traced()  # forget what this thread did before
+        started_at, started = datetime.now(UTC), time.monotonic()
         result = request()
         elapsed_s = time.monotonic() - started
+        exchanges = traced()
         is_failed = is_failure(result)
         outcome = type(result).__name__ if result is not None else "NoAnswer"
         PROVIDER_CALLS.labels(self.provider, context.operation, outcome).inc()
@@ -92,6 +118,7 @@ class Gateway:
                 "idempotency_key": context.idempotency_key,
             },
         )
+        self._log_call(context, started_at, elapsed_s, outcome, exchanges, result)
         try:
             self.breaker.record(
                 is_failure=is_failed,
@@ -102,6 +129,35 @@ class Gateway:
         except RedisError as exc:
             log.warning("breaker of %s unreachable (%s): call not recorded", self.provider, exc)
         return result
+
+    def _log_call(
+        self,
+        context: CallContext,
+        started_at: datetime,
+        elapsed_s: float,
+        outcome: str,
+        exchanges: list[HttpExchange],
+        result: object,
+    ) -> None:
+        if self.recorder is None:
+            return
+        last = exchanges[-1] if exchanges else None
+        reason = getattr(result, "reason", None)
+        record = CallRecord(
+            self.provider,
+            context,
+            started_at,
+            round(elapsed_s * 1000, 1),
+            outcome,
+            last.status if last else None,
+            f"{last.method} {last.endpoint}" if last else None,
+            last.request_id if last else None,
+            None if last or not isinstance(reason, str) else reason[:500],
+        )
+        try:
+            self.recorder(record)
+        except Exception as exc:  # the log must never break the call path
+            log.warning("call log of %s not written: %s", self.provider, exc)
 
     def guarded(
         self,

@@ -109,10 +109,10 @@ def charge_payment(payment_id: int) -> None:
         return
     previously_sent = _mark_sending(payment, now)
     request = charge_request_for(payment, previously_sent)
-    provider_name = payment.provider
+    provider_name, attempt = payment.provider, payment.send_count
     db.session.commit()
 
-    context = CallContext("charge", request.payment_id, request.idempotency_key)
+    context = CallContext("charge", request.payment_id, request.idempotency_key, attempt)
     outcome = gateway.call(decision, context, lambda: provider_for(provider_name).charge(request))
 
     payment = lock_payment(payment_id)
@@ -146,11 +146,11 @@ def reconcile_payment(payment_id: int) -> None:
     payment.reconcile_attempts += 1
     request = charge_request_for(payment, payment.first_sent_at)
     provider = provider_for(payment.provider)
-    provider_name = payment.provider
+    provider_name, attempt = payment.provider, payment.reconcile_attempts
     db.session.commit()
 
     metrics.RECONCILE_ATTEMPTS.labels(provider_name).inc()
-    context = CallContext("lookup", request.payment_id, request.idempotency_key)
+    context = CallContext("lookup", request.payment_id, request.idempotency_key, attempt)
     outcome: LookupOutcome = gateway.call(decision, context, lambda: provider.lookup(request))
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such payment: it was never charged, so send it

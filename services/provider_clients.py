@@ -9,6 +9,7 @@ from providers.base import Provider
 from providers.registry import build_provider
 from resilience.breaker import BreakerConfig, CircuitBreaker
 from resilience.gateway import Gateway
+from services import call_log
 
 
 def provider_for(name: str) -> Provider:
@@ -38,5 +39,5 @@ def gateway_for(name: str) -> Gateway:
     """The guarded path of every request to provider `name` (resilience/gateway.py)."""
     gateways: dict[str, Gateway] = current_app.extensions.setdefault("gateways", {})
     if name not in gateways:
-        gateways[name] = Gateway(name, breaker_for(name))
+        gateways[name] = Gateway(name, breaker_for(name), call_log.write)
     return gateways[name]

@@ -138,6 +138,7 @@ DECLARATIVE = {
     "models/processed_webhook.py",
     "models/product.py",
     "models/product_change.py",
+    "models/provider_call.py",
     "models/wallet.py",
     "providers/base.py",
     "providers/spec.py",

@@ -1,0 +1,53 @@
+"""The provider call log: the gateway hands each call's record here after the call; it
+is written on a connection of its own, in autocommit, so no transaction is ever open
+around a provider call for it, and a failed write never touches the caller's work."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import current_app
+from sqlalchemy import delete, insert
+
+from extensions import db
+from models import ProviderCall
+from models.types import utcnow
+from resilience.gateway import CallRecord
+
+
+def write(record: CallRecord) -> None:
+    context = record.context
+    with db.engine.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(
+            insert(ProviderCall).values(
+                provider=record.provider,
+                operation=context.operation[:32],
+                payment_id=context.payment_id,
+                idempotency_key=(context.idempotency_key or "")[:100] or None,
+                attempt=context.attempt,
+                started_at=record.started_at,
+                duration_ms=record.duration_ms,
+                outcome=record.outcome[:32],
+                http_status=record.http_status,
+                endpoint=(record.endpoint or "")[:200] or None,
+                request_id=(record.request_id or "")[:100] or None,
+                error=record.error,
+            )
+        )
+
+
+def purge(batch: int = 5000) -> int:
+    """Delete calls older than CALL_LOG_RETENTION_DAYS, a batch at a time (the job)."""
+    cutoff = utcnow() - timedelta(days=current_app.config["CALL_LOG_RETENTION_DAYS"])
+    removed = 0
+    while True:
+        ids = db.session.scalars(
+            db.select(ProviderCall.id).where(ProviderCall.started_at < cutoff).limit(batch)
+        ).all()
+        if not ids:
+            break
+        db.session.execute(delete(ProviderCall).where(ProviderCall.id.in_(ids)))
+        db.session.commit()
+        removed += len(ids)
+    db.session.rollback()
+    return removed
