@@ -317,6 +317,7 @@ def register(app: Flask) -> None:
     from blueprints.admin_catalog import CatalogView
     from blueprints.admin_outbox import OutboxView
     from blueprints.admin_refunds import RefundsView, RefundView
+    from blueprints.admin_story import PaymentStoryView
 
     app.register_blueprint(bp)
     admin = Admin(
@@ -331,6 +332,7 @@ def register(app: Flask) -> None:
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))
     admin.add_view(CatalogView(name="Catalog", endpoint="catalog"))
     admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
+    admin.add_view(PaymentStoryView(name="Payment", endpoint="story", url="/admin/payment"))
     for model, view in (
         (Payment, PaymentView),
         (Order, OrderView),

@@ -1,0 +1,27 @@
+"""A payment's page in the dashboard: the verdict in one sentence, then everything that
+happened to it, in order (services/timeline.py)."""
+
+from __future__ import annotations
+
+from flask import abort
+from flask.typing import ResponseReturnValue
+from flask_admin import BaseView, expose
+
+from blueprints.admin import AdminOnly
+from services.timeline import story
+
+
+class PaymentStoryView(AdminOnly, BaseView):
+    def is_visible(self) -> bool:
+        return False  # reached from the unknown list, the records and the search
+
+    @expose("/")
+    def index(self) -> ResponseReturnValue:
+        abort(404)
+
+    @expose("/<id:payment_id>")
+    def payment(self, payment_id: int) -> ResponseReturnValue:
+        found = story(payment_id)
+        if found is None:
+            abort(404)
+        return self.render("dashboard/story.html", story=found)
