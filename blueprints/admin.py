@@ -317,6 +317,7 @@ def register(app: Flask) -> None:
     from blueprints.admin_catalog import CatalogView
     from blueprints.admin_outbox import OutboxView
     from blueprints.admin_refunds import RefundsView, RefundView
+    from blueprints.admin_search import SearchView
     from blueprints.admin_story import PaymentStoryView
 
     app.register_blueprint(bp)
@@ -333,6 +334,7 @@ def register(app: Flask) -> None:
     admin.add_view(CatalogView(name="Catalog", endpoint="catalog"))
     admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
     admin.add_view(PaymentStoryView(name="Payment", endpoint="story", url="/admin/payment"))
+    admin.add_view(SearchView(name="Search", endpoint="search"))
     for model, view in (
         (Payment, PaymentView),
         (Order, OrderView),

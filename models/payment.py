@@ -111,6 +111,8 @@ class Payment(db.Model):  # type: ignore[name-defined]
         # The sweeps and the admin look payments up by status and due time.
         Index("ix_payments_status_next_reconcile_at", "status", "next_reconcile_at"),
         Index("ix_payments_status_created_at", "status", "created_at"),
+        # The dashboard's search by the provider's id alone (the UNIQUE leads with provider).
+        Index("ix_payments_provider_payment_id", "provider_payment_id"),
         # One payment in progress or done per order: a second tab or a second render of
         # the checkout page (another key) cannot start a second charge. Failed ones don't count.
         Index(

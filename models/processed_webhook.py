@@ -3,7 +3,7 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
@@ -23,7 +23,10 @@ class ProcessedWebhook(db.Model):  # type: ignore[name-defined]
     """A provider event we accepted. UNIQUE(provider, event_id) makes redelivery a no-op."""
 
     __tablename__ = "processed_webhooks"
-    __table_args__ = (UniqueConstraint("provider", "event_id"),)
+    __table_args__ = (
+        UniqueConstraint("provider", "event_id"),
+        Index("ix_processed_webhooks_event_id", "event_id"),  # the dashboard's search
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     provider: Mapped[str] = mapped_column(String(32))

@@ -68,6 +68,7 @@ class Refund(db.Model):  # type: ignore[name-defined]
         CheckConstraint("amount_minor > 0", name="amount_positive"),
         CheckConstraint("payment_id IS NOT NULL OR order_id IS NOT NULL", name="refunds_something"),
         Index("ix_refunds_status_next_reconcile_at", "status", "next_reconcile_at"),
+        Index("ix_refunds_provider_refund_id", "provider_refund_id"),  # the search
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
