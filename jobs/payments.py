@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs.throttled import throttled
-from services import authentication, call_log, charging, sweeps
+from services import authentication, call_log, charging, dashboard, sweeps
 
 
 @throttled
@@ -41,3 +41,8 @@ def sweep_abandoned_payments_job() -> int:
 def purge_call_log_job() -> int:
     """Provider calls older than CALL_LOG_RETENTION_DAYS leave the log."""
     return call_log.purge()
+
+
+def sample_health_job() -> int:
+    """A sample of breakers, queues and the oldest unknown payment, for the overview."""
+    return dashboard.sample_health()

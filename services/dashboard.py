@@ -22,7 +22,7 @@ from models import (
     WebhookState,
 )
 from models.types import utcnow
-from services import day_counts, metrics
+from services import charts, day_counts, metrics
 from services.notifications import GATEWAY as SMTP_GATEWAY
 from services.provider_clients import breaker_for, provider_for
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
@@ -158,8 +158,24 @@ def webhook_stats(now: datetime | None = None) -> dict[str, Any]:
     }
 
 
+def sample_health() -> int:
+    """The periodic job: one sample of breakers, queues and the oldest unknown payment for
+    the overview's charts (services/charts.py)."""
+    unknown = payment_stats()["watched"]["unknown"]["oldest_age_s"]
+    charts.record_sample(
+        {
+            "breakers": {b["provider"]: b["state"] for b in breakers() if "error" not in b},
+            "queues": {q["name"]: q["depth"] for q in queues() if "depth" in q},
+            "oldest_unknown_s": unknown,
+        }
+    )
+    db.session.rollback()
+    return 1
+
+
 def overview() -> dict[str, Any]:
     return {
+        "charts": charts.overview_charts(),
         "breakers": breakers(),
         "queues": queues(),
         "payments": payment_stats(),
