@@ -98,14 +98,3 @@ def test_needs_review_then_decided_by_an_admin(app: Flask, sandbox: Any) -> None
     assert verdict.startswith("Charged once: ") and f"decided by {email} at " in verdict
     assert events[-2].startswith("admin: needs_review -> succeeded by admin")
     assert events[-1].startswith("email: email receipt")  # the receipt follows the decision
-
-
-def test_the_admin_page_tells_the_story(
-    app: Flask, admin_client: FlaskClient, sandbox: Any
-) -> None:
-    payment_id = committed_payment(app)
-    with app.app_context():
-        charge_payment(payment_id)
-    page = admin_client.get(f"/admin/payment/{payment_id}").get_data(as_text=True)
-    assert 'class="lead verdict">Charged once: pi_' in page and "event-call" in page
-    assert admin_client.get("/admin/payment/999999").status_code == 404
