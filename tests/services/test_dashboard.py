@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from flask import Flask
 
@@ -26,7 +27,11 @@ def test_payment_stats_count_and_age_the_watched_statuses(app_ctx: Flask) -> Non
     assert stats["watched"]["unknown"]["count"] == 1
     assert stats["watched"]["unknown"]["oldest_age_s"] >= 600
     assert stats["watched"]["pending"]["count"] == 1
-    assert stats["watched"]["needs_review"] == {"count": 0, "oldest_age_s": None}
+    assert stats["watched"]["needs_review"] == {
+        "count": 0,
+        "is_capped": False,
+        "oldest_age_s": None,
+    }
     assert webhook_stats()["rejected"] == 0
 
 
@@ -52,3 +57,16 @@ def test_the_smtp_breaker_and_the_notifications_queue_are_watched(app_ctx: Flask
     states = {row["provider"]: row["state"] for row in breakers()}
     assert states["smtp"] == "forced_open" and "stripe" in states
     assert "notifications" in {row["name"] for row in queues()}
+
+
+def test_counts_on_the_overview_are_capped(app_ctx: Flask, monkeypatch: Any) -> None:
+    """A hot page counts a bounded range of the index, never all of history."""
+    from services import dashboard
+
+    monkeypatch.setattr(dashboard, "COUNT_CAP", 2)
+    customer = make_customer()
+    for _ in range(3):
+        make_payment(make_order(customer)).status = PaymentStatus.UNKNOWN
+    db.session.commit()
+    unknown = payment_stats()["watched"]["unknown"]
+    assert unknown["count"] == 2 and unknown["is_capped"] is True
