@@ -20,6 +20,7 @@ from extensions import db
 from models import (
     REFUND_TRANSITIONS,
     EmailKind,
+    LedgerEntry,
     LedgerKind,
     Order,
     OrderStatus,
@@ -211,6 +212,18 @@ def _queue_refund_email(refund: Refund) -> None:
     )
     if customer_id is not None:
         queue_email(EmailKind.REFUND, refund.id, customer_id=customer_id)
+
+
+def wallet_paid(order_id: int) -> int:
+    """What the wallet paid for the order (its ORDER ledger entries), 0 if it did not."""
+    return -int(
+        db.session.scalar(
+            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
+                LedgerEntry.kind == LedgerKind.ORDER, LedgerEntry.reference == f"order {order_id}"
+            )
+        )
+        or 0
+    )
 
 
 def refunded_total(order_id: int) -> int:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from extensions import db
 from models import (
     OPEN_REFUND_STATUSES,
-    LedgerEntry,
-    LedgerKind,
     Order,
     Payment,
     PaymentStatus,
     Refund,
 )
-from services.refund_state import REFUNDED_ORDER_STATUSES, WALLET
+from services.refund_state import REFUNDED_ORDER_STATUSES, WALLET, wallet_paid
 
 
 @dataclass
@@ -58,15 +56,7 @@ def refund_page(what: str, target_id: int) -> RefundPage | None:
         order = db.session.get(Order, target_id)
         if order is None:
             return None
-        paid = -int(
-            db.session.scalar(
-                select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
-                    LedgerEntry.kind == LedgerKind.ORDER,
-                    LedgerEntry.reference == f"order {order.id}",
-                )
-            )
-            or 0
-        )
+        paid = wallet_paid(order.id)
         page = RefundPage(
             f"order #{order.id} paid from the wallet",
             order.currency,

@@ -16,8 +16,6 @@ from sqlalchemy.exc import IntegrityError
 from extensions import db
 from models import (
     OPEN_REFUND_STATUSES,
-    LedgerEntry,
-    LedgerKind,
     Order,
     PaymentPurpose,
     PaymentStatus,
@@ -34,6 +32,7 @@ from services.refund_state import (
     move_refund,
     record_creation,
     take_from_wallet,
+    wallet_paid,
 )
 from services.wallet import WalletError
 
@@ -106,14 +105,7 @@ def refund_wallet_order(
     existing = _by_key(key)
     if existing is not None:
         return _repeat(existing, amount_minor, order_id=order_id)
-    paid = -int(
-        db.session.scalar(
-            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
-                LedgerEntry.kind == LedgerKind.ORDER, LedgerEntry.reference == f"order {order_id}"
-            )
-        )
-        or 0
-    )
+    paid = wallet_paid(order_id)
     if order.status not in REFUNDED_ORDER_STATUSES or paid <= 0:
         db.session.rollback()
         raise ConflictError(
