@@ -24,7 +24,8 @@ from models.types import utcnow
 SAMPLES_KEY = "dashboard:samples"
 KEEP = 120  # samples: an hour at 30 s
 WIDTH, HEIGHT, PAD = 560, 140, 28
-COLORS = ["#2e7d32", "#c62828", "#1565c0", "#ef6c00", "#6a1b9a", "#00838f"]
+COLORS = ["#2e7d32", "#c62828", "#1565c0", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#757575"]
+LEGEND_COLUMNS = 4
 STATE_LEVEL = {"closed": 0, "forced_closed": 0, "half_open": 1, "open": 2, "forced_open": 2}
 
 
@@ -82,46 +83,74 @@ def overview_charts() -> dict[str, Markup]:
         oldest["oldest unknown (min)"].append((sample["t"], (age or 0) / 60))
     return {
         "payments": svg("Payments per minute, last hour", payments_per_minute()),
-        "breakers": svg("Breaker state (0 closed, 1 half-open, 2 open)", breakers),
+        "breakers": svg("Breaker state (0 closed, 1 half-open, 2 open)", breakers, steps=True),
         "queues": svg("Queue depth", queues),
         "oldest": svg("Age of the oldest unknown payment", oldest),
     }
 
 
-def svg(title: str, series: dict[str, list[tuple[float, float]]]) -> Markup:
-    """A small line chart: one polyline per series, axes with the max and the span."""
+def svg(
+    title: str,
+    series: dict[str, list[tuple[float, float]]],
+    *,
+    x_labels: tuple[str, str] | None = None,
+    marks: list[tuple[float, str]] | None = None,
+    empty: str = "no data yet",
+    steps: bool = False,
+    x_range: tuple[float, float] | None = None,
+) -> Markup:
+    """A small line chart: one polyline per series, axes with the max and the span.
+
+    `x_labels`: the left and right ends of the time axis (default: "-N min" and "now");
+    `marks`: vertical lines at times on the same axis, labelled (a drill's phases);
+    `steps`: a value holds until the next sample (a state, not a measure);
+    `x_range`: the times at the axis' ends (charts drawn side by side share them)."""
     points = [p for values in series.values() for p in values]
+    tall = HEIGHT + 26 + 14 * max(1, -(-len(series) // LEGEND_COLUMNS))
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT + 40}" width="{WIDTH}" height="{HEIGHT + 40}">',
+        f'viewBox="0 0 {WIDTH} {tall}" width="{WIDTH}" height="{tall}">',
         f"<title>{escape(title)}</title>",
         f'<text x="{PAD}" y="14" font-size="12" fill="#333">{escape(title)}</text>',
     ]
     if not points:
-        parts.append(f'<text x="{PAD}" y="60" font-size="11" fill="#888">no data yet</text>')
+        parts.append(f'<text x="{PAD}" y="60" font-size="11" fill="#888">{escape(empty)}</text>')
         return Markup("".join(parts) + "</svg>")
-    t0, t1 = min(p[0] for p in points), max(p[0] for p in points)
+    t0, t1 = x_range or (min(p[0] for p in points), max(p[0] for p in points))
     top = max(max(p[1] for p in points), 1.0)
     span = max(t1 - t0, 1.0)
+    ago = f"-{span:.0f} s" if span < 120 else f"-{span / 60:.0f} min"
+    left, right = x_labels or (ago, "now")
+
+    def x_of(t: float) -> float:
+        return PAD + (t - t0) / span * (WIDTH - 2 * PAD)
 
     def xy(t: float, v: float) -> str:
-        x = PAD + (t - t0) / span * (WIDTH - 2 * PAD)
-        y = 20 + HEIGHT - 20 - v / top * (HEIGHT - 30)
-        return f"{x:.1f},{y:.1f}"
+        return f"{x_of(t):.1f},{20 + HEIGHT - 20 - v / top * (HEIGHT - 30):.1f}"
 
     parts.append(
         f'<line x1="{PAD}" y1="{HEIGHT}" x2="{WIDTH - PAD}" y2="{HEIGHT}" stroke="#999"/>'
         f'<text x="2" y="30" font-size="10" fill="#666">{top:g}</text>'
-        f'<text x="{PAD}" y="{HEIGHT + 12}" font-size="10" fill="#666">'
-        f"-{span / 60:.0f} min</text>"
-        f'<text x="{WIDTH - PAD - 20}" y="{HEIGHT + 12}" font-size="10" fill="#666">now</text>'
+        f'<text x="{PAD}" y="{HEIGHT + 12}" font-size="10" fill="#666">{escape(left)}</text>'
+        f'<text x="{WIDTH - PAD}" y="{HEIGHT + 12}" font-size="10" fill="#666" '
+        f'text-anchor="end">{escape(right)}</text>'
     )
+    for index, (at, label) in enumerate(marks or []):
+        if t0 <= at <= t1:
+            x = x_of(at)
+            parts.append(  # labels on three staggered rows, so close marks stay legible
+                f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{HEIGHT}" stroke="#bbb" '
+                f'stroke-dasharray="3,3"/><text x="{x + 2:.1f}" y="{28 + index % 3 * 10}" '
+                f'font-size="9" fill="#777">{escape(label)}</text>'
+            )
     for index, (name, values) in enumerate(sorted(series.items())):
         color = COLORS[index % len(COLORS)]
-        line = " ".join(xy(t, v) for t, v in values)
+        held = [(t, values[i - 1][1]) for i, (t, _) in enumerate(values) if i] if steps else []
+        line = " ".join(xy(t, v) for t, v in sorted([*held, *values], key=lambda p: p[0]))
         parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{line}"/>')
         parts.append(
-            f'<text x="{PAD + index * 130}" y="{HEIGHT + 30}" font-size="11" fill="{color}">'
+            f'<text x="{PAD + index % LEGEND_COLUMNS * 130}" '
+            f'y="{HEIGHT + 30 + index // LEGEND_COLUMNS * 14}" font-size="11" fill="{color}">'
             f"{escape(name)}</text>"
         )
     return Markup("".join(parts) + "</svg>")

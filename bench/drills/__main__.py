@@ -13,6 +13,11 @@ DATABASE_OPTION = click.option(
     show_default=True,
     help="A throwaway PostgreSQL (or DRILL_DATABASE_URL), or the embedded SQLite default.",
 )
+PUBLISH_OPTION = click.option(
+    "--publish",
+    is_flag=True,
+    help="Also copy the report's images into docs/images/drills (the ones docs/ shows).",
+)
 
 
 @drill_cli.command("outage")
@@ -29,6 +34,7 @@ DATABASE_OPTION = click.option(
     help="The naive integration's read timeout (its 'default').",
 )
 @DATABASE_OPTION
+@PUBLISH_OPTION
 def outage_command(
     viewers: int,
     pay_rate: float,
@@ -36,11 +42,14 @@ def outage_command(
     hang_s: float,
     naive_timeout_s: float,
     database: str,
+    publish: bool,
 ) -> None:
     """Baseline, outage, degraded, recovery: this system next to the naive integration."""
     from bench.drills import outage
 
-    results = outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, database=database)
+    results = outage.run(
+        viewers, pay_rate, phase_s, hang_s, naive_timeout_s, database=database, publish=publish
+    )
     if not all(results["verdict"].values()):
         raise SystemExit(1)
 
@@ -52,6 +61,7 @@ def outage_command(
 @click.option("--fault-every-s", default=3.0, show_default=True, help="Seconds per fault.")
 @click.option("--settle-s", default=120.0, show_default=True, help="Longest wait at the end.")
 @DATABASE_OPTION
+@PUBLISH_OPTION
 def chaos_command(
     seed: int | None,
     operations: int,
@@ -59,11 +69,12 @@ def chaos_command(
     fault_every_s: float,
     settle_s: float,
     database: str,
+    publish: bool,
 ) -> None:
     """Payments, top-ups and wallet debits under random faults; exit 1 if an invariant breaks."""
     from bench.drills import chaos
 
-    results = chaos.run(seed, operations, customers, fault_every_s, settle_s, database)
+    results = chaos.run(seed, operations, customers, fault_every_s, settle_s, database, publish)
     if not results["ok"]:
         raise SystemExit(1)
 

@@ -24,17 +24,16 @@ import random
 import sqlite3
 import threading
 import time
-import uuid
-from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 import requests
 
-from bench.common import write_results
+from bench.common import RESULTS_DIR, write_results
+from bench.drills import report
 from bench.drills.chaos_checks import invariants, print_report
+from bench.drills.chaos_customers import Customer, Traffic, shop
 from bench.drills.stack import Stack, Sweeper, api_customer, running_stack, settle
-from bench.drills.traffic import THREE_DS_CARD, Authenticator, Refunder
+from bench.drills.traffic import Authenticator, Observations, Refunder, _viewer
 
 FINAL = {"succeeded", "failed", "needs_review"}
 FAULT_KINDS = (
@@ -76,94 +75,6 @@ SETTINGS = {
     # A 3-D Secure payment whose customer never answered is cancelled inside the settle time.
     "SCA_TIMEOUT_S": "20",
 }
-
-
-@dataclass
-class Traffic:
-    """What the customers did and what they saw."""
-
-    payment_ids: set[int] = field(default_factory=set)
-    statuses: Counter[int] = field(default_factory=Counter)
-    gave_up: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def saw(self, status: int) -> None:
-        with self.lock:
-            self.statuses[status] += 1
-
-
-class Customer:
-    """A well-behaved API client: retries transport errors and 5xx with the same key."""
-
-    def __init__(
-        self,
-        web_url: str,
-        token: str,
-        rng: random.Random,
-        traffic: Traffic,
-        bank: Authenticator,
-    ) -> None:
-        self.web_url, self.rng, self.traffic, self.bank = web_url, rng, traffic, bank
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-        self.card_payments = 0
-
-    def call(self, method: str, path: str, key: str | None = None, **kw: Any) -> Any:
-        headers = {"Idempotency-Key": key} if key else {}
-        for _ in range(8):
-            try:
-                response = self.session.request(
-                    method, self.web_url + path, headers=headers, timeout=10, **kw
-                )
-            except requests.RequestException:
-                time.sleep(0.5)
-                continue
-            self.traffic.saw(response.status_code)
-            if response.status_code < 500:
-                return response.json()
-            time.sleep(0.5)
-        with self.traffic.lock:
-            self.traffic.gave_up += 1
-        return None
-
-    def order(self) -> dict[str, Any] | None:
-        items = [{"sku": "MUG-001", "quantity": self.rng.randint(1, 3)}]
-        # Orders carry no key: a retried order is a second open order, which costs nothing.
-        return self.call("POST", "/api/orders", json={"items": items})
-
-    def one(self, operation: str) -> None:
-        if operation == "topup":
-            body = {
-                "amount_minor": self.rng.choice((500, 2000, 5000)),
-                "currency": "EUR",
-                "payment_method": self._card(),
-            }
-            self._payment(self.call("POST", "/api/wallet/topups", str(uuid.uuid4()), json=body))
-            return
-        if operation == "debit":
-            body = {"amount_minor": self.rng.choice((100, 700)), "currency": "EUR"}
-            self.call("POST", "/api/wallet/debits", str(uuid.uuid4()), json=body)
-            return
-        order = self.order()
-        if not order or "id" not in order:
-            return
-        if operation == "card":
-            path = f"/api/orders/{order['id']}/payments"
-            card = {"payment_method": self._card()}
-            self._payment(self.call("POST", path, str(uuid.uuid4()), json=card))
-        else:
-            self.call("POST", f"/api/orders/{order['id']}/wallet-payments", str(uuid.uuid4()))
-
-    def _card(self) -> str:
-        self.card_payments += 1
-        return self.bank.card_for(self.card_payments)
-
-    def _payment(self, body: Any) -> None:
-        if isinstance(body, dict) and isinstance(body.get("id"), int):
-            with self.traffic.lock:
-                self.traffic.payment_ids.add(body["id"])
-            if body.get("payment_method") == THREE_DS_CARD:
-                self.bank.watch(body["id"], dict(self.session.headers))  # type: ignore[arg-type]
 
 
 class Chaos:
@@ -275,6 +186,7 @@ def run(
     fault_every_s: float = 3.0,
     settle_s: float = 120.0,
     database: str = "postgres",
+    publish: bool = False,
 ) -> dict[str, Any]:
     seed = seed if seed is not None else int.from_bytes(os.urandom(4), "big")
     print(f"chaos drill, seed {seed} (replay with --seed {seed})", flush=True)
@@ -282,7 +194,18 @@ def run(
         results = drill(stack, seed, operations, customers, fault_every_s, settle_s)
     results["database"] = database
     print_report(results)
-    print(f"results in {write_results(f'chaos-{database}', results)}")
+    name = f"chaos-{database}"
+    results["report"] = str(
+        report.write_report(
+            RESULTS_DIR,
+            name,
+            f"Chaos drill, seed {seed}: every kind of fault, one at a time",
+            {"This system": results["timeline"]},
+        )
+    )
+    if publish:
+        report.publish(RESULTS_DIR, name)
+    print(f"results in {write_results(name, results)}, pictures in {results['report']}")
     return results
 
 
@@ -314,11 +237,16 @@ def drill(
     authenticating = threading.Thread(target=bank.run, args=(stop_bank,), daemon=True)
     authenticating.start()
     chaos = Chaos(stack, rng)
+    # A customer browsing, ten pages a second, and what the dashboard would show.
+    pages, stop_viewing = Observations(), threading.Event()
+    viewing = threading.Thread(target=_viewer, args=(stack.web_url, pages, stop_viewing))
+    viewing.start()
+    recorder = report.watch(sweeper.app, stack.sandbox_url, stack.web_url)
     # Every kind of fault at least once; the outages block the loop for a few seconds more.
     duration_s = len(FAULT_KINDS) * fault_every_s + 4
     started = time.monotonic()
     threads = [
-        threading.Thread(target=_shop, args=(shopper, plan, duration_s), daemon=True)
+        threading.Thread(target=shop, args=(shopper, plan, duration_s), daemon=True)
         for shopper, plan in zip(shoppers, plans, strict=True)
     ]
     for thread in threads:
@@ -332,6 +260,7 @@ def drill(
         if now >= next_fault_at:
             chaos.calm()
             chaos.inject(next(schedule), now - started)
+            recorder.mark(chaos.log[-1]["fault"])
             next_fault_at = now + fault_every_s
         stack.supervise()
         sweeper.tick()
@@ -339,7 +268,12 @@ def drill(
         time.sleep(0.2)
     traffic_s = time.monotonic() - started
     chaos.clear()
+    recorder.mark("faults cleared")
     settled_at = settle(stack, sweeper, settle_s)
+    recorder.mark("settled" if settled_at is not None else "settle time over")
+    stop_viewing.set()
+    viewing.join(timeout=30)
+    recorder.stop()
     stop_bank.set()
     authenticating.join(timeout=10)
     results = {
@@ -356,20 +290,12 @@ def drill(
         "refunds_requested": refunder.requested,
         "refunds_refused": refunder.refused,
         "settle_s": round(settled_at, 1) if settled_at is not None else None,
+        "timeline": report.timeline(recorder, pages),
         **invariants(stack, sweeper),
     }
     sweeper.close()
     results["ok"] = not results["violations"]
     return results
-
-
-def _shop(shopper: Customer, plan: list[str], duration_s: float) -> None:
-    """Spread the plan over the drill, so every fault meets traffic."""
-    started = time.monotonic()
-    for index, operation in enumerate(plan):
-        shopper.one(operation)
-        due = started + duration_s * (index + 1) / len(plan)
-        time.sleep(max(0.0, due - time.monotonic()))
 
 
 def drill_invariants(stack: Stack) -> list[str]:

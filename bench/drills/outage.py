@@ -26,8 +26,8 @@ from typing import Any
 import requests
 
 from bench.common import sandbox_url, served, write_results
-from bench.drills import emails
-from bench.drills.outage_report import print_table, verdict
+from bench.drills import emails, report
+from bench.drills.outage_report import draw, print_table, verdict
 from bench.drills.stack import (
     STRIPE_QUEUE,
     Stack,
@@ -145,6 +145,7 @@ def drill_ours(
             daemon=True,
         )
         sampler.start()
+        recorder = report.watch(sweeper.app, stack.sandbox_url, stack.web_url)
         authenticating = threading.Thread(target=bank.run, args=(stop_bank,), daemon=True)
         authenticating.start()
         emailer, stop_emails, emailing = emails.start(sweeper.app, obs)
@@ -158,6 +159,7 @@ def drill_ours(
             phase_s,
             hang_s,
             sweeper.tick,
+            recorder,
         )
         stop_sampling.set()
         stop_emails.set()
@@ -173,6 +175,9 @@ def drill_ours(
                 all_final_at = time.monotonic()
                 break
             time.sleep(1)
+        recorder.mark("all final" if all_final_at else "settle time over")
+        time.sleep(2 * recorder.every_s)  # the picture shows the end, not only its mark
+        recorder.stop()
         stop_bank.set()
         authenticating.join(timeout=10)
         emails.wait_for_delivery(emailer, settle_s)
@@ -198,6 +203,7 @@ def drill_ours(
             "provider_requests": requests.get(
                 f"{stack.sandbox_url}/_sandbox/requests", timeout=10
             ).json()["count"],
+            "timeline": report.timeline(recorder, result),
         }
 
 
@@ -211,6 +217,7 @@ def _run_phases_with(
     phase_s: float,
     hang_s: float,
     on_tick: Any,
+    recorder: report.Recorder,
 ) -> tuple[Observations, float]:
     stop = threading.Event()
     threads = [
@@ -227,6 +234,7 @@ def _run_phases_with(
     for phase in PHASES:
         obs.phase = phase
         _faults(sandbox, phase, hang_s)
+        recorder.mark(phase)
         if phase == "recovery":
             recovered_at = time.monotonic()
         deadline = time.monotonic() + phase_s
@@ -261,25 +269,47 @@ def drill_naive(
         with served("bench.drills.naive_app:app", WEB_WORKERS, env) as base:
             counter = iter(range(10**9))
             obs = Observations()
+            # What its customers see: the naive system keeps no state of its own.
+            seen = Counter({"waiting": 0, "answered": 0, "error": 0})
 
             def pay() -> None:
                 ref = next(counter)
-                with contextlib.suppress(requests.RequestException):
-                    requests.post(f"{base}/pay/{ref}", timeout=naive_timeout_s * 3)
                 with obs.lock:
                     obs.payment_ids.append(ref)
+                    seen["waiting"] += 1
+                outcome = "error"
+                with contextlib.suppress(requests.RequestException):
+                    answer = requests.post(f"{base}/pay/{ref}", timeout=naive_timeout_s * 3)
+                    outcome = "answered" if answer.ok else "error"
+                with obs.lock:
+                    seen["waiting"] -= 1
+                    seen[outcome] += 1
+
+            def states() -> dict[str, float]:
+                with obs.lock:
+                    return dict(seen)
 
             stop_sampling = threading.Event()
             sampler = threading.Thread(
                 target=_sample_saturation, args=(obs, base, None, stop_sampling), daemon=True
             )
             sampler.start()
+            recorder = report.Recorder(
+                {
+                    "payments": states,
+                    "double_charges": report.sandbox_probe(sandbox),
+                    "web_busy": report.busy_probe(base),
+                }
+            ).start()
             result, _ = _run_phases_with(
-                obs, base, sandbox, pay, viewers, pay_rate, phase_s, hang_s, lambda: None
+                obs, base, sandbox, pay, viewers, pay_rate, phase_s, hang_s, lambda: None, recorder
             )
             stop_sampling.set()
             sampler.join(timeout=10)
             time.sleep(min(settle_s, hang_s + naive_timeout_s * 2))  # let hung requests land
+            recorder.mark("hung requests landed")
+            time.sleep(2 * recorder.every_s)
+            recorder.stop()
             charges = requests.get(f"{sandbox}/_sandbox/charges", timeout=10).json()
             return {
                 "pages": _page_stats(result),
@@ -291,6 +321,7 @@ def drill_naive(
                 "provider_requests": requests.get(
                     f"{sandbox}/_sandbox/requests", timeout=10
                 ).json()["count"],
+                "timeline": report.timeline(recorder, result),
             }
 
 
@@ -315,6 +346,7 @@ def run(
     settle_s: float = 90,
     database: str = "postgres",
     with_shared_queue: bool = True,
+    publish: bool = False,
 ) -> dict[str, Any]:
     ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, database)
     naive = drill_naive(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, settle_s)
@@ -339,6 +371,8 @@ def run(
     print_table(results)
     for check, passed in checks.items():
         print(f"{'PASS' if passed else 'FAIL'}  {check}")
-    path = write_results(f"outage-{database}", results)
-    print(f"results in {path}")
+    name = f"outage-{database}"
+    results["report"] = str(draw(results, name, publish))
+    path = write_results(name, results)
+    print(f"results in {path}, pictures in {results['report']}")
     return results

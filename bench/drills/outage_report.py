@@ -1,9 +1,12 @@
-"""The outage drill's verdict (its promises, checked) and its printed table."""
+"""The outage drill's verdict (its promises, checked), its printed table and pictures."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from bench.common import RESULTS_DIR
+from bench.drills import report
 from bench.drills.traffic import PHASES
 
 
@@ -93,3 +96,20 @@ def print_table(results: dict[str, Any]) -> None:
         f"{'breaker probes / rejected calls':38} "
         f"{str(ours.get('breaker_probes')) + ' / ' + str(ours.get('breaker_rejected_calls')):>14}"
     )
+
+
+def draw(results: dict[str, Any], name: str, publish: bool = False) -> Path:
+    """The HTML report of both systems side by side; with `publish`, docs/ gets the images."""
+    path = report.write_report(
+        RESULTS_DIR,
+        name,
+        "Outage drill: this system and the naive integration, same traffic and faults",
+        {"This system": results["this_system"]["timeline"], "Naive": results["naive"]["timeline"]},
+        notes={
+            "breakers": "no breaker: every request waits for the provider",
+            "queues": "no queue: the provider is called inside the web request",
+        },
+    )
+    if publish:
+        report.publish(RESULTS_DIR, name)
+    return path

@@ -85,9 +85,12 @@ class Observations:
     # Busy web threads and busy RQ workers, sampled twice a second, per phase.
     web_busy: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PHASES})
     workers_busy: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PHASES})
+    # Every view: when it started (time.monotonic()) and its latency, None when it failed.
+    page_log: list[tuple[float, float | None]] = field(default_factory=list)
 
-    def page(self, ok: bool, ms: float, phase: str) -> None:
+    def page(self, ok: bool, ms: float, phase: str, at: float | None = None) -> None:
         with self.lock:
+            self.page_log.append((time.monotonic() if at is None else at, ms if ok else None))
             if ok:
                 self.page_ms[phase].append(ms)
             else:
@@ -110,12 +113,12 @@ def _viewer(base: str, obs: Observations, stop: threading.Event) -> None:
     """
 
     def view(phase: str) -> None:
-        started = time.perf_counter()
+        at, started = time.monotonic(), time.perf_counter()
         try:
             ok = requests.get(f"{base}/", timeout=10).status_code == 200
         except requests.RequestException:
             ok = False
-        obs.page(ok, (time.perf_counter() - started) * 1000, phase)
+        obs.page(ok, (time.perf_counter() - started) * 1000, phase, at)
 
     inflight: list[threading.Thread] = []
     while not stop.wait(0.1):
@@ -149,8 +152,7 @@ def _payers(obs: Observations, pay: Any, rate_per_s: float, stop: threading.Even
 def _sample_saturation(
     obs: Observations, web_url: str, redis_url: str | None, stop: threading.Event
 ) -> None:
-    """Busy web threads (the in-flight gauge, minus this scrape) and busy RQ workers."""
-    from prometheus_client.parser import text_string_to_metric_families
+    """Busy web threads and busy RQ workers."""
     from redis import Redis
     from rq import Queue, Worker
 
@@ -158,21 +160,26 @@ def _sample_saturation(
     session = requests.Session()
     while not stop.wait(0.5):
         phase = obs.phase
-        try:
-            text = session.get(f"{web_url}/metrics", timeout=5).text
-            busy = sum(
-                sample.value
-                for family in text_string_to_metric_families(text)
-                if family.name == "http_requests_in_flight"
-                for sample in family.samples
-            )
-            obs.web_busy[phase].append(busy - 1)
-        except (requests.RequestException, ValueError):
-            pass
+        with contextlib.suppress(requests.RequestException, ValueError):
+            obs.web_busy[phase].append(busy_web_threads(session, web_url))
         if queue is not None:
             with contextlib.suppress(Exception):
                 workers = Worker.all(queue=queue)
                 obs.workers_busy[phase].append(sum(w.get_state() == "busy" for w in workers))
+
+
+def busy_web_threads(session: requests.Session, web_url: str) -> float:
+    """Web threads serving a request: the in-flight gauge, minus this scrape."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = session.get(f"{web_url}/metrics", timeout=5).text
+    busy = sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "http_requests_in_flight"
+        for sample in family.samples
+    )
+    return busy - 1
 
 
 def _saturation(obs: Observations, web_slots: int, worker_slots: int) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,58 @@ def test_operator_sees_the_outage_and_reconciles(
     )
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     assert sandbox.succeeded_charges(str(payment_id)) == 1
+
+
+def test_the_overview_draws_the_last_hour(
+    app: Flask, browser: Any, live_server: str, sandbox: Any, artifacts: Path
+) -> None:
+    """Payments that succeeded and failed, a breaker that opened, a queue that filled: the
+    overview's four pictures, drawn from our own data (the README's tour shows this)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from services import queueing
+    from services.dashboard import sample_health
+    from services.provider_clients import breaker_for
+
+    make_admin(app)
+    with app.app_context():
+        for card in ("pm_card_visa", "pm_card_visa", "pm_card_chargeDeclined", "pm_card_visa"):
+            created = make_payment(make_order(make_customer()))
+            created.payment_method = card
+            db.session.commit()
+            charge_payment(created.id)
+            sample_health()
+            time.sleep(0.5)
+        breaker_for("stripe").force("open", actor="test", reason="provider incident")
+        for _ in range(3):  # charges wait on the provider's queue while its breaker is open
+            waiting = make_payment(make_order(make_customer()))
+            db.session.commit()
+            queueing.enqueue(
+                "stripe", queueing.CHARGE_JOB, waiting.id, job_id=f"charge-{waiting.id}"
+            )
+            sample_health()
+            time.sleep(0.5)
+
+    wait = WebDriverWait(browser, 15)
+    browser.delete_all_cookies()
+    browser.set_window_size(1200, 1600)
+    browser.get(f"{live_server}/admin/")
+    wait.until(ec.url_contains("/admin/login"))
+    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
+    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "svg.chart")))
+    charts = {
+        c.find_element(By.TAG_NAME, "title").get_attribute("textContent"): c
+        for c in browser.find_elements(By.CSS_SELECTOR, "svg.chart")
+    }
+    assert len(charts) == 4
+    for title, chart in charts.items():
+        assert chart.find_elements(By.TAG_NAME, "polyline"), f"{title}: nothing drawn"
+        assert chart.size["width"] > 200  # drawn on the page, not collapsed
+    payments = next(c for t, c in charts.items() if t.startswith("Payments per minute"))
+    assert {"succeeded", "failed"} <= {t.text for t in payments.find_elements(By.TAG_NAME, "text")}
+    browser.save_screenshot(str(artifacts / "admin-overview-charts.png"))
+    browser.set_window_size(1200, 900)

@@ -48,6 +48,10 @@ def test_chaos_drill_smoke(app: object) -> None:
         assert "500" not in results["client_responses"]
         assert results["three_ds_authenticated"] > 0  # customers passed 3-D Secure too
         assert results["refunds"] > 0 and results["provider_refunds"] > 0  # refunds under faults
+        # Its pictures: each fault marked on a timeline sampled through the outages.
+        marks = {label for _, label in results["timeline"]["marks"]}
+        assert set(chaos.FAULT_KINDS) <= marks
+        assert results["timeline"]["series"]["pages"]["p99"]
 
         first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url))
         _charge_behind_our_back(stack.sandbox_url, str(first_payment))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from bench.drills import outage
+from bench.drills import outage, report
+from bench.drills.traffic import PHASES
 
 
 @pytest.mark.postgres
@@ -28,3 +31,14 @@ def test_outage_drill_smoke(app: object) -> None:
     assert all(stats["error_rate"] == 0 for stats in ours["pages"].values())
     # The naive integration shows the incident: a blind retry after a timeout charges twice.
     assert naive["double_charges"] > 0
+    # The pictures: what the dashboard saw over time, both systems side by side.
+    series = ours["timeline"]["series"]
+    assert series["breakers"]["stripe"] and series["queues"]
+    assert max(v for _, v in series["payments"]["succeeded"]) > 0
+    assert [label for _, label in ours["timeline"]["marks"]][:4] == list(PHASES)
+    assert max(v for _, v in naive["timeline"]["series"]["double_charges"]["charged twice"]) > 0
+    page = Path(results["report"]).read_text()
+    assert page.count("<svg") == 2 * len(report.CHARTS)
+    assert "no breaker" in page  # the naive side, said rather than drawn blank
+    name = Path(results["report"]).stem
+    assert (Path(results["report"]).parent / f"{name}-pages-naive.svg").exists()

@@ -52,3 +52,12 @@ def test_the_overview_shows_the_charts(admin_client: FlaskClient, app: Flask, sa
         sample_health()
     page = admin_client.get("/admin/").get_data(as_text=True)
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') == 4
+
+
+def test_a_state_holds_until_the_next_sample() -> None:
+    drawn = str(svg("Breaker", {"stripe": [(0.0, 0.0), (10.0, 2.0)]}, steps=True))
+    points = drawn.split('points="')[1].split('"')[0].split()
+    assert len(points) == 3  # closed until the sample that saw it open, then open
+    assert points[1].split(",")[1] == points[0].split(",")[1]  # level: still closed at t=10
+    assert points[1].split(",")[0] == points[2].split(",")[0]  # then straight up
+    assert ">-10 s<" in drawn  # a short span is told in seconds
