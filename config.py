@@ -14,6 +14,7 @@ from typing import Any
 from providers.registry import PROVIDERS
 from providers.settings import ConfigError, number, secret
 from providers.spec import SettingsContext
+from resilience.redis_url import is_sentinel_url, parse_sentinel_url
 
 __all__ = ["ConfigError", "settings_from_env"]
 
@@ -106,6 +107,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         raise ConfigError("DATABASE_URL is not set. It is required when APP_ENV=production.")
     if is_production and not redis_url:
         raise ConfigError("REDIS_URL is not set. It is required when APP_ENV=production.")
+    if is_sentinel_url(redis_url):
+        try:
+            parse_sentinel_url(redis_url)
+        except ValueError as exc:
+            raise ConfigError(f"REDIS_URL is not a usable Sentinel URL: {exc}") from None
 
     providers = _list(env, "PAYMENTS_PROVIDERS", ",".join(PROVIDERS))
     default_provider = env.get("PAYMENTS_DEFAULT_PROVIDER", providers[0] if providers else "")

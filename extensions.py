@@ -11,6 +11,8 @@ from redis import Redis
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 
+from resilience.redis_url import redis_from_url
+
 # Stable constraint names, so migrations can refer to them on every database.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -32,12 +34,13 @@ login_manager = LoginManager()
 
 
 class RedisClient:
-    """The app's Redis client (a connection pool that connects on first use), per app."""
+    """The app's Redis client (a connection pool that connects on first use), per app:
+    one server, or the current primary of a Sentinel group (resilience/redis_url.py)."""
 
     def init_app(self, app: Flask) -> None:
         # A short socket timeout: Redis answers in microseconds or is down, and a web
         # request must not hang on it.
-        app.extensions["redis"] = Redis.from_url(
+        app.extensions["redis"] = redis_from_url(
             app.config["REDIS_URL"], socket_connect_timeout=1.0, socket_timeout=2.0
         )
 

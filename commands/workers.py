@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
+from redis.exceptions import RedisError
 from rq import SimpleWorker, Worker
 from rq.cron import CronScheduler
 from rq.job import Job
@@ -18,6 +20,7 @@ from jobs.schedule import periodic_jobs
 
 log = logging.getLogger(__name__)
 WORKER_MAINTENANCE_S = 30
+SCHEDULER_RETRY_S = 1.0
 
 
 class AppContextMixin:
@@ -82,8 +85,18 @@ def worker_command(queues: tuple[str, ...], fork: bool, burst: bool) -> None:
 @click.command("scheduler")
 @with_appcontext
 def scheduler_command() -> None:
-    """Enqueue the periodic jobs of jobs/schedule.py at their intervals."""
-    cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
-    for job in periodic_jobs(current_app.config):
-        cron.register(job.func, queue_name=job.queue, args=job.args, interval=job.interval_s)
-    cron.start()
+    """Enqueue the periodic jobs of jobs/schedule.py at their intervals.
+
+    RQ's scheduler stops at the first Redis error; a Redis restart or a Sentinel failover
+    must not stop the sweeps (they recover what such an event loses), so this starts it
+    again, with the jobs due at once, until it is asked to stop."""
+    while True:
+        cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
+        for job in periodic_jobs(current_app.config):
+            cron.register(job.func, queue_name=job.queue, args=job.args, interval=job.interval_s)
+        try:
+            cron.start()  # returns when stopped (SIGTERM, Ctrl-C)
+            return
+        except RedisError as exc:
+            log.warning("scheduler lost Redis (%s); starting again in %s s", exc, SCHEDULER_RETRY_S)
+            time.sleep(SCHEDULER_RETRY_S)

@@ -29,15 +29,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
+def wait_for_port(port: int, timeout_s: float = STARTUP_TIMEOUT_S, host: str = "127.0.0.1") -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s} s")
+    raise TimeoutError(f"nothing listens on {host}:{port} after {timeout_s} s")
 
 
 @contextmanager
@@ -71,35 +71,51 @@ def redis_server_binary() -> str:
 
 class RedisServer:
     """A non-persistent redis-server on a fixed port that can be stopped and started again
-    (the chaos drill restarts it; a restart loses every key, like a flush)."""
+    (the chaos drill restarts it; a restart loses every key, like a flush).
 
-    def __init__(self, workdir: str, port: int) -> None:
-        self.workdir, self.port = workdir, port
+    `host`: the address it binds; `conf`: a config file read first (a Sentinel's);
+    `args`: more options (`--replicaof`); `wrap`: a command prefix (`ip netns exec db`)."""
+
+    def __init__(
+        self,
+        workdir: str,
+        port: int,
+        *,
+        host: str = "127.0.0.1",
+        conf: Path | None = None,
+        args: tuple[str, ...] = (),
+        wrap: tuple[str, ...] = (),
+    ) -> None:
+        self.workdir, self.port, self.host = workdir, port, host
+        self.conf, self.args, self.wrap = conf, args, wrap
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [
+                *self.wrap,
                 redis_server_binary(),
+                *([str(self.conf)] if self.conf else []),
                 "--port",
                 str(self.port),
                 "--bind",
-                "127.0.0.1",
+                self.host,
                 "--dir",
                 self.workdir,
                 "--save",
                 "",
                 "--appendonly",
                 "no",
+                *self.args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for_port(self.port)
+        wait_for_port(self.port, host=self.host)
 
     def stop(self, *, kill: bool = False) -> None:
         if self.proc is None:
@@ -160,14 +176,22 @@ def _as_server_user(cmd: list[str]) -> list[str]:
 class PostgresCluster:
     """A throwaway cluster's handles: its URL, and stop/start (the chaos drill's outage)."""
 
-    def __init__(self, bin_dir: Path, workdir: Path, port: int) -> None:
+    def __init__(
+        self,
+        bin_dir: Path,
+        workdir: Path,
+        port: int,
+        host: str = "127.0.0.1",
+        wrap: tuple[str, ...] = (),
+    ) -> None:
         self.bin_dir, self.workdir, self.port = bin_dir, workdir, port
+        self.host, self.wrap = host, wrap  # its address; a prefix (`ip netns exec db`)
         self.data_dir = workdir / "data"
-        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/payments_test"
+        self.url = f"postgresql+psycopg://postgres@{host}:{port}/payments_test"
 
     def run(self, *cmd: str) -> None:
         subprocess.run(
-            _as_server_user([str(self.bin_dir / cmd[0]), *cmd[1:]]),
+            [*self.wrap, *_as_server_user([str(self.bin_dir / cmd[0]), *cmd[1:]])],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -175,7 +199,7 @@ class PostgresCluster:
 
     def start(self) -> None:
         options = (
-            f"-p {self.port} -k {self.workdir} -c listen_addresses=127.0.0.1 -c fsync=off "
+            f"-p {self.port} -k {self.workdir} -c listen_addresses={self.host} -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
         )
         self.run(
@@ -194,9 +218,20 @@ class PostgresCluster:
 
     def stop(self, mode: str = "immediate") -> None:
         subprocess.run(
-            _as_server_user(
-                [str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", mode, "-w", "stop"]
-            ),
+            [
+                *self.wrap,
+                *_as_server_user(
+                    [
+                        str(self.bin_dir / "pg_ctl"),
+                        "-D",
+                        str(self.data_dir),
+                        "-m",
+                        mode,
+                        "-w",
+                        "stop",
+                    ]
+                ),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             check=False,
@@ -204,10 +239,15 @@ class PostgresCluster:
 
 
 @contextmanager
-def postgres_cluster() -> Iterator[PostgresCluster]:
+def postgres_cluster(
+    host: str = "127.0.0.1", wrap: tuple[str, ...] = (), port: int | None = None
+) -> Iterator[PostgresCluster]:
     """Yield a fresh, started PostgreSQL cluster with fsync off; remove it afterwards.
 
-    Raises RuntimeError when no server binaries exist (callers fall back to SQLite).
+    `host`, `wrap`, `port`: where it listens and a command prefix to start it with (a
+    network namespace); any address of host's /24 may connect then (trust, like
+    loopback). Raises RuntimeError when no server binaries exist (callers fall back to
+    SQLite).
     """
     bin_dir = postgres_bin_dir()
     if bin_dir is None:
@@ -220,7 +260,7 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
             shutil.rmtree(workdir, ignore_errors=True)
             raise RuntimeError("running as root but there is no 'postgres' user") from None
         os.chown(workdir, pw.pw_uid, pw.pw_gid)
-    cluster = PostgresCluster(bin_dir, workdir, free_port())
+    cluster = PostgresCluster(bin_dir, workdir, port or free_port(), host, wrap)
     with _sigterm_unwinds():
         started = False
         try:
@@ -235,12 +275,16 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
                 "UTF8",
                 "--no-locale",
             )
+            if host != "127.0.0.1":
+                network = ".".join(host.split(".")[:3]) + ".0/24"
+                with open(cluster.data_dir / "pg_hba.conf", "a") as hba:
+                    hba.write(f"host all all {network} trust\n")
             cluster.start()
             started = True
             cluster.run(
                 "createdb",
                 "-h",
-                "127.0.0.1",
+                str(workdir),  # its socket: reachable from any network namespace
                 "-p",
                 str(cluster.port),
                 "-U",

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 from flask import Flask
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import Queue
 
 from commands.workers import AppSimpleWorker, AppWorker, build_worker
-from services.queues import MAINTENANCE_QUEUE
+from devtools.sentinel import sentinel_group
+from extensions import db, redis_client
+from models import Payment, PaymentStatus
+from services import queueing
+from services.provider_clients import breaker_for
+from services.queues import MAINTENANCE_QUEUE, maintenance_queue
+from tests.factories import make_customer, make_order, make_payment
+from tests.resilience.test_redis_url import fail_over
+from tests.worker_support import PROJECT_DIR, start_worker, stop_workers, wait_for
 
 
 def test_in_process_workers_by_default_and_a_fork_on_request(app: Flask) -> None:
@@ -25,3 +37,73 @@ def test_a_burst_worker_runs_a_job_with_the_app(app: Flask, runner: Any) -> None
     assert result.exit_code == 0, result.output
     job.refresh()
     assert job.get_status() == "finished" and job.return_value() == 0  # ran with the database
+
+
+def test_a_worker_and_the_scheduler_carry_on_after_a_redis_failover(
+    app: Flask, make_app: Any, sandbox: Any
+) -> None:
+    """One real worker process and `flask scheduler` on a Sentinel URL: the primary is
+    stopped, the Sentinels promote the replica, and both go on without a restart; so does
+    the breaker (its scripts load again on the new primary)."""
+    with sentinel_group() as group:
+        sentinel_app = make_app(REDIS_URL=group.url)
+        worker = start_worker(app, sandbox, REDIS_URL=group.url)
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "flask", "--app", "app", "scheduler"],
+            cwd=PROJECT_DIR,
+            env={
+                **os.environ,
+                "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+                "REDIS_URL": group.url,
+                "SWEEP_INTERVAL_S": "1",
+            },
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            with sentinel_app.app_context():
+                charged = _charge_through(sentinel_app)
+                wait_for(lambda: _swept(), timeout_s=20)
+                breaker_for("stripe").force("open", actor="test", reason="before")
+                redis_client.client.wait(1, 2000)  # on the replica too (replication is async)
+                fail_over(group)
+                wait_for(_reachable, timeout_s=20)
+                maintenance_queue().empty()
+                wait_for(lambda: _swept(), timeout_s=20)  # the scheduler, on the new primary
+                assert breaker_for("stripe").snapshot()["state"] == "forced_open"  # replicated
+                breaker_for("stripe").force("reset", actor="test", reason="after")
+                assert breaker_for("stripe").snapshot()["state"] == "closed"
+                assert _charge_through(sentinel_app) != charged  # the same worker process
+            assert worker.poll() is None and scheduler.poll() is None  # never restarted
+        finally:
+            scheduler.kill()
+            scheduler.wait(timeout=10)
+            stop_workers([worker])
+
+
+def _charge_through(app: Flask) -> int:
+    """A payment charged by the worker process: enqueued here, succeeded there."""
+    created = make_payment(make_order(make_customer()))
+    db.session.commit()
+    queueing.enqueue("stripe", queueing.CHARGE_JOB, created.id, job_id=f"charge-{created.id}")
+    wait_for(lambda: _status(created.id) == PaymentStatus.SUCCEEDED, timeout_s=30)
+    return created.id
+
+
+def _status(payment_id: int) -> PaymentStatus:
+    db.session.rollback()
+    return db.session.get(Payment, payment_id).status  # type: ignore[union-attr]
+
+
+def _swept() -> bool:
+    try:
+        return maintenance_queue().count > 0
+    except RedisError:
+        return False
+
+
+def _reachable() -> bool:
+    try:
+        return bool(redis_client.client.ping())
+    except RedisError:
+        return False
