@@ -43,6 +43,7 @@ def enqueue(
     is_started_job_dead: bool = False,
     is_first: bool = False,
     queue_name: str | None = None,
+    lease_lapsed: bool = False,
 ) -> bool:
     """Enqueue on the provider's queue (or `queue_name`) unless a job with this id is
     already waiting or running.
@@ -51,6 +52,11 @@ def enqueue(
     free), so a job still marked started past the job timeout belongs to a killed
     worker: replace it. (A job may be started with the lease free for a moment, right
     after it released the lease; such a job is left alone.)
+    `lease_lapsed`: the payment's lease was taken and ran out without being released, so
+    the job that took it is dead, hung or cut off from us (a host that lost its network):
+    a job still marked started is replaced at once, not after the job timeout. (Its late
+    answer is harmless: the next job sends the same idempotency key, and a final state
+    never moves back.)
     `is_first`: the payment was just created, so no job can exist yet: skip the check.
     Returns False (and logs) when Redis is unreachable; the sweeps will retry.
     """
@@ -66,11 +72,16 @@ def enqueue(
             # The status from the same read as started_at: a fresh status next to a stale
             # started_at made a job that started a moment ago look dead.
             status = existing.get_status(refresh=False)
-            if status == JobStatus.STARTED and is_started_job_dead and _outlived(existing):
+            if (
+                status == JobStatus.STARTED
+                and is_started_job_dead
+                and (lease_lapsed or _outlived(existing))
+            ):
                 log.warning(
-                    "job %s of payment %s died with its worker; enqueueing it again",
+                    "job %s of payment %s died with its worker%s; enqueueing it again",
                     job_id,
                     payment_id,
+                    " or lost its lease" if lease_lapsed else "",
                 )
                 existing.delete()
             elif (

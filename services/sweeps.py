@@ -23,7 +23,7 @@ def sweep_pending(now: datetime | None = None) -> int:
     now = now or utcnow()
     stale = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
     rows = db.session.execute(
-        select(Payment.id, Payment.provider)
+        select(Payment.id, Payment.provider, Payment.lease_expires_at)
         .where(
             Payment.status == PaymentStatus.PENDING,
             or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
@@ -36,13 +36,14 @@ def sweep_pending(now: datetime | None = None) -> int:
         .limit(SWEEP_BATCH)
     ).all()
     db.session.rollback()
-    for payment_id, provider in rows:
+    for payment_id, provider, lease_expires_at in rows:
         queueing.enqueue(
             provider,
             queueing.CHARGE_JOB,
             payment_id,
             job_id=queueing.charge_job_id(payment_id),
             is_started_job_dead=True,
+            lease_lapsed=lease_expires_at is not None,  # (the query: it expired)
         )
     return len(rows)
 
@@ -51,7 +52,7 @@ def sweep_unknown(now: datetime | None = None) -> int:
     """Enqueue the lookups of unknown payments that are due (or whose job was lost)."""
     now = now or utcnow()
     rows = db.session.execute(
-        select(Payment.id, Payment.provider, Payment.reconcile_attempts)
+        select(Payment.id, Payment.provider, Payment.reconcile_attempts, Payment.lease_expires_at)
         .where(
             Payment.status == PaymentStatus.UNKNOWN,
             or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
@@ -61,12 +62,13 @@ def sweep_unknown(now: datetime | None = None) -> int:
         .limit(SWEEP_BATCH)
     ).all()
     db.session.rollback()
-    for payment_id, provider, attempts in rows:
+    for payment_id, provider, attempts, lease_expires_at in rows:
         queueing.enqueue(
             provider,
             queueing.RECONCILE_JOB,
             payment_id,
             job_id=queueing.reconcile_job_id(payment_id, attempts),
             is_started_job_dead=True,
+            lease_lapsed=lease_expires_at is not None,
         )
     return len(rows)

@@ -9,14 +9,17 @@ from typing import Any
 
 import time_machine
 from flask import Flask
+from rq.job import JobStatus
 
 from extensions import db
 from models import PaymentStatus
 from models.types import utcnow
 from services import queueing
+from services.charging import claim
+from services.queues import provider_queue
 from services.sweeps import sweep_pending
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment, run_jobs
+from tests.helpers import payment, queued_job_ids, run_jobs
 from tests.worker_support import children_of, start_worker, wait_for
 
 
@@ -55,3 +58,37 @@ def test_sigkilled_worker_mid_charge_is_recovered_with_one_charge(app: Flask, sa
     assert sandbox.succeeded_charges(str(payment_id)) == 1
     # The killed call plus the recovery's replay of the same key; no third request.
     assert len(sandbox.requests_log(endpoint="create")) == 2
+
+
+def test_a_worker_cut_off_mid_charge_loses_the_payment_when_its_lease_runs_out(
+    make_app: Any, sandbox: Any
+) -> None:
+    """A worker on a host that lost its network: its job stays "started" in Redis and the
+    payment's lease is taken. A job that just started (no lease yet) is left alone; once
+    the lease has run out another worker takes over, without waiting for the job timeout."""
+    app = make_app(PAYMENT_LEASE_S=6, PENDING_SWEEP_GRACE_S=2)  # a lease of two calls
+    with app.app_context():
+        created = make_payment(make_order(make_customer()))
+        db.session.commit()
+        payment_id = created.id
+        job = provider_queue("stripe").enqueue(
+            queueing.CHARGE_JOB, payment_id, job_id=queueing.charge_job_id(payment_id)
+        )
+        provider_queue("stripe").remove(job)  # taken off the queue by the worker...
+        job.set_status(JobStatus.STARTED)  # ...and started, just now
+        job.started_at = utcnow()
+        job.save()
+    grace = app.config["PENDING_SWEEP_GRACE_S"] + 1
+    with time_machine.travel(utcnow() + timedelta(seconds=grace), tick=True), app.app_context():
+        assert sweep_pending() == 1
+        assert queued_job_ids(app) == []  # no lease taken yet: it may be starting, left alone
+        assert claim(payment_id, PaymentStatus.PENDING, utcnow()) is not None  # the worker's
+        db.session.commit()
+    lapsed = utcnow() + timedelta(seconds=grace + app.config["PAYMENT_LEASE_S"] + 1)
+    assert lapsed < utcnow() + timedelta(seconds=queueing.JOB_TIMEOUT_S + 5)  # not outlived
+    with time_machine.travel(lapsed, tick=True), app.app_context():
+        assert sweep_pending() == 1
+        assert queued_job_ids(app) == [queueing.charge_job_id(payment_id)]  # taken over
+        run_jobs(app)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
