@@ -46,11 +46,12 @@ def start(port: int, directory: Path, host: str = "127.0.0.1") -> Controller:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8025)
     parser.add_argument("--dir", type=Path, default=Path("instance/mail"))
     args = parser.parse_args()
-    controller = start(args.port, args.dir)
-    print(f"mail sink on 127.0.0.1:{args.port}, messages in {args.dir}", flush=True)
+    controller = start(args.port, args.dir, args.host)
+    print(f"mail sink on {args.host}:{args.port}, messages in {args.dir}", flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -2,6 +2,9 @@
 
     python -m devtools.supervisor_conf production > supervisor/production.conf
     python -m devtools.supervisor_conf dev > supervisor/dev.conf
+    python -m devtools.supervisor_conf web > supervisor/web.conf        (several hosts,
+    python -m devtools.supervisor_conf worker > supervisor/worker.conf   docs/scaling.md)
+    python -m devtools.supervisor_conf worker-scheduler > supervisor/worker-scheduler.conf
 
 `make run` renders the dev config into instance/ with absolute paths; a test
 checks that the checked-in files match this renderer.
@@ -10,7 +13,7 @@ checks that the checked-in files match this renderer.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from config import NOTIFICATIONS_QUEUE
 from providers.registry import PROVIDERS
@@ -22,6 +25,13 @@ PRODUCTION_MAINTENANCE_PROCS = 2
 # supervisor waits this long after TERM before KILL: longer than a job may run,
 # so a worker finishing a charge is never killed mid-call.
 STOP_WAIT_S = JOB_TIMEOUT_S + 15
+ROLES = frozenset({"web", "worker", "scheduler"})
+# Several hosts: web hosts, worker hosts, and one worker host that also schedules.
+HOST_ROLES = {
+    "web": frozenset({"web"}),
+    "worker": frozenset({"worker"}),
+    "worker-scheduler": frozenset({"worker", "scheduler"}),
+}
 
 
 def flask_args(*command: str) -> list[str]:
@@ -47,6 +57,9 @@ class Layout:
     sandbox_port: int | None = None
     mail_sink_port: int | None = None  # development only: the .eml sink
     providers: list[str] = field(default_factory=lambda: list(PROVIDERS))
+    # What this host runs: "web" (gunicorn), "worker" (every queue's workers), "scheduler"
+    # (the periodic jobs: exactly one in the whole system). One host: all three.
+    roles: frozenset[str] = ROLES
 
 
 def _program(name: str, command: str, layout: Layout, **options: object) -> str:
@@ -116,17 +129,31 @@ def render(layout: Layout) -> str:
                 priority=5,
             )
         )
-    parts.append(
-        _program(
-            "web",
-            f"{b}/gunicorn wsgi:app --bind {layout.web_bind} --workers {layout.web_workers} "
-            "--worker-class gthread --threads 4 --timeout 30 --graceful-timeout 20 "
-            "--access-logfile -",
-            layout,
-            priority=10,
-            stopwaitsecs=25,
-        )
+    if "web" in layout.roles:
+        parts.append(_web(layout))
+    if "worker" in layout.roles:
+        parts += _workers(layout)
+    if "scheduler" in layout.roles:
+        scheduler = " ".join([f"{b}/flask", *flask_args("scheduler")])
+        parts.append(_program("scheduler", scheduler, layout, priority=30))
+    return "\n".join(parts)
+
+
+def _web(layout: Layout) -> str:
+    return _program(
+        "web",
+        f"{layout.bin_dir}/gunicorn wsgi:app --bind {layout.web_bind} "
+        f"--workers {layout.web_workers} "
+        "--worker-class gthread --threads 4 --timeout 30 --graceful-timeout 20 "
+        "--access-logfile -",
+        layout,
+        priority=10,
+        stopwaitsecs=25,
     )
+
+
+def _workers(layout: Layout) -> list[str]:
+    b, parts = layout.bin_dir, []
     for provider in layout.providers:
         queue = provider_queue_name(provider)
         # Worker processes per provider queue in production: each provider's spec says.
@@ -164,13 +191,13 @@ def render(layout: Layout) -> str:
             stopwaitsecs=STOP_WAIT_S,
         )
     )
-    scheduler = " ".join([f"{b}/flask", *flask_args("scheduler")])
-    parts.append(_program("scheduler", scheduler, layout, priority=30))
-    return "\n".join(parts)
+    return parts
 
 
 def checked_in_layout(mode: str) -> Layout:
     """The layout of the configs kept in supervisor/ (paths relative to that folder)."""
+    if mode in HOST_ROLES:  # the programs of one host among several (docs/scaling.md)
+        return replace(checked_in_layout("production"), roles=HOST_ROLES[mode])
     if mode == "production":
         return Layout(
             project_dir="%(here)s/..",
@@ -195,7 +222,7 @@ def checked_in_layout(mode: str) -> Layout:
             sandbox_port=8099,
             mail_sink_port=DEV_MAIL_SINK_PORT,
         )
-    raise SystemExit(f"unknown mode {mode!r}: use 'production' or 'dev'")
+    raise SystemExit(f"unknown mode {mode!r}: use production, dev, web, worker or worker-scheduler")
 
 
 if __name__ == "__main__":

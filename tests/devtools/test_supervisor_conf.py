@@ -13,7 +13,7 @@ from services.queues import JOB_TIMEOUT_S
 SUPERVISOR_DIR = Path(__file__).resolve().parents[2] / "supervisor"
 
 
-@pytest.mark.parametrize("mode", ["production", "dev"])
+@pytest.mark.parametrize("mode", ["production", "dev", "web", "worker", "worker-scheduler"])
 def test_checked_in_config_matches_the_renderer(mode: str) -> None:
     checked_in = (SUPERVISOR_DIR / f"{mode}.conf").read_text()
     assert checked_in == render(checked_in_layout(mode)), (
@@ -50,3 +50,15 @@ def test_one_worker_program_per_provider_queue() -> None:
         assert section["stopsignal"] == "TERM"
     assert "program:redis" not in parser.sections()  # production brings its own Redis
     assert "program:sandbox" not in parser.sections()
+
+
+def test_several_hosts_split_the_programs_and_schedule_once() -> None:
+    programs = {}
+    for mode in ("web", "worker", "worker-scheduler"):
+        parser = configparser.RawConfigParser()
+        parser.read_string(render(checked_in_layout(mode)))
+        programs[mode] = {s for s in parser.sections() if s.startswith("program:")}
+    assert programs["web"] == {"program:web"}
+    assert "program:web" not in programs["worker"] and "program:scheduler" not in programs["worker"]
+    assert programs["worker-scheduler"] == programs["worker"] | {"program:scheduler"}
+    assert {"program:worker-stripe", "program:worker-maintenance"} <= programs["worker"]

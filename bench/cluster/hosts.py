@@ -1,0 +1,247 @@
+"""The cluster's hosts and what runs on each, started on a Network (bench/cluster/network.py):
+
+    db        PostgreSQL, Sentinel 3
+    redis-a   Redis (the first primary), Sentinel 1
+    redis-b   Redis (its replica), Sentinel 2
+    provider  the sandbox (Stripe, 200 ms latency) and the mail sink
+    web-1/2   gunicorn
+    worker-N  provider workers (payments-stripe) and a maintenance worker; the
+              scheduler on worker-2, the notifications worker on worker-3
+    client    this drill: API clients, checks, the faults
+
+Every program is a supervisor-like Program (bench/drills/stack.py) started through
+`ip netns exec <host>`, with the same settings everywhere: the ones that must agree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+from bench.cluster.network import Network
+from bench.common import RESULTS_DIR
+from bench.drills.stack import STRIPE_QUEUE, Program, _wait_ready, migrate
+from devtools.sentinel import SentinelGroup, sentinel_server
+from devtools.servers import RedisServer, postgres_cluster, wait_for_port
+from devtools.supervisor_conf import flask_args, worker_args
+from services.queues import MAINTENANCE_QUEUE
+
+HOSTS = [
+    "client",
+    "db",
+    "redis-a",
+    "redis-b",
+    "provider",
+    "web-1",
+    "web-2",
+    "worker-1",
+    "worker-2",
+    "worker-3",
+]
+WORKER_HOSTS = ["worker-1", "worker-2", "worker-3"]
+WEB_HOSTS = ["web-1", "web-2"]
+GROUP = "payments"
+PROVIDER_LATENCY_MS = 200
+
+# Compressed time, the outage drill's ratios (a drill takes minutes, not hours).
+SETTINGS = {
+    "PROVIDER_CONNECT_TIMEOUT_S": "1",
+    "PROVIDER_READ_TIMEOUT_S": "2",
+    "PROVIDER_CALL_BUDGET_S": "4",
+    "PROVIDER_MAX_RETRIES": "1",
+    "PAYMENT_LEASE_S": "8",  # at least twice the call budget: a charge and a lookup
+    "RECONCILE_DELAYS_S": "1,2,4,8",
+    "RECONCILE_MAX_ATTEMPTS": "6",
+    "STRIPE_SEARCH_LAG_S": "5",
+    "PENDING_SWEEP_GRACE_S": "4",
+    "SWEEP_INTERVAL_S": "2",
+    "WEBHOOK_RETRY_INTERVAL_S": "5",
+    "BACKFILL_INTERVAL_S": "10",
+}
+
+
+@dataclass
+class Cluster:
+    """The running hosts; the attributes the drills' checks (chaos_checks) read."""
+
+    net: Network
+    tmp: Path
+    env: dict[str, str]
+    sentinel: SentinelGroup
+    programs: dict[str, list[Program]] = field(default_factory=dict)  # host -> programs
+    workers_per_host: int = 2
+
+    @property
+    def database_url(self) -> str:
+        return self.env["DATABASE_URL"]
+
+    @property
+    def redis_url(self) -> str:
+        return self.env["REDIS_URL"]
+
+    @property
+    def sandbox_url(self) -> str:
+        return self.env["SANDBOX_URL"]
+
+    def web_url(self, host: str) -> str:
+        return f"http://{self.net.address(host)}:8000"
+
+    def program(self, host: str, name: str, cmd: list[str]) -> Program:
+        log = self.tmp / f"{host}-{name}.log"
+        program = Program(f"{host}/{name}", [*self.net.run_in(host), *cmd], log)
+        self.programs.setdefault(host, []).append(program)
+        program.start(self.env)
+        return program
+
+    def payment_workers(self, host: str) -> list[Program]:
+        return [p for p in self.programs.get(host, []) if "/stripe-" in p.name]
+
+    def start_payment_workers(self, host: str) -> None:
+        flask = [sys.executable, "-m", "flask"]
+        for i in range(self.workers_per_host):
+            self.program(host, f"stripe-{i}", [*flask, *worker_args(STRIPE_QUEUE)])
+
+    def stop_payment_workers(self, host: str) -> None:
+        for program in self.payment_workers(host):
+            program.terminate()
+        for program in self.payment_workers(host):
+            program.wait_stopped()
+        self.programs[host] = [p for p in self.programs[host] if "/stripe-" not in p.name]
+
+    def stop(self, host: str) -> None:
+        """The host is lost: every program on it killed."""
+        for program in self.programs.get(host, []):
+            program.kill()
+
+    def supervise(self) -> int:
+        """The checks call this between reads (a supervisor would restart programs)."""
+        return 0
+
+
+@contextmanager
+def running_cluster(net: Network, workers_per_host: int = 2) -> Iterator[Cluster]:
+    """Start every host's programs; stop them all and remove their files afterwards."""
+    with ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cluster-")))
+        tmp.chmod(0o755)
+        postgres = stack.enter_context(
+            postgres_cluster(host=net.address("db"), wrap=tuple(net.run_in("db")), port=5432)
+        )
+        sentinel = _sentinels(net, tmp)
+        stack.callback(sentinel.stop)
+        provider = net.address("provider")
+        sandbox_url = f"http://{provider}:8099"
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.endswith("_URL")},
+            "DATABASE_URL": postgres.url,
+            "REDIS_URL": sentinel.url,
+            "SECRET_KEY": "cluster",
+            "SANDBOX_URL": sandbox_url,
+            "STRIPE_API_BASE": sandbox_url,
+            "ACQUIRER_API_BASE": f"{sandbox_url}/acquirer",
+            "PUBLIC_URL": f"http://{net.address('web-1')}:8000",
+            "SMTP_URL": f"smtp://{provider}:2525",
+            "PROMETHEUS_MULTIPROC_DIR": str(tmp / "prometheus"),
+            **SETTINGS,
+        }
+        (tmp / "prometheus").mkdir()
+        migrate(env)
+        cluster = Cluster(net, tmp, env, sentinel, workers_per_host=workers_per_host)
+        try:
+            _start_programs(cluster)
+            yield cluster
+        finally:
+            everything = [p for programs in cluster.programs.values() for p in programs]
+            for program in everything:
+                program.terminate()
+            for program in everything:
+                program.wait_stopped()
+            kept = RESULTS_DIR / "cluster-logs"  # each program's log, for the post-mortem
+            shutil.rmtree(kept, ignore_errors=True)
+            kept.mkdir(parents=True)
+            for log in tmp.glob("*.log"):
+                shutil.copy(log, kept / log.name)
+
+
+def _sentinels(net: Network, tmp: Path) -> SentinelGroup:
+    def redis(host: str, *args: str) -> RedisServer:
+        workdir = tmp / host
+        workdir.mkdir()
+        return RedisServer(
+            str(workdir), 6379, host=net.address(host), args=args, wrap=tuple(net.run_in(host))
+        )
+
+    primary = redis("redis-a")
+    replica = redis("redis-b", "--replicaof", primary.host, "6379")
+    sentinels = [
+        sentinel_server(
+            str(tmp / f"sentinel-{host}"),
+            26379,
+            primary,
+            group=GROUP,
+            host=net.address(host),
+            wrap=tuple(net.run_in(host)),
+        )
+        for host in ("redis-a", "redis-b", "db")
+    ]
+    group = SentinelGroup(GROUP, [primary, replica], sentinels)
+    for server in [primary, replica, *sentinels]:
+        server.start()
+    return group
+
+
+def _start_programs(cluster: Cluster) -> None:
+    net, tmp = cluster.net, cluster.tmp
+    python, flask = sys.executable, [sys.executable, "-m", "flask"]
+    provider = net.address("provider")
+    cluster.program(
+        "provider",
+        "sandbox",
+        [
+            *(python, "-m", "sandbox", "--host", provider, "--port", "8099"),
+            *("--db", str(tmp / "sandbox.db")),
+            # The provider posts to one address: web-2's stands in for the balancer's.
+            *("--webhook-url", f"{cluster.web_url('web-2')}/webhooks"),
+        ],
+    )
+    cluster.program(
+        "provider",
+        "mail",
+        [
+            *(python, "-m", "devtools.mail_sink", "--host", provider, "--port", "2525"),
+            *("--dir", str(tmp / "mail")),
+        ],
+    )
+    for host in WEB_HOSTS:
+        cluster.program(
+            host,
+            "web",
+            [
+                str(Path(python).parent / "gunicorn"),
+                "wsgi:app",
+                *("--bind", f"{net.address(host)}:8000", "--workers", "2"),
+                *("--worker-class", "gthread", "--threads", "4", "--timeout", "60"),
+            ],
+        )
+    for host in WORKER_HOSTS:
+        cluster.start_payment_workers(host)
+        cluster.program(host, "maintenance", [*flask, *worker_args(MAINTENANCE_QUEUE)])
+    cluster.program("worker-2", "scheduler", [*flask, *flask_args("scheduler")])
+    cluster.program("worker-3", "notifications", [*flask, *worker_args("notifications")])
+    wait_for_port(8099, host=provider)
+    for host in WEB_HOSTS:
+        wait_for_port(8000, host=net.address(host))
+        _wait_ready(cluster.web_url(host))
+    requests.post(
+        f"{cluster.sandbox_url}/_sandbox/faults",
+        json={"kind": "latency", "ms": PROVIDER_LATENCY_MS, "dialect": "stripe"},
+        timeout=5,
+    ).raise_for_status()
