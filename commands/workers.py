@@ -20,7 +20,7 @@ from jobs.schedule import periodic_jobs
 
 log = logging.getLogger(__name__)
 WORKER_MAINTENANCE_S = 30
-SCHEDULER_RETRY_S = 1.0
+SCHEDULER_RETRY_S = 1.0  # the scheduler's and the workers' pause before trying Redis again
 
 
 class AppContextMixin:
@@ -78,8 +78,20 @@ def build_worker(app: Flask, queue_names: list[str], *, simple: bool = False) ->
 def worker_command(queues: tuple[str, ...], fork: bool, burst: bool) -> None:
     """Work the given RQ queues (one provider queue per program in production)."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    worker = build_worker(app, list(queues), simple=not fork)
-    worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
+    while True:
+        try:
+            worker = build_worker(app, list(queues), simple=not fork)  # asks Redis too
+            worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
+            return
+        except RedisError as exc:
+            # RQ survives a lost connection only while it waits for a job; anywhere else
+            # (a heartbeat, its own registration) it exits. Exiting at each try of a long
+            # Redis outage would use up supervisor's start retries and leave the queue
+            # with no worker when Redis is back (seen in the cluster drill's failover).
+            if burst:
+                raise
+            log.warning("worker lost Redis (%s); starting again in %s s", exc, SCHEDULER_RETRY_S)
+            time.sleep(SCHEDULER_RETRY_S)
 
 
 @click.command("scheduler")

@@ -33,6 +33,9 @@ def run(
     with running_cluster(net, workers_per_host) as cluster:
         say(f"{len(net.hosts)} hosts up: " + ", ".join(f"{h} {net.address(h)}" for h in net.hosts))
         reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]
+        done = threading.Event()
+        supervising = threading.Thread(target=_supervise, args=(cluster, done), daemon=True)
+        supervising.start()
         try:
             reader.cli("seed")
             tokens = [api_customer(reader, f"cluster-{i}@example.com") for i in range(4)]
@@ -52,12 +55,21 @@ def run(
                 shoppers.gave_up,
             )
             results.update(invariants(cluster, reader))  # type: ignore[arg-type]
+            results["program_restarts"] = cluster.restarts()
             results["unresolved"] = sum(
                 count for status, count in results["final_statuses"].items() if status not in FINAL
             )
             return results
         finally:
+            done.set()
+            supervising.join(timeout=10)
             reader.close()
+
+
+def _supervise(cluster: Cluster, done: threading.Event) -> None:
+    """Each host's supervisord: a program that exits is started again within a second."""
+    while not done.wait(1.0):
+        cluster.supervise()
 
 
 def scaling(cluster: Cluster, reader: Sweeper, shoppers: Shoppers, backlog: int) -> dict[str, Any]:
@@ -112,12 +124,12 @@ def under_faults(
     traffic.start()
     log: list[dict[str, Any]] = []
     try:
-        time.sleep(5)
+        time.sleep(3 if smoke else 5)
         if not smoke:
             log.append(cut_worker(cluster, app, "worker-1", hold_s=20))
             time.sleep(6)
         log.append(redis_failover(cluster))
-        time.sleep(8 if smoke else 10)
+        time.sleep(6 if smoke else 10)
         if not smoke:
             log.append(lost_host(cluster, "web-1", shoppers))
             time.sleep(8)

@@ -78,6 +78,7 @@ class Cluster:
     sentinel: SentinelGroup
     programs: dict[str, list[Program]] = field(default_factory=dict)  # host -> programs
     workers_per_host: int = 2
+    lost: set[str] = field(default_factory=set)  # hosts stopped for good
 
     @property
     def database_url(self) -> str:
@@ -110,20 +111,33 @@ class Cluster:
             self.program(host, f"stripe-{i}", [*flask, *worker_args(STRIPE_QUEUE)])
 
     def stop_payment_workers(self, host: str) -> None:
-        for program in self.payment_workers(host):
+        stopping = self.payment_workers(host)  # off the list first: not restarted
+        self.programs[host] = [p for p in self.programs[host] if p not in stopping]
+        for program in stopping:
             program.terminate()
-        for program in self.payment_workers(host):
+        for program in stopping:
             program.wait_stopped()
-        self.programs[host] = [p for p in self.programs[host] if "/stripe-" not in p.name]
 
     def stop(self, host: str) -> None:
-        """The host is lost: every program on it killed."""
+        """The host is lost: every program on it killed, and not started again."""
+        self.lost.add(host)
         for program in self.programs.get(host, []):
             program.kill()
 
     def supervise(self) -> int:
-        """The checks call this between reads (a supervisor would restart programs)."""
-        return 0
+        """Start again every program that exited on a host still up, as each host's
+        supervisord would (autorestart); return how many."""
+        restarted = 0
+        for host, programs in list(self.programs.items()):
+            for program in list(programs) if host not in self.lost else []:
+                if not program.is_running:
+                    program.restarts += 1
+                    program.start(self.env)
+                    restarted += 1
+        return restarted
+
+    def restarts(self) -> dict[str, int]:
+        return {p.name: p.restarts for ps in self.programs.values() for p in ps if p.restarts}
 
 
 @contextmanager
@@ -159,11 +173,9 @@ def running_cluster(net: Network, workers_per_host: int = 2) -> Iterator[Cluster
             _start_programs(cluster)
             yield cluster
         finally:
-            everything = [p for programs in cluster.programs.values() for p in programs]
-            for program in everything:
-                program.terminate()
-            for program in everything:
-                program.wait_stopped()
+            # The drill is over and checked: no graceful shutdown to wait for.
+            for program in [p for programs in cluster.programs.values() for p in programs]:
+                program.kill()
             kept = RESULTS_DIR / "cluster-logs"  # each program's log, for the post-mortem
             shutil.rmtree(kept, ignore_errors=True)
             kept.mkdir(parents=True)

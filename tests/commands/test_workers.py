@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from typing import Any
 
 from flask import Flask
@@ -14,11 +16,12 @@ from rq import Queue
 
 from commands.workers import AppSimpleWorker, AppWorker, build_worker
 from devtools.sentinel import sentinel_group
+from devtools.servers import RedisServer, free_port
 from extensions import db, redis_client
 from models import Payment, PaymentStatus
 from services import queueing
 from services.provider_clients import breaker_for
-from services.queues import MAINTENANCE_QUEUE, maintenance_queue
+from services.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
 from tests.resilience.test_redis_url import fail_over
 from tests.worker_support import PROJECT_DIR, start_worker, stop_workers, wait_for
@@ -107,3 +110,21 @@ def _reachable() -> bool:
         return bool(redis_client.client.ping())
     except RedisError:
         return False
+
+
+def test_a_worker_outlasts_a_redis_outage(app: Flask, sandbox: Any) -> None:
+    """Redis is down when the worker starts (as in a long outage): it keeps trying instead
+    of exiting, and works once Redis is back."""
+    with tempfile.TemporaryDirectory() as workdir:
+        redis = RedisServer(workdir, free_port())
+        worker = start_worker(app, sandbox, REDIS_URL=redis.url)
+        try:
+            time.sleep(3)  # several failed starts
+            assert worker.poll() is None
+            redis.start()
+            queue = Queue(provider_queue_name("stripe"), connection=Redis.from_url(redis.url))
+            job = queue.enqueue("jobs.payments.charge_payment_job", 999999)
+            wait_for(lambda: job.get_status(refresh=True) == "finished", timeout_s=30)
+        finally:
+            stop_workers([worker])
+            redis.stop()

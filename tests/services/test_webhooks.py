@@ -77,13 +77,16 @@ def test_ten_copies_at_once_credit_a_topup_once(app: Flask) -> None:
 
 
 def test_webhook_before_the_charge_call_returns(
-    app: Flask, client: FlaskClient, sandbox: Any, webhook_receiver: Any
+    app: Flask, client: FlaskClient, sandbox: Any, webhook_receiver: Any, make_app: Any
 ) -> None:
-    sandbox.add_fault("commit_timeout", hold_s=0.8, count=1, dialect="stripe", endpoint="create")
+    # The provider holds its answer 3 s, within this worker's read timeout: time enough for
+    # the webhook to land first even on a busy machine, and the answer still arrives.
+    sandbox.add_fault("commit_timeout", hold_s=3, count=1, dialect="stripe", endpoint="create")
+    worker_app = make_app(PROVIDER_READ_TIMEOUT_S=6.0, PROVIDER_CALL_BUDGET_S=8.0)
     payment_id = committed_payment(app)
 
     def charge() -> None:
-        with app.app_context():
+        with worker_app.app_context():
             charge_payment(payment_id)
 
     charging = threading.Thread(target=charge)
