@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -20,7 +21,7 @@ from jobs.schedule import periodic_jobs
 
 log = logging.getLogger(__name__)
 WORKER_MAINTENANCE_S = 30
-SCHEDULER_RETRY_S = 1.0  # the scheduler's and the workers' pause before trying Redis again
+REDIS_RETRY_S = 1.0  # the scheduler's and the workers' pause before trying Redis again
 
 
 class AppContextMixin:
@@ -70,6 +71,22 @@ def build_worker(app: Flask, queue_names: list[str], *, simple: bool = False) ->
     return worker  # type: ignore[return-value]
 
 
+def run_through_redis_errors(name: str, run: Callable[[], None]) -> None:
+    """Run an RQ loop; after a Redis error, start it again (from scratch) until it returns.
+
+    RQ's worker survives a lost connection only while it waits for a job, and its
+    scheduler not at all: anywhere else they exit. Exiting at each try of a long Redis
+    outage or a Sentinel failover would use up supervisor's start retries and leave the
+    queues with no worker and no sweeps when Redis is back (seen in the cluster drill)."""
+    while True:
+        try:
+            run()
+            return
+        except RedisError as exc:
+            log.warning("%s lost Redis (%s); starting again in %s s", name, exc, REDIS_RETRY_S)
+            time.sleep(REDIS_RETRY_S)
+
+
 @click.command("worker")
 @click.argument("queues", nargs=-1, required=True)
 @click.option("--fork", is_flag=True, help="Fork a work horse per job (RQ's default).")
@@ -78,37 +95,27 @@ def build_worker(app: Flask, queue_names: list[str], *, simple: bool = False) ->
 def worker_command(queues: tuple[str, ...], fork: bool, burst: bool) -> None:
     """Work the given RQ queues (one provider queue per program in production)."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    while True:
-        try:
-            worker = build_worker(app, list(queues), simple=not fork)  # asks Redis too
-            worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
-            return
-        except RedisError as exc:
-            # RQ survives a lost connection only while it waits for a job; anywhere else
-            # (a heartbeat, its own registration) it exits. Exiting at each try of a long
-            # Redis outage would use up supervisor's start retries and leave the queue
-            # with no worker when Redis is back (seen in the cluster drill's failover).
-            if burst:
-                raise
-            log.warning("worker lost Redis (%s); starting again in %s s", exc, SCHEDULER_RETRY_S)
-            time.sleep(SCHEDULER_RETRY_S)
+
+    def work() -> None:
+        worker = build_worker(app, list(queues), simple=not fork)  # asks Redis too
+        worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
+
+    if burst:
+        work()  # a burst reports a Redis error instead of waiting for Redis
+    else:
+        run_through_redis_errors("worker", work)
 
 
 @click.command("scheduler")
 @with_appcontext
 def scheduler_command() -> None:
-    """Enqueue the periodic jobs of jobs/schedule.py at their intervals.
+    """Enqueue the periodic jobs of jobs/schedule.py at their intervals, until stopped
+    (SIGTERM, Ctrl-C); after a Redis error the jobs are due again at once."""
 
-    RQ's scheduler stops at the first Redis error; a Redis restart or a Sentinel failover
-    must not stop the sweeps (they recover what such an event loses), so this starts it
-    again, with the jobs due at once, until it is asked to stop."""
-    while True:
+    def schedule() -> None:
         cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
         for job in periodic_jobs(current_app.config):
             cron.register(job.func, queue_name=job.queue, args=job.args, interval=job.interval_s)
-        try:
-            cron.start()  # returns when stopped (SIGTERM, Ctrl-C)
-            return
-        except RedisError as exc:
-            log.warning("scheduler lost Redis (%s); starting again in %s s", exc, SCHEDULER_RETRY_S)
-            time.sleep(SCHEDULER_RETRY_S)
+        cron.start()
+
+    run_through_redis_errors("scheduler", schedule)

@@ -28,7 +28,7 @@ import requests
 
 from bench.cluster.network import Network
 from bench.common import RESULTS_DIR
-from bench.drills.stack import STRIPE_QUEUE, Program, _wait_ready, migrate
+from bench.drills.stack import STRIPE_QUEUE, Program, wait_ready, migrate
 from devtools.sentinel import SentinelGroup, sentinel_server
 from devtools.servers import RedisServer, postgres_cluster, wait_for_port
 from devtools.supervisor_conf import flask_args, worker_args
@@ -251,7 +251,7 @@ def _start_programs(cluster: Cluster) -> None:
     wait_for_port(8099, host=provider)
     for host in WEB_HOSTS:
         wait_for_port(8000, host=net.address(host))
-        _wait_ready(cluster.web_url(host))
+        wait_ready(cluster.web_url(host))
     requests.post(
         f"{cluster.sandbox_url}/_sandbox/faults",
         json={"kind": "latency", "ms": PROVIDER_LATENCY_MS, "dialect": "stripe"},

@@ -219,7 +219,7 @@ def running_stack(
                 program.start(env)
             wait_for_port(sandbox_port)
             wait_for_port(web_port)
-            _wait_ready(result.web_url)
+            wait_ready(result.web_url)
             yield result
         finally:
             for program in programs:  # all at once: each takes a moment to shut down
@@ -228,7 +228,7 @@ def running_stack(
                 program.wait_stopped()
 
 
-def _wait_ready(web_url: str, timeout_s: float = 60) -> None:
+def wait_ready(web_url: str, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
