@@ -28,7 +28,7 @@ import requests
 
 from bench.cluster.network import Network
 from bench.common import RESULTS_DIR
-from bench.drills.stack import STRIPE_QUEUE, Program, wait_ready, migrate
+from bench.drills.stack import STRIPE_QUEUE, Program, migrate, wait_ready
 from devtools.sentinel import SentinelGroup, sentinel_server
 from devtools.servers import RedisServer, postgres_cluster, wait_for_port
 from devtools.supervisor_conf import flask_args, worker_args
