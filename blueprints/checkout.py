@@ -33,7 +33,9 @@ from services.checkout import (
     recent_orders,
     start_order_payment,
 )
+from services.customers import session_customer
 from services.errors import ClientError, NotFoundError, form_message
+from services.intake import NewPayment, pay_order_by_session
 from services.presenters import refunds_of
 from services.wallet_views import wallet_in
 
@@ -121,8 +123,30 @@ def checkout(order_id: int) -> ResponseReturnValue:
 
 
 @bp.post("/orders/<id:order_id>/pay")
-@login_required
 def pay(order_id: int) -> ResponseReturnValue:
+    new = _lean_payment(order_id)  # the common case in one statement (services/intake.py)
+    if new is not None:
+        return redirect(url_for("checkout.payment_status", payment_id=new.payment.id), code=303)
+    return _pay(order_id)
+
+
+def _lean_payment(order_id: int) -> NewPayment | None:
+    """Flask-Login's session names the customer and session version; the statement
+    checks both against the customer row, as the user loader does."""
+    signed_in = session_customer(session.get("_user_id"))
+    try:
+        key = uuid.UUID(request.form.get("idempotency_key", "").strip())
+    except ValueError:
+        return None
+    if signed_in is None:
+        return None
+    card = request.form.get("payment_method")
+    return pay_order_by_session(*signed_in, order_id, key, card)
+
+
+@login_required
+def _pay(order_id: int) -> ResponseReturnValue:
+    """Every other case (repeats, errors, not signed in): the ORM path decides."""
     try:
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         card = request.form.get("payment_method")

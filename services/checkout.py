@@ -284,13 +284,7 @@ def _insert_or_existing(payment: Payment, key: uuid.UUID) -> Payment | None:
 
 def _commit_and_enqueue(payment: Payment) -> Payment:
     db.session.commit()  # the intent is durable before anything talks to a provider
-    queueing.enqueue(
-        payment.provider,
-        queueing.CHARGE_JOB,
-        payment.id,
-        job_id=queueing.charge_job_id(payment.id),
-        is_first=True,
-    )
+    queueing.enqueue_first_charge(payment.provider, payment.id)
     return payment
 
 

@@ -109,12 +109,24 @@ def customer_for_token(token: str) -> Customer | None:
 def load_session_user(session_id: str) -> Customer | None:
     """Flask-Login's user loader: only ids 'customer:<n>:<session version>' of the
     customer's current session version are customers."""
+    signed_in = session_customer(session_id)
+    if signed_in is None:
+        return None
+    customer = db.session.get(Customer, signed_in[0])
+    if customer is None or customer.session_version != signed_in[1]:
+        return None
+    return customer
+
+
+def session_customer(session_id: object) -> tuple[int, int] | None:
+    """(customer id, session version) named by a session's user id, unchecked; None
+    for anything that is not 'customer:<id>:<version>'."""
+    if not isinstance(session_id, str):
+        return None
     kind, _, rest = session_id.partition(":")
     raw_id, _, raw_version = rest.partition(":")
     customer_id = parse_row_id(raw_id)
-    if kind != "customer" or customer_id is None or not raw_version.isdigit():
+    is_version = raw_version.isascii() and raw_version.isdigit() and len(raw_version) <= 9
+    if kind != "customer" or customer_id is None or not is_version:
         return None
-    customer = db.session.get(Customer, customer_id)
-    if customer is None or str(customer.session_version) != raw_version:
-        return None
-    return customer
+    return customer_id, int(raw_version)

@@ -28,6 +28,7 @@ from services.outbox import queue_email
 log = logging.getLogger(__name__)
 
 RESOLVED = (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED)
+CREATION_REASON = "payment created"
 
 
 def log_context(payment: Payment) -> dict[str, object]:
@@ -104,7 +105,7 @@ def record_creation(payment: Payment, source: TransitionSource) -> None:
             from_status=None,
             to_status=PaymentStatus.PENDING,
             source=source,
-            reason="payment created",
+            reason=CREATION_REASON,
         )
     )
 

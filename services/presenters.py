@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -19,7 +20,15 @@ from models import (
 from services.wallet import Movement
 
 
-def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str, Any]:
+def payment_json(
+    payment: Payment,
+    *,
+    with_transitions: bool = True,
+    refunds: Sequence[Refund] | None = None,
+    transitions: Sequence[PaymentTransition] | None = None,
+) -> dict[str, Any]:
+    """The payment as the API shows it; `refunds` and `transitions` when the caller has
+    them already (a payment just created has none and one), else read here."""
     body: dict[str, Any] = {
         "id": payment.id,
         "status": payment.status.value,
@@ -39,15 +48,17 @@ def payment_json(payment: Payment, *, with_transitions: bool = True) -> dict[str
         "created_at": payment.created_at.isoformat(),
         "updated_at": payment.updated_at.isoformat(),
     }
-    refunds = refunds_of(payment_id=payment.id)
+    if refunds is None:
+        refunds = refunds_of(payment_id=payment.id)
     body["refunds"] = [refund_json(r) for r in refunds]
     body["refunded_minor"] = refunded_minor(refunds)
-    if with_transitions:
+    if with_transitions and transitions is None:
         transitions = db.session.scalars(
             select(PaymentTransition)
             .where(PaymentTransition.payment_id == payment.id)
             .order_by(PaymentTransition.id)
         ).all()
+    if with_transitions and transitions is not None:
         body["transitions"] = [
             {
                 "from": t.from_status.value if t.from_status else None,
@@ -85,7 +96,7 @@ def refunds_of(*, payment_id: int | None = None, order_id: int | None = None) ->
     return list(db.session.scalars(select(Refund).where(where).order_by(Refund.id)))
 
 
-def refunded_minor(refunds: list[Refund]) -> int:
+def refunded_minor(refunds: Sequence[Refund]) -> int:
     return sum(r.amount_minor for r in refunds if r.status == RefundStatus.SUCCEEDED)
 
 

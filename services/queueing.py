@@ -98,7 +98,10 @@ def enqueue(
         if delay_s:
             queue.enqueue_in(timedelta(seconds=delay_s), func, payment_id, job_id=job_id)
         else:
-            queue.enqueue(func, payment_id, job_id=job_id)
+            # One round trip: RQ alone sends the queue's registration and the job apart.
+            with queue.connection.pipeline() as pipe:
+                queue.enqueue(func, payment_id, job_id=job_id, pipeline=pipe)
+                pipe.execute()
         return True
     except RedisError as exc:
         log.warning(
@@ -109,6 +112,13 @@ def enqueue(
             exc,
         )
         return False
+
+
+def enqueue_first_charge(provider: str, payment_id: int) -> bool:
+    """Enqueue the charge of a payment just committed (no job of it can exist yet)."""
+    return enqueue(
+        provider, CHARGE_JOB, payment_id, job_id=charge_job_id(payment_id), is_first=True
+    )
 
 
 def enqueue_webhook(record_id: int) -> bool:
