@@ -74,6 +74,20 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
 
 
+MIN_RETENTION_DAYS = 35  # past every redelivery, and the 30 days the backfill reaches
+
+
+def _retention_days(env: Mapping[str, str]) -> int:
+    days = _int(env, "RETENTION_DAYS", 90)
+    if days < MIN_RETENTION_DAYS:
+        raise ConfigError(
+            f"RETENTION_DAYS must be at least {MIN_RETENTION_DAYS} (a provider may redeliver "
+            f"or the backfill find an event that old; its record must still be there), "
+            f"got {days}"
+        )
+    return days
+
+
 def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
@@ -241,6 +255,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "SCA_TIMEOUT_S": _int(env, "SCA_TIMEOUT_S", 1800),
         # Every provider request is logged (services/call_log.py) and kept this long.
         "CALL_LOG_RETENTION_DAYS": _int(env, "CALL_LOG_RETENTION_DAYS", 30),
+        # What has been settled this long leaves the hot tables (services/retention.py).
+        "RETENTION_DAYS": _retention_days(env),
         # Customer emails (services/notifications.py): the SMTP server (smtp://user:pass@
         # host:587 with STARTTLS, smtps://... with TLS; it holds a password, so production
         # requires its own), the sender, where review alerts go, and the retry policy.

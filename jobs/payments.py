@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobs.throttled import throttled
-from services import authentication, call_log, charging, dashboard, sweeps
+from services import authentication, charging, dashboard, retention, sweeps
 
 
 @throttled
@@ -38,9 +38,10 @@ def sweep_abandoned_payments_job() -> int:
     return authentication.sweep_abandoned()
 
 
-def purge_call_log_job() -> int:
-    """Provider calls older than CALL_LOG_RETENTION_DAYS leave the log."""
-    return call_log.purge()
+def retention_job() -> dict[str, int]:
+    """What was settled RETENTION_DAYS ago leaves the hot tables (services/retention.py);
+    provider calls older than CALL_LOG_RETENTION_DAYS leave the log."""
+    return retention.run()
 
 
 def sample_health_job() -> int:

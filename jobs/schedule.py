@@ -8,7 +8,7 @@ from typing import Any
 
 from jobs.notifications import sweep_outbox_job
 from jobs.payments import (
-    purge_call_log_job,
+    retention_job,
     sample_health_job,
     sweep_abandoned_payments_job,
     sweep_pending_payments_job,
@@ -37,7 +37,7 @@ def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
         PeriodicJob(sweep_abandoned_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_refunds_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_outbox_job, MAINTENANCE_QUEUE, sweep_s),
-        PeriodicJob(purge_call_log_job, MAINTENANCE_QUEUE, 3600),
+        PeriodicJob(retention_job, MAINTENANCE_QUEUE, 3600),
         PeriodicJob(sample_health_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, retry_s),
     ]

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import logging
 
-from services import webhook_backfill, webhooks
+from services import webhook_backfill, webhook_batches, webhooks
 from services.provider_clients import gateway_for, provider_for
 
 log = logging.getLogger(__name__)
 
 
 def apply_webhook_job(record_id: int) -> str:
-    """Apply an event the web request recorded (maintenance queue: it calls no provider)."""
-    return webhooks.apply_recorded(record_id)
+    """Apply an event the web request recorded, with the events waiting after it
+    (maintenance queue: it calls no provider)."""
+    return webhook_batches.apply_batch(record_id)
 
 
 def retry_pending_webhooks_job() -> int:

@@ -13,7 +13,7 @@ from models.payment import (
     PaymentPurpose,
     PaymentStatus,
 )
-from models.payment_transition import PaymentTransition, TransitionSource
+from models.payment_transition import ArchivedTransition, PaymentTransition, TransitionSource
 from models.processed_webhook import ProcessedWebhook, WebhookState
 from models.product import Product
 from models.product_change import ProductChange
@@ -33,6 +33,7 @@ __all__ = [
     "OPEN_REFUND_STATUSES",
     "REFUND_TRANSITIONS",
     "AdminUser",
+    "ArchivedTransition",
     "Customer",
     "EmailKind",
     "LedgerEntry",

@@ -51,5 +51,6 @@ class OutboxMessage(db.Model):  # type: ignore[name-defined]
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Indexed: the retention job deletes sent emails by age (services/retention.py).
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -42,3 +42,22 @@ class PaymentTransition(db.Model):  # type: ignore[name-defined]
     actor: Mapped[str | None] = mapped_column(String(254))
     # Indexed: the overview's chart reads the last hour, however long the history.
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
+class ArchivedTransition(db.Model):  # type: ignore[name-defined]
+    """A transition of a payment final for longer than RETENTION_DAYS, moved out of the
+    hot table by the retention job (services/retention.py); the same columns, read when
+    a payment has no transition left in the hot table."""
+
+    __tablename__ = "payment_transitions_archive"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    payment_id: Mapped[int] = mapped_column(ForeignKey("payments.id"), index=True)
+    from_status: Mapped[PaymentStatus | None] = mapped_column(
+        str_enum(PaymentStatus, "archived_from_status")
+    )
+    to_status: Mapped[PaymentStatus] = mapped_column(str_enum(PaymentStatus, "archived_to_status"))
+    source: Mapped[TransitionSource] = mapped_column(str_enum(TransitionSource, "archived_source"))
+    reason: Mapped[str] = mapped_column(String(500))
+    actor: Mapped[str | None] = mapped_column(String(254))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -10,11 +10,12 @@ from flask import current_app
 from redis.exceptions import RedisError
 from rq import Queue, Worker
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 
 from extensions import db, redis_client
 from models import (
     OutboxMessage,
+    OutboxStatus,
     Payment,
     PaymentStatus,
     PaymentTransition,
@@ -22,7 +23,7 @@ from models import (
     WebhookState,
 )
 from models.types import utcnow
-from services import charts, day_counts, metrics
+from services import charts, day_counts, metrics, retention
 from services.notifications import GATEWAY as SMTP_GATEWAY
 from services.provider_clients import breaker_for, provider_for
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
@@ -55,7 +56,9 @@ def live_state() -> metrics.LiveState:
     """What /metrics reports besides the processes' counters (the alert rules' inputs)."""
     watched = payment_stats()["watched"]
     return metrics.LiveState(
-        payments=payment_counts_by_status(),
+        # The live statuses only, capped: counting succeeded and failed would read all of
+        # history at every scrape (their totals are the process counters).
+        payments={status: row["count"] for status, row in watched.items()},
         breakers=[b for b in breakers() if "error" not in b],
         oldest_age_s={status: row["oldest_age_s"] for status, row in watched.items()},
         queue_depths={q["name"]: q["depth"] for q in queues() if "depth" in q},
@@ -64,12 +67,19 @@ def live_state() -> metrics.LiveState:
 
 
 def outbox_counts() -> dict[str, int]:
+    """Emails not sent (pending, failed), each counted up to COUNT_CAP; sent ones are
+    history (their total is emails_total)."""
     return {
-        status.value: count
-        for status, count in db.session.execute(
-            select(OutboxMessage.status, func.count()).group_by(OutboxMessage.status)
-        ).all()
+        status.value: capped_count(select(OutboxMessage.id).where(OutboxMessage.status == status))
+        for status in (OutboxStatus.PENDING, OutboxStatus.FAILED)
     }
+
+
+def capped_count(query: Select[Any]) -> int:
+    """How many rows `query` finds, counting no further than COUNT_CAP + 1: an index range
+    read, never all of history."""
+    capped = query.limit(COUNT_CAP + 1).subquery()
+    return db.session.scalar(select(func.count()).select_from(capped)) or 0
 
 
 def queues() -> list[dict[str, Any]]:
@@ -102,8 +112,7 @@ def payment_stats(now: datetime | None = None) -> dict[str, Any]:
     now = now or utcnow()
     watched = {}
     for status in WATCHED:
-        capped = select(Payment.id).where(Payment.status == status).limit(COUNT_CAP + 1)
-        count = db.session.scalar(select(func.count()).select_from(capped.subquery())) or 0
+        count = capped_count(select(Payment.id).where(Payment.status == status))
         oldest = db.session.scalar(
             select(func.min(Payment.created_at)).where(Payment.status == status)
         )
@@ -223,12 +232,8 @@ def payment_counts_by_status() -> dict[str, int]:
 
 
 def transitions_of(payment_id: int) -> Sequence[PaymentTransition]:
-    """A payment's whole story, oldest first."""
-    return db.session.scalars(
-        select(PaymentTransition)
-        .where(PaymentTransition.payment_id == payment_id)
-        .order_by(PaymentTransition.id)
-    ).all()
+    """A payment's whole story, oldest first (archived or not)."""
+    return retention.transitions_of(payment_id)
 
 
 def _age(now: datetime, then: datetime) -> float:

@@ -86,8 +86,10 @@ def enqueue_send(outbox_id: int, *, delay_s: float | None = None, suffix: str = 
 
 @event.listens_for(Session, "after_commit")
 def _enqueue_committed(session: Session) -> None:
-    for outbox_id in session.info.pop(_PENDING, []):
-        enqueue_send(outbox_id)  # logs and returns False when Redis is down: the sweep
+    new_ids = session.info.pop(_PENDING, [])
+    if new_ids:  # rows just inserted: no job of theirs exists (False when Redis is down: the sweep)
+        jobs = [(outbox_id, email_job_id(outbox_id)) for outbox_id in new_ids]
+        queueing.enqueue_new(current_app.config["NOTIFICATIONS_QUEUE"], SEND_EMAIL_JOB, jobs)
 
 
 @event.listens_for(Session, "after_rollback")

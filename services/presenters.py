@@ -17,6 +17,7 @@ from models import (
     RefundStatus,
     TransitionSource,
 )
+from services.retention import transitions_of
 from services.wallet import Movement
 
 
@@ -53,11 +54,7 @@ def payment_json(
     body["refunds"] = [refund_json(r) for r in refunds]
     body["refunded_minor"] = refunded_minor(refunds)
     if with_transitions and transitions is None:
-        transitions = db.session.scalars(
-            select(PaymentTransition)
-            .where(PaymentTransition.payment_id == payment.id)
-            .order_by(PaymentTransition.id)
-        ).all()
+        transitions = transitions_of(payment.id)
     if with_transitions and transitions is not None:
         body["transitions"] = [
             {

@@ -98,10 +98,7 @@ def enqueue(
         if delay_s:
             queue.enqueue_in(timedelta(seconds=delay_s), func, payment_id, job_id=job_id)
         else:
-            # One round trip: RQ alone sends the queue's registration and the job apart.
-            with queue.connection.pipeline() as pipe:
-                queue.enqueue(func, payment_id, job_id=job_id, pipeline=pipe)
-                pipe.execute()
+            _push(queue, func, [(payment_id, job_id)])
         return True
     except RedisError as exc:
         log.warning(
@@ -121,6 +118,30 @@ def enqueue_first_charge(provider: str, payment_id: int) -> bool:
     )
 
 
+def enqueue_new(queue_name: str, func: str, jobs: list[tuple[int, str]]) -> bool:
+    """Enqueue the jobs (argument, job id) of rows just committed, so none of them can
+    have a job yet: no check, one round trip for all. False (logged) when Redis is
+    unreachable: the rows wait for their sweep."""
+    try:
+        _push(named_queue(queue_name), func, jobs)
+        return True
+    except RedisError as exc:
+        log.warning("could not enqueue %s jobs on %s (Redis: %s)", len(jobs), queue_name, exc)
+        return False
+
+
+def _push(queue: Queue, func: str, jobs: list[tuple[int, str]]) -> None:
+    # One round trip: RQ alone sends the queue's registration and each job apart.
+    with queue.connection.pipeline() as pipe:
+        for arg, job_id in jobs:
+            queue.enqueue(func, arg, job_id=job_id, pipeline=pipe)
+        pipe.execute()
+
+
+def webhook_job_id(record_id: int) -> str:
+    return f"webhook-{record_id}"
+
+
 def enqueue_webhook(record_id: int) -> bool:
     """Queue the application of a just-recorded webhook event on the maintenance queue.
 
@@ -128,11 +149,36 @@ def enqueue_webhook(record_id: int) -> bool:
     and the periodic retry of pending events applies it.
     """
     try:
-        maintenance_queue().enqueue(APPLY_WEBHOOK_JOB, record_id, job_id=f"webhook-{record_id}")
+        _push(maintenance_queue(), APPLY_WEBHOOK_JOB, [(record_id, webhook_job_id(record_id))])
         return True
     except RedisError as exc:
         log.warning("could not enqueue webhook event %s (Redis: %s); retried later", record_id, exc)
         return False
+
+
+# Take each job off the queue and delete it, but only if it was still waiting there: a job
+# a worker has already taken runs (and finds its event applied).
+_DROP_WAITING = """
+for i, job_id in ipairs(ARGV) do
+    if redis.call('LREM', KEYS[1], 1, job_id) > 0 then
+        redis.call('DEL', KEYS[i + 1])
+    end
+end
+"""
+
+
+def drop_queued_webhook_jobs(record_ids: list[int]) -> None:
+    """The apply jobs of events a batch applied: off the queue, unstarted (best effort:
+    one left behind finds its event applied and does nothing)."""
+    if not record_ids:
+        return
+    job_ids = [webhook_job_id(record_id) for record_id in record_ids]
+    queue = maintenance_queue()
+    keys = [queue.key, *(Job.key_for(job_id) for job_id in job_ids)]
+    try:
+        queue.connection.eval(_DROP_WAITING, len(keys), *keys, *job_ids)
+    except RedisError as exc:
+        log.warning("could not drop %s applied webhook jobs (Redis: %s)", len(job_ids), exc)
 
 
 def _overdue(job: Job, queue: Queue) -> bool:

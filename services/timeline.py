@@ -25,6 +25,7 @@ from models import (
     TransitionSource,
     WebhookState,
 )
+from services.retention import transitions_of
 
 PAYMENT_EMAILS = (EmailKind.RECEIPT, EmailKind.PAYMENT_FAILED, EmailKind.REVIEW_ALERT)
 
@@ -47,11 +48,7 @@ def story(payment_id: int) -> Story | None:
     payment = db.session.get(Payment, payment_id)
     if payment is None:
         return None
-    transitions = db.session.scalars(
-        select(PaymentTransition)
-        .where(PaymentTransition.payment_id == payment_id)
-        .order_by(PaymentTransition.id)
-    ).all()
+    transitions = transitions_of(payment_id)
     calls = db.session.scalars(
         select(ProviderCall)
         .where(ProviderCall.payment_id == payment_id)

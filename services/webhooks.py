@@ -37,6 +37,7 @@ from services.refund_webhooks import apply_refund_event
 log = logging.getLogger(__name__)
 
 
+RECEIVED = "received"  # the note of an event recorded and not applied yet
 OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
 
 
@@ -112,7 +113,7 @@ def _record_statement(dialect: str) -> Any:
             {
                 **{name: bindparam(name, type_=table.c[name].type) for name in columns},
                 "state": WebhookState.PENDING.value,
-                "note": "received",
+                "note": RECEIVED,
             }
         )
         .on_conflict_do_nothing(index_elements=["provider", "event_id"])
@@ -247,9 +248,15 @@ def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -
 
 
 def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
-    """Our own reference first, then the provider's id; the row comes back locked (its
-    order first: the one lock order). Raises ValueError when the event names a payment
-    of ours in a form that cannot be one (it is set aside, never retried)."""
+    """The event's payment, locked (its order first: the one lock order)."""
+    found = locate_payment(provider, event)
+    return lock_found_payment(*found) if found is not None else None
+
+
+def locate_payment(provider: str, event: ProviderEvent) -> tuple[int, int | None] | None:
+    """(id, order id) of the event's payment, not locked: our own reference first, then
+    the provider's id. Raises ValueError when the event names a payment of ours in a
+    form that cannot be one (it is set aside, never retried)."""
     report = event.report
     condition = None
     if report.payment_ref is not None:
@@ -274,7 +281,7 @@ def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
             select(Payment.id, Payment.order_id).where(where, Payment.provider == provider)
         ).first()
         if found is not None:
-            return lock_found_payment(found.id, found.order_id)
+            return found.id, found.order_id
     return None
 
 

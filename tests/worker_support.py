@@ -41,7 +41,11 @@ def children_of(pid: int) -> list[int]:
     return children
 
 
-def start_worker(app: Flask, sandbox: Any, **settings: object) -> subprocess.Popen[bytes]:
+def start_worker(
+    app: Flask, sandbox: Any, *args: str, **settings: object
+) -> subprocess.Popen[bytes]:
+    """`flask worker` in its own process on the stripe queue, or on `args` (queues and
+    options) when given."""
     env = {
         **os.environ,
         "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
@@ -51,7 +55,15 @@ def start_worker(app: Flask, sandbox: Any, **settings: object) -> subprocess.Pop
         **{k: str(v) for k, v in {**FAST_PROVIDER_CONFIG, **settings}.items()},
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "flask", "--app", "app", "worker", provider_queue_name("stripe")],
+        [
+            sys.executable,
+            "-m",
+            "flask",
+            "--app",
+            "app",
+            "worker",
+            *(args or [provider_queue_name("stripe")]),
+        ],
         cwd=PROJECT_DIR,
         env=env,
         start_new_session=True,
