@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.intake
 	$(BIN)/python -m bench.checkout_page
 	$(BIN)/python -m bench.webhooks
+	$(BIN)/python -m bench.history_growth --explain docs/history-explain.md
 	$(BIN)/python -m bench.reconcile_drain
 	$(BIN)/python -m bench.drills outage --database postgres
 	$(BIN)/python -m bench.drills outage --database sqlite
