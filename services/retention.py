@@ -55,21 +55,19 @@ def run(now: datetime | None = None) -> dict[str, int]:
 
 
 def transitions_of(payment_id: int) -> Sequence[PaymentTransition]:
-    """A payment's whole story, oldest first: from the hot table, or, once archived, from
-    the archive (as transitions outside any session)."""
-    hot = db.session.scalars(
-        select(PaymentTransition)
-        .where(PaymentTransition.payment_id == payment_id)
-        .order_by(PaymentTransition.id)
-    ).all()
-    if hot:
-        return hot
+    """A payment's whole story, oldest first: what was archived (as transitions outside
+    any session; a payment acted on again after its archiving has both) and the rest."""
     archived = db.session.execute(
         select(*(ArchivedTransition.__table__.c[name] for name in _COLUMNS))
         .where(ArchivedTransition.payment_id == payment_id)
         .order_by(ArchivedTransition.id)
     ).all()
-    return [PaymentTransition(**row._asdict()) for row in archived]
+    hot = db.session.scalars(
+        select(PaymentTransition)
+        .where(PaymentTransition.payment_id == payment_id)
+        .order_by(PaymentTransition.id)
+    ).all()
+    return [*(PaymentTransition(**row._asdict()) for row in archived), *hot]
 
 
 def _repeat(step: Callable[[], int]) -> int:

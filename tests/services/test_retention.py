@@ -22,9 +22,11 @@ from models import (
     PaymentStatus,
     PaymentTransition,
     ProcessedWebhook,
+    TransitionSource,
 )
 from models.types import utcnow
 from services import retention
+from services.payment_state import move
 from services.presenters import payment_json
 from services.wallet_audit import audit_wallets
 from tests.helpers import (
@@ -116,6 +118,21 @@ def test_a_payment_page_shows_an_archived_story(app: Flask, client: FlaskClient)
         assert retention.run()["transitions_archived"] == 1
         after = payment_json(db.session.get_one(Payment, payment_id))["transitions"]
     assert after == before and [t["to"] for t in after] == ["succeeded"]
+
+
+def test_a_story_acted_on_after_its_archiving_is_still_whole(
+    app: Flask, client: FlaskClient
+) -> None:
+    payment_id = committed_payment(app)
+    _succeed(app, client, payment_id, 1000)
+    _age(app, [payment_id])
+    with app.app_context():
+        retention.run()
+        payment = db.session.get_one(Payment, payment_id)
+        move(payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.ADMIN, reason="x")
+        db.session.commit()
+        story = [t.to_status for t in retention.transitions_of(payment_id)]
+    assert story == [PaymentStatus.SUCCEEDED, PaymentStatus.NEEDS_REVIEW]
 
 
 def test_retention_shorter_than_any_redelivery_is_refused() -> None:
