@@ -38,7 +38,7 @@ from models import (
 )
 from models.money import format_money
 from models.types import parse_row_id
-from services import admin_actions, admin_auth, dashboard
+from services import admin_actions, admin_auth, dashboard, retention
 from services.errors import ClientError
 from services.provider_clients import breaker_for
 
@@ -246,7 +246,7 @@ class PaymentView(ReadOnlyView):
         "transitions": lambda v, c, m, n: Markup("<br>").join(
             f"{t.created_at:%Y-%m-%d %H:%M:%S} {t.from_status or '-'} -> {t.to_status} "
             f"({t.source}{', ' + t.actor if t.actor else ''}): {t.reason}"
-            for t in dashboard.transitions_of(m.id)
+            for t in retention.transitions_of(m.id)
         ),
     }
 

@@ -134,11 +134,11 @@ def _lean_payment(order_id: int) -> NewPayment | None:
     """Flask-Login's session names the customer and session version; the statement
     checks both against the customer row, as the user loader does."""
     signed_in = session_customer(session.get("_user_id"))
+    if signed_in is None:
+        return None
     try:
         key = uuid.UUID(request.form.get("idempotency_key", "").strip())
     except ValueError:
-        return None
-    if signed_in is None:
         return None
     card = request.form.get("payment_method")
     return pay_order_by_session(*signed_in, order_id, key, card)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,7 +22,7 @@ from models import (
     WebhookState,
 )
 from models.types import utcnow
-from services import charts, day_counts, metrics, retention
+from services import charts, day_counts, metrics
 from services.notifications import GATEWAY as SMTP_GATEWAY
 from services.provider_clients import breaker_for, provider_for
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
@@ -229,11 +228,6 @@ def payment_counts_by_status() -> dict[str, int]:
             select(Payment.status, func.count()).group_by(Payment.status)
         ).all()
     }
-
-
-def transitions_of(payment_id: int) -> Sequence[PaymentTransition]:
-    """A payment's whole story, oldest first (archived or not)."""
-    return retention.transitions_of(payment_id)
 
 
 def _age(now: datetime, then: datetime) -> float:

@@ -40,6 +40,8 @@ from providers.registry import spec_for
 from services import queueing
 from services.payment_state import CREATION_REASON
 
+log = logging.getLogger(__name__)
+
 # {who} is one of the two checks below, never client text.
 _INSERT = """
 WITH locked AS (
@@ -66,8 +68,6 @@ SELECT payment.id, payment.customer_id, payment.order_id, payment.amount_minor,
     payment.currency, transition.id AS transition_id
 FROM payment, transition
 """
-log = logging.getLogger(__name__)
-
 _BY_TOKEN = text(_INSERT.format(who="c.api_token_hash = :token_hash"))
 _BY_SESSION = text(_INSERT.format(who="c.id = :customer_id AND c.session_version = :version"))
 
@@ -81,7 +81,9 @@ def _engine() -> Engine:
     before every checkout (a round trip, and a quarter of this path's CPU): a
     connection that died is noticed by the statement itself (see `_pay`)."""
     url = current_app.config["SQLALCHEMY_DATABASE_URI"]
-    with _ENGINES_LOCK:
+    if url in _ENGINES:
+        return _ENGINES[url]
+    with _ENGINES_LOCK:  # one engine per database, whichever thread asks first
         if url not in _ENGINES:
             options = {**current_app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {})}
             options.update(pool_pre_ping=False, isolation_level="AUTOCOMMIT")

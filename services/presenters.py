@@ -53,9 +53,9 @@ def payment_json(
         refunds = refunds_of(payment_id=payment.id)
     body["refunds"] = [refund_json(r) for r in refunds]
     body["refunded_minor"] = refunded_minor(refunds)
-    if with_transitions and transitions is None:
-        transitions = transitions_of(payment.id)
-    if with_transitions and transitions is not None:
+    if with_transitions:
+        if transitions is None:
+            transitions = transitions_of(payment.id)
         body["transitions"] = [
             {
                 "from": t.from_status.value if t.from_status else None,

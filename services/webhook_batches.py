@@ -29,7 +29,14 @@ from models import ProcessedWebhook, WebhookState
 from providers.events import ProviderEvent
 from providers.registry import PROVIDERS
 from services import queueing
-from services.webhooks import CANNOT_APPLY, RECEIVED, apply_event, apply_recorded, locate_payment
+from services.webhooks import (
+    CANNOT_APPLY,
+    RECEIVED,
+    Located,
+    apply_event,
+    apply_recorded,
+    locate_payment,
+)
 
 log = logging.getLogger(__name__)
 
@@ -72,17 +79,17 @@ def apply_batch(record_id: int) -> str:
 
 
 def _apply_in_order(records: Sequence[ProcessedWebhook]) -> None:
-    located: list[tuple[int, ProcessedWebhook, ProviderEvent]] = []
+    located: list[tuple[Located, ProcessedWebhook, ProviderEvent]] = []
     for record in records:
         event = PROVIDERS[record.provider].webhook.parse(record.payload)
         if event.is_refund:
             raise _OneAtATime(f"refund event {record.event_id}")
         found = locate_payment(record.provider, event) if event.outcome is not None else None
-        located.append((found[0] if found else 0, record, event))
-    for _, record, event in sorted(located, key=_lock_order):
-        apply_event(record.provider, event, record)
+        located.append((found, record, event))
+    for found, record, event in sorted(located, key=_lock_order):
+        apply_event(record.provider, event, record, found)
 
 
-def _lock_order(item: tuple[int, ProcessedWebhook, Any]) -> tuple[int, int]:
-    payment_id, record, _ = item
-    return payment_id, record.id
+def _lock_order(item: tuple[Located, ProcessedWebhook, Any]) -> tuple[int, int]:
+    found, record, _ = item
+    return (found[0] if found else 0), record.id

@@ -185,8 +185,15 @@ def _set_aside(record_id: int, provider: str, event_id: str, exc: Exception) -> 
     return locked.state
 
 
-def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
-    """Apply an event to its (locked) payment in the caller's transaction; set record.state."""
+Located = tuple[int, int | None] | None  # (payment id, order id) of an event, or not found
+LOOK_UP: Any = object()  # apply_event's default: locate the event's payment itself
+
+
+def apply_event(
+    provider: str, event: ProviderEvent, record: ProcessedWebhook, located: Located = LOOK_UP
+) -> str:
+    """Apply an event to its (locked) payment in the caller's transaction; set record.state.
+    `located`: what locate_payment answered for it already (a batch sorts by it)."""
     record.processed_at = utcnow()
     if event.is_refund:
         return apply_refund_event(provider, event, record)
@@ -194,7 +201,9 @@ def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -
         record.state, record.note = WebhookState.IGNORED, "event type has no effect on payments"
         return record.state
     try:
-        payment = _find_payment(provider, event)
+        if located is LOOK_UP:
+            located = locate_payment(provider, event)
+        payment = lock_found_payment(*located) if located is not None else None
     except ValueError as exc:
         record.state, record.note = WebhookState.REJECTED, str(exc)[:500]
         return record.state
@@ -245,12 +254,6 @@ def apply_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -
         else f"no change: payment was {was.value}"
     )
     return record.state
-
-
-def _find_payment(provider: str, event: ProviderEvent) -> Payment | None:
-    """The event's payment, locked (its order first: the one lock order)."""
-    found = locate_payment(provider, event)
-    return lock_found_payment(*found) if found is not None else None
 
 
 def locate_payment(provider: str, event: ProviderEvent) -> tuple[int, int | None] | None:

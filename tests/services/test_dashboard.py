@@ -10,8 +10,9 @@ from flask import Flask
 from extensions import db
 from models import PaymentStatus, TransitionSource
 from models.types import utcnow
-from services.dashboard import payment_stats, transitions_of, webhook_stats
+from services.dashboard import payment_stats, webhook_stats
 from services.payment_state import lock_payment, move
+from services.retention import transitions_of
 from tests.factories import make_customer, make_order, make_payment
 
 
