@@ -34,6 +34,8 @@ class ChargeRequest:
     provider_payment_id: str | None = None
     # When the first request for this payment may have left us (None: never).
     first_sent_at: datetime | None = None
+    # When the latest request may have left us (None: the first one is the latest).
+    last_sent_at: datetime | None = None
     payment_method: str | None = None  # the provider's card token (Stripe: pm_...)
     # Where the provider sends the customer back after authenticating (3-D Secure).
     return_url: str | None = None

@@ -91,11 +91,17 @@ class Unknown:
 
     reason: str
     is_provider_failure: bool = True  # False when the provider answered, just not finally
+    # The provider's id when its answer named one (an intent still `processing`): kept,
+    # so later lookups ask for it by id instead of searching.
+    provider_payment_id: str | None = None
+    report: Report = Report()
 
 
 @dataclass(frozen=True)
 class Absent:
-    """A lookup's answer: the provider has no record of this payment. Sending it is safe."""
+    """A lookup's answer: the provider has no record of this payment, from a strongly
+    consistent read (a replay, a retrieve by id, a complete list), never from a search
+    index, which lags. Sending it is safe; a keyed payment that is Absent was never charged."""
 
     reason: str
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import requests
 
-from sandbox.app import DEFAULT_KEY_LIFETIME_S, SandboxConfig
+from sandbox.app import DEFAULT_KEY_LIFETIME_S, DEFAULT_SEARCH_LAG_S, SandboxConfig
 from sandbox.faults import FAULT_KINDS
 
 FAULTS_HELP = "\n".join(
@@ -48,6 +48,13 @@ def serve(argv: list[str]) -> None:
         default=DEFAULT_KEY_LIFETIME_S,
         help="how long idempotency keys are kept (default 24 h)",
     )
+    parser.add_argument(
+        "--search-lag-s",
+        type=float,
+        default=DEFAULT_SEARCH_LAG_S,
+        help="how long a new PaymentIntent stays invisible to search (default %(default)s s; "
+        "the search_lag fault makes it an outage's hour)",
+    )
     args = parser.parse_args(argv)
     from sandbox.server import RefusingServer
 
@@ -61,6 +68,7 @@ def serve(argv: list[str]) -> None:
         acquirer_webhook_secret=args.acquirer_webhook_secret,
         webhook_url=args.webhook_url,
         key_lifetime_s=args.key_lifetime_s,
+        search_lag_s=args.search_lag_s,
     )
     RefusingServer(args.host, args.port, config).serve_forever()
 

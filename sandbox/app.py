@@ -18,6 +18,10 @@ from sandbox.faults import REQUEST_KINDS, Fault, draw_faults, tamper
 from sandbox.store import Store
 
 DEFAULT_KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for 24 hours
+# Stripe's search is eventually consistent: "under normal operating conditions, data is
+# searchable in less than a minute". A few seconds keeps tests and drills honest
+# (nothing may count on search seeing a new intent) without slowing them down.
+DEFAULT_SEARCH_LAG_S = 2.0
 
 
 @dataclass
@@ -29,6 +33,7 @@ class SandboxConfig:
     acquirer_webhook_secret: str = "acqwh_sandbox"
     webhook_url: str | None = None
     key_lifetime_s: float = DEFAULT_KEY_LIFETIME_S
+    search_lag_s: float = DEFAULT_SEARCH_LAG_S  # a search_lag fault overrides it
     # Set by the server loop: stop listening for N seconds.
     refuse: Callable[[float], None] = field(default=lambda seconds: None)
 
@@ -171,6 +176,14 @@ class RequestFaults:
 
     def internal_error_before(self) -> bool:
         return self._first("error", status=500, phase="before") is not None
+
+    def internal_error_stored(self) -> bool:
+        """Processed, then a 500 that Stripe stores under the key (replays repeat it)."""
+        return self._first("error", status=500, phase="stored") is not None
+
+    def search_lag_s(self) -> float:
+        lagging = self._first("search_lag")
+        return float(lagging.params["seconds"]) if lagging else settings().search_lag_s
 
     def after_commit(self, response: Response) -> Response:
         """Faults after the effect is committed: the client may never learn of it."""

@@ -24,7 +24,8 @@ FAULT_KINDS: dict[str, tuple[dict[str, Any], str]] = {
         {"status": 500, "retry_after": None, "phase": "before", "html": False},
         "answer 400/404/429/500/502/503; phase=before: nothing processed (a POST's 500 "
         "is stored under the idempotency key like Stripe does), phase=after: processed "
-        "first; html=true: an HTML page, as a proxy would answer",
+        "first; phase=stored: processed, and the 500 is what Stripe stores under the key "
+        "(its replays answer 500 too); html=true: an HTML page, as a proxy would answer",
     ),
     "reset_before": ({}, "reset the connection before processing"),
     "reset_after": ({}, "process, then reset the connection without answering"),
@@ -36,7 +37,13 @@ FAULT_KINDS: dict[str, tuple[dict[str, Any], str]] = {
     "tamper": (
         {"field": "amount", "value": 1},
         "process normally, then answer with one field of the payment object(s) changed "
-        "(amount, currency, id, reference, metadata.payment_id): a hostile or buggy provider",
+        "(amount, currency, id, reference, metadata.payment_id, status): a hostile or buggy "
+        "provider, or one that answers before it has finished (status=processing)",
+    ),
+    "search_lag": (
+        {"seconds": 3600},
+        "search sees only intents older than this (Stripe's index during an outage; "
+        "--search-lag-s sets the normal lag)",
     ),
     "webhook_duplicate": ({"copies": 2}, "deliver each event this many times"),
     "webhook_reorder": ({"max_delay_s": 2.0}, "delay events randomly so later ones overtake"),
@@ -52,8 +59,9 @@ REQUEST_KINDS = (
     "reset_after",
     "commit_timeout",
     "tamper",
+    "search_lag",
 )
-TAMPER_FIELDS = ("amount", "currency", "id", "reference", "metadata.payment_id")
+TAMPER_FIELDS = ("amount", "currency", "id", "reference", "metadata.payment_id", "status")
 WEBHOOK_KINDS = ("webhook_duplicate", "webhook_reorder", "webhook_delay", "webhook_drop")
 
 
@@ -85,8 +93,14 @@ def add_fault(store: Store, spec: dict[str, Any]) -> int:
         raise FaultError("dialect must be 'stripe' or 'acquirer'")
     if kind == "error" and params["status"] not in (400, 404, 429, 500, 502, 503):
         raise FaultError("status must be 400, 404, 429, 500, 502 or 503")
-    if kind == "error" and params["phase"] not in ("before", "after"):
-        raise FaultError("phase must be 'before' or 'after'")
+    if kind == "error" and params["phase"] not in ("before", "after", "stored"):
+        raise FaultError("phase must be 'before', 'after' or 'stored'")
+    if kind == "error" and params["phase"] == "stored" and params["status"] != 500:
+        raise FaultError("phase 'stored' is for status 500 (what Stripe keeps under a key)")
+    if kind == "search_lag" and (
+        not isinstance(params["seconds"], int | float) or params["seconds"] < 0
+    ):
+        raise FaultError("seconds must be a number >= 0")
     if kind == "tamper" and params["field"] not in TAMPER_FIELDS:
         raise FaultError(f"field must be one of {', '.join(TAMPER_FIELDS)}")
     with store.transaction() as conn:

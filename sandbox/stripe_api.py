@@ -10,6 +10,7 @@ import hmac
 import json
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -251,12 +252,13 @@ def retrieve_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
 @with_faults("stripe", "list")
 def list_payment_intents(faults: RequestFaults) -> Response:
     query = _query(params_of.LIST)
+    where, args = params_of.created_bounds(query)  # a list is consistent: no search lag
     faults.slow_down()
     rows, has_more = page(
         store().connection(),
         "payment_intents",
-        "1 = 1",
-        (),
+        where,
+        args,
         starting_after=query.get("starting_after"),
         ending_before=query.get("ending_before"),
         limit=params_of.limit(query),
@@ -274,6 +276,9 @@ def search_payment_intents(faults: RequestFaults) -> Response:
     after = decode_page(query.get("page"))
     size = params_of.limit(query)
     faults.slow_down()
+    # Stripe's search index is eventually consistent ("under normal conditions within a
+    # minute", longer during outages): it sees only intents older than the lag.
+    where, args = f"{where} AND created <= ?", (*args, time.time() - faults.search_lag_s())
     if after is not None:
         where, args = f"{where} AND rowid < ?", (*args, after)
     rows = store().query(

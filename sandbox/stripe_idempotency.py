@@ -49,6 +49,10 @@ def idempotent(view: Callable[..., Response]) -> Callable[..., Response]:
                 response = stripe_error(500, "api_error", "sandbox injected 500 before processing")
             else:
                 response = view(faults, *args, **kwargs)
+                if faults.internal_error_stored():
+                    response = stripe_error(
+                        500, "api_error", "sandbox injected 500 after processing"
+                    )
         except BaseException:
             _release(key)
             raise

@@ -155,6 +155,29 @@ def metadata(params: dict[str, Any]) -> dict[str, str]:
     return dict(raw)
 
 
+CREATED_OPERATORS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def created_bounds(params: dict[str, Any]) -> tuple[str, tuple[int, ...]]:
+    """SQL over a `created` column for Stripe's `created` list filter: an exact unix time
+    (`created=N`) or bounds (`created[gte]=N&created[lt]=M`); raises ParamError."""
+    raw = params.get("created")
+    if raw is None:
+        return "1 = 1", ()
+    if isinstance(raw, str):
+        return "created = ?", (_unix_time(raw),)
+    if not isinstance(raw, dict) or not raw or set(raw) - set(CREATED_OPERATORS):
+        raise ParamError("Invalid created: use created[gt|gte|lt|lte]=<unix time>", "created")
+    clauses = [f"created {CREATED_OPERATORS[op]} ?" for op in raw]
+    return " AND ".join(clauses), tuple(_unix_time(value) for value in raw.values())
+
+
+def _unix_time(raw: object) -> int:
+    if not isinstance(raw, str) or not raw.isdigit() or len(raw) > 12:
+        raise ParamError(f"Invalid timestamp: {str(raw)[:40]}", "created")
+    return int(raw)
+
+
 def limit(params: dict[str, Any]) -> int:
     """Stripe's page size: 10 by default, 1 to 100."""
     value = integer(params, "limit")

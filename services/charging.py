@@ -33,6 +33,7 @@ from providers.outcomes import (
     NotSent,
     Outcome,
     Succeeded,
+    Unknown,
 )
 from resilience.gateway import CallContext, Gateway, seconds_until
 from services import failover, metrics, queueing, reports
@@ -55,6 +56,7 @@ def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> Char
         order_id=payment.order_id,
         provider_payment_id=payment.provider_payment_id,
         first_sent_at=first_sent_at,
+        last_sent_at=payment.last_sent_at if first_sent_at else None,
         payment_method=payment.payment_method,
         # The route of blueprints/checkout.return_from_bank.
         return_url=f"{current_app.config['PUBLIC_URL']}/payments/{payment.id}/return",
@@ -162,8 +164,9 @@ def reconcile_payment(payment_id: int) -> None:
     assert payment is not None
     payment.lease_expires_at = None
     if isinstance(outcome, Absent):
-        # Keyed provider: it answered an error and keeps no record of the payment
-        # (searched after the search lag): nothing was charged.
+        # Keyed provider: a strongly consistent read (the key's replay, a retrieve by id,
+        # a complete list of the intents created around our sends) found no charge. A
+        # search that finds nothing is never taken for this (its index lags).
         move(
             payment,
             PaymentStatus.FAILED,
@@ -243,6 +246,12 @@ def apply_outcome(
             reason=f"declined: {outcome.code} {outcome.message}".strip(),
         )
         return _nothing
+    if (
+        isinstance(outcome, Unknown)
+        and outcome.provider_payment_id
+        and not _keep_intent_id(payment, outcome, source)
+    ):
+        return _nothing
     payment.last_error = outcome.reason[:500]
     if source == TransitionSource.CHARGE:
         if isinstance(outcome, NotSent):
@@ -251,6 +260,20 @@ def apply_outcome(
             return schedule_reconcile(payment)
         return _nothing
     return schedule_reconcile(payment)
+
+
+def _keep_intent_id(payment: Payment, outcome: Unknown, source: TransitionSource) -> bool:
+    """Keep the provider id of a payment that is not final yet (`processing`), so its next
+    lookup retrieves it by id. False: the answer contradicts the payment (set aside)."""
+    problem = reports.mismatch(
+        payment, outcome.provider_payment_id, outcome.report, is_success=False
+    )
+    if problem:
+        reports.set_aside(payment, problem, source=source, what="an unfinished answer")
+        return False
+    if payment.provider_payment_id is None and outcome.report.payment_ref == str(payment.id):
+        payment.provider_payment_id = outcome.provider_payment_id
+    return True
 
 
 def _await_authentication(

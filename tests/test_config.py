@@ -56,7 +56,8 @@ def test_production_refuses_to_start_without_a_required_setting(missing: str) ->
         ({"MAX_AMOUNT_MINOR": "ten"}, "MAX_AMOUNT_MINOR must be an integer"),
         ({"PROVIDER_READ_TIMEOUT_S": "fast"}, "PROVIDER_READ_TIMEOUT_S must be a number"),
         ({"PAYMENTS_DEFAULT_PROVIDER": "paypal"}, "PAYMENTS_DEFAULT_PROVIDER"),
-        ({"STRIPE_SEARCH_LAG_S": "soon"}, "STRIPE_SEARCH_LAG_S must be a number"),
+        ({"STRIPE_SETTLE_S": "soon"}, "STRIPE_SETTLE_S must be a number"),
+        ({"STRIPE_SEARCH_LAG_S": "120"}, "STRIPE_SEARCH_LAG_S is gone: search never proves"),
     ],
 )
 def test_malformed_settings_name_the_variable(env: dict[str, str], message: str) -> None:

@@ -60,7 +60,7 @@ SETTINGS = {
     "PAYMENT_LEASE_S": "8",  # at least twice the call budget: a charge and a lookup
     "RECONCILE_DELAYS_S": "1,2,4,8",
     "RECONCILE_MAX_ATTEMPTS": "6",
-    "STRIPE_SEARCH_LAG_S": "5",
+    "STRIPE_SETTLE_S": "5",
     "PENDING_SWEEP_GRACE_S": "4",
     "SWEEP_INTERVAL_S": "2",
     "WEBHOOK_RETRY_INTERVAL_S": "5",

@@ -68,7 +68,7 @@ SETTINGS = {
     "CHARGE_DEFER_S": "1",
     # Stripe's search may lag a minute; the sandbox's does not: after 5 s, "not found"
     # means never charged, so a lost charge resolves to failed instead of review.
-    "STRIPE_SEARCH_LAG_S": "5",
+    "STRIPE_SETTLE_S": "5",
     "PENDING_SWEEP_GRACE_S": "5",
     # A 3-D Secure payment whose customer never answered is cancelled inside the settle time.
     "SCA_TIMEOUT_S": "20",

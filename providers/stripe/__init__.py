@@ -9,7 +9,7 @@ from typing import Any
 from providers.http import HttpPolicy
 from providers.settings import ConfigError, number
 from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
-from providers.stripe.client import API_VERSION, SEARCH_LAG_S, StripeProvider
+from providers.stripe.client import API_VERSION, SETTLE_S, StripeProvider
 from providers.stripe.webhooks import parse_stripe, verify_stripe
 
 DEV_SECRET_KEY = "sk_test_sandbox"
@@ -19,6 +19,12 @@ STRIPE_JS_URL = "https://js.stripe.com/v3"  # production: always Stripe's own (P
 
 
 def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
+    if env.get("STRIPE_SEARCH_LAG_S"):
+        raise ConfigError(
+            "STRIPE_SEARCH_LAG_S is gone: search never proves that a payment was not "
+            "charged (its index lags). Remove it; STRIPE_SETTLE_S is how long a request "
+            "may still run at Stripe (default 120)."
+        )
     return {
         "STRIPE_API_BASE": context.base_url(env, "STRIPE_API_BASE", context.sandbox_url),
         "STRIPE_SECRET_KEY": context.secret(env, "STRIPE_SECRET_KEY", DEV_SECRET_KEY),
@@ -31,9 +37,9 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         # Sent as Stripe-Version on every call: response shapes never follow the
         # account's default. The default is the version the client and sandbox speak.
         "STRIPE_API_VERSION": env.get("STRIPE_API_VERSION", API_VERSION),
-        # Search is eventually consistent (Stripe: "up to a minute"): "not found" means
-        # nothing until this long after the first send.
-        "STRIPE_SEARCH_LAG_S": number(env, "STRIPE_SEARCH_LAG_S", SEARCH_LAG_S),
+        # How long a request may still run at Stripe after we stopped waiting: "never
+        # charged" is concluded (from a complete list, never from search) only after it.
+        "STRIPE_SETTLE_S": number(env, "STRIPE_SETTLE_S", SETTLE_S),
     }
 
 
@@ -52,7 +58,7 @@ def build(config: Mapping[str, Any], policy: HttpPolicy) -> StripeProvider:
         # Stripe says when a repeat cannot help (a stored answer): stop retrying then.
         replace(policy, stop_retry_header="Stripe-Should-Retry"),
         config["STRIPE_API_VERSION"],
-        search_lag_s=config["STRIPE_SEARCH_LAG_S"],
+        settle_s=config["STRIPE_SETTLE_S"],
     )
 
 

@@ -38,9 +38,18 @@ KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for at least 24 hour
 # Replay only while the key is certainly alive: the margin covers clock skew and a
 # reconcile job that starts just before the deadline.
 REPLAY_MARGIN_S = 3600
-# Search is eventually consistent (Stripe: "up to a minute"); "not found" means
-# nothing only after this long.
-SEARCH_LAG_S = 120
+# How long a request may still be running at Stripe after we stopped waiting for its
+# answer (a read timeout, a cut connection): an intent it creates appears only then, so
+# absence is concluded only this long after our last send. Stripe's own request limit
+# is well under a minute; two leave room for a slow account.
+SETTLE_S = 120
+# Our clock and Stripe's may disagree: the list of intents around our sends reaches
+# this far beyond them on both sides.
+CLOCK_SKEW_S = 300
+LIST_PAGE_SIZE = 100  # Stripe's maximum
+# Pages of that list read at the most: past 2,000 intents created around one payment's
+# sends absence stays unproven, and the payment goes to review in time.
+LIST_MAX_PAGES = 20
 # The API version this client is written against (and the sandbox implements); sent
 # as Stripe-Version on every call so response shapes never follow an account default.
 API_VERSION = "2026-10-28.endive"
@@ -65,7 +74,7 @@ class StripeProvider(StripeRefunds):
         policy: HttpPolicy,
         api_version: str = API_VERSION,
         events_page_size: int = EVENTS_PAGE_SIZE,
-        search_lag_s: float = SEARCH_LAG_S,
+        settle_s: float = SETTLE_S,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.policy = policy
@@ -73,7 +82,7 @@ class StripeProvider(StripeRefunds):
         self.session.headers["Authorization"] = f"Bearer {secret_key}"
         self.session.headers["Stripe-Version"] = api_version
         self.events_page_size = events_page_size
-        self.search_lag_s = search_lag_s
+        self.settle_s = settle_s
 
     # -- calls -------------------------------------------------------------------------
 
@@ -90,23 +99,29 @@ class StripeProvider(StripeRefunds):
         return outcome
 
     def lookup(self, request: ChargeRequest) -> LookupOutcome:
-        """Replay the create with the same key while Stripe keeps it; else search by metadata."""
+        """What Stripe did with this payment: the key's replay while Stripe keeps it, the
+        intent by id, search as a hint, and a complete list of the intents created around
+        our sends as the only proof that none exists (search is eventually consistent:
+        "normally within a minute", far longer during the outages that bring us here)."""
         if request.first_sent_at is None:
             return Absent("never sent")
         intent_id = request.provider_payment_id
         if is_within(request.first_sent_at, self.capabilities.replay_window_s or 0):
             replayed = self._create(request)
-            if isinstance(replayed, ActionRequired):
-                # A replay returns the first answer; the customer may have authenticated
-                # since: the intent itself says where it is now.
-                intent_id = replayed.provider_payment_id
-            elif not isinstance(replayed, Unknown):
+            if isinstance(replayed, ActionRequired | Unknown):
+                # A replay returns the first answer (a stored 500 included): where the
+                # intent is now, only the intent says.
+                intent_id = intent_id or replayed.provider_payment_id
+            else:
                 return replayed
         if intent_id:
             by_id = self._retrieve(intent_id)
-            if not isinstance(by_id, Unknown):
+            if not isinstance(by_id, Unknown) or by_id.provider_payment_id:
                 return by_id
-        return self._search(request)
+        found = self._search(request)
+        if found is not None:
+            return found
+        return self._list_around_sends(request)
 
     def cancel(self, request: ChargeRequest) -> Outcome:
         """Cancel an intent whose customer never authenticated. A second cancel (or one
@@ -192,7 +207,9 @@ class StripeProvider(StripeRefunds):
         # never a decline, which would be final. Ask again later.
         return lookup_failed("retrieve", response, error)
 
-    def _search(self, request: ChargeRequest) -> LookupOutcome:
+    def _search(self, request: ChargeRequest) -> LookupOutcome | None:
+        """A hint: the intent when search finds it, an Unknown when search fails, and
+        None when it finds nothing, which proves nothing (its index lags)."""
         query = f"metadata['payment_id']:'{request.payment_id}'"
         try:
             response = self.session.get(
@@ -206,12 +223,58 @@ class StripeProvider(StripeRefunds):
             return lookup_failed("search", response, error_of(response))
         found = json_object(response).get("data")
         intents = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
-        if not intents:
-            if is_within(request.first_sent_at, self.search_lag_s):
-                return Unknown(
-                    "not found by search yet (search may lag)", is_provider_failure=False
+        return self._pick(request, intents) if intents else None
+
+    def _list_around_sends(self, request: ChargeRequest) -> LookupOutcome:
+        """Absent only from a complete list (strongly consistent) of the intents created
+        between our first send and the last one's settling, matched on our metadata."""
+        first = request.first_sent_at
+        last = request.last_sent_at or first
+        assert first is not None and last is not None  # lookup() returned before
+        if is_within(last, self.settle_s):
+            return Unknown(
+                "not found yet: our last request may still be running at Stripe",
+                is_provider_failure=False,
+            )
+        params = {
+            "created[gte]": str(int(first.timestamp()) - CLOCK_SKEW_S),
+            "created[lte]": str(int(last.timestamp() + self.settle_s) + CLOCK_SKEW_S),
+            "limit": str(LIST_PAGE_SIZE),
+        }
+        ours: list[dict[str, Any]] = []
+        for _ in range(LIST_MAX_PAGES):
+            try:
+                response = self.session.get(
+                    f"{self.api_base}/v1/payment_intents",
+                    params=params,
+                    timeout=self.policy.timeout,
                 )
-            return Absent("no payment_intent with this payment_id")
+            except requests.RequestException as exc:
+                return classify_exception(exc)
+            if response.status_code != 200:
+                return lookup_failed("list", response, error_of(response))
+            body = json_object(response)
+            data = body.get("data")
+            intents = [i for i in data if isinstance(i, dict)] if isinstance(data, list) else []
+            ours += [i for i in intents if _payment_ref(i) == str(request.payment_id)]
+            last_id = intents[-1].get("id") if intents else None
+            if body.get("has_more") is not True or not isinstance(last_id, str):
+                break
+            params["starting_after"] = last_id
+        else:
+            return Unknown(
+                f"more than {LIST_MAX_PAGES * LIST_PAGE_SIZE} intents were created around "
+                "our sends: absence is not proven",
+                is_provider_failure=False,
+            )
+        if ours:
+            return self._pick(request, ours)
+        return Absent(
+            f"no payment_intent for payment {request.payment_id} among all those created "
+            f"from {params['created[gte]']} to {params['created[lte]']} (unix time)"
+        )
+
+    def _pick(self, request: ChargeRequest, intents: list[dict[str, Any]]) -> Outcome:
         succeeded = [i for i in intents if i.get("status") == "succeeded"]
         if len(succeeded) > 1:
             log.error(
@@ -269,12 +332,11 @@ class StripeProvider(StripeRefunds):
 
 def intent_report(intent: dict[str, Any]) -> Report:
     """What a PaymentIntent says it is for; a succeeded one also says what it received."""
-    metadata = intent.get("metadata")
     is_succeeded = intent.get("status") == "succeeded"
     return Report.of(
         intent.get("amount"),
         intent.get("currency"),
-        payment_ref=metadata.get("payment_id") if isinstance(metadata, dict) else None,
+        payment_ref=_payment_ref(intent),
         received=intent.get("amount_received") if is_succeeded else None,
     )
 
@@ -309,4 +371,16 @@ def _intent_outcome(intent: dict[str, Any]) -> Outcome:
         )
     if status == "requires_action":
         return ActionRequired(intent_id, redirect_url(intent), intent_report(intent))
-    return Unknown(f"payment_intent {intent_id} is {status}", is_provider_failure=False)
+    # processing, requires_confirmation, requires_capture: not final; the id is kept.
+    return Unknown(
+        f"payment_intent {intent_id} is {status}",
+        is_provider_failure=False,
+        provider_payment_id=intent_id,
+        report=intent_report(intent),
+    )
+
+
+def _payment_ref(intent: dict[str, Any]) -> str | None:
+    metadata = intent.get("metadata")
+    ref = metadata.get("payment_id") if isinstance(metadata, dict) else None
+    return ref if isinstance(ref, str) else None

@@ -15,11 +15,11 @@ def test_intervals_and_waits_are_settings() -> None:
             "WEBHOOK_RETRY_INTERVAL_S": "7",
             "BACKFILL_INTERVAL_S": "11",
             "PAYMENT_LEASE_S": "90",
-            "STRIPE_SEARCH_LAG_S": "30",
+            "STRIPE_SETTLE_S": "30",
         }
     )
     intervals = {(job.func.__name__, job.args): job.interval_s for job in periodic_jobs(settings)}
     assert intervals[("sweep_pending_payments_job", ())] == 5
     assert intervals[("retry_pending_webhooks_job", ())] == 7
     assert intervals[("backfill_webhooks_job", ("stripe",))] == 11
-    assert settings["PAYMENT_LEASE_S"] == 90 and settings["STRIPE_SEARCH_LAG_S"] == 30.0
+    assert settings["PAYMENT_LEASE_S"] == 90 and settings["STRIPE_SETTLE_S"] == 30.0

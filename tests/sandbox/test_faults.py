@@ -31,6 +31,10 @@ def test_tamper_changes_one_object_or_each_in_a_list() -> None:
         ({"kind": "error", "status": 418}, "status"),
         ({"kind": "hang", "count": 0}, "count"),
         ({"kind": "hang", "dialect": "paypal"}, "dialect"),
+        ({"kind": "error", "phase": "during"}, "phase"),
+        ({"kind": "error", "status": 502, "phase": "stored"}, "stored"),
+        ({"kind": "search_lag", "seconds": -1}, "seconds"),
+        ({"kind": "search_lag", "seconds": "long"}, "seconds"),
     ],
 )
 def test_bad_fault_specs_are_refused(sandbox: Any, spec: dict[str, Any], message: str) -> None:

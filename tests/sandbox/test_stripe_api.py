@@ -86,7 +86,10 @@ def test_list_auto_paginates_over_250_intents_newest_first(sdk: stripe.StripeCli
     assert len(default.data) == 10  # Stripe's default page size
 
 
-def test_search_understands_stripes_query_language_and_pages(sdk: stripe.StripeClient) -> None:
+def test_search_understands_stripes_query_language_and_pages(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    sandbox.add_fault("search_lag", seconds=0)  # the index has caught up
     ours = [_create(sdk, metadata={"order_id": "A-1"}, amount=500 + n).id for n in range(5)]
     _create(sdk, metadata={"order_id": "B-2"})
     result = sdk.v1.payment_intents.search(
@@ -100,6 +103,30 @@ def test_search_understands_stripes_query_language_and_pages(sdk: stripe.StripeC
     assert len(both.data) == 2
     with pytest.raises(stripe.InvalidRequestError):
         sdk.v1.payment_intents.search(params={"query": "amount:1 AND status:'x' OR amount:2"})
+
+
+def test_search_lags_behind_and_lists_do_not(sdk: stripe.StripeClient, sandbox: Any) -> None:
+    # Stripe: search "is not suitable for read-after-write"; lists are.
+    created = _create(sdk, metadata={"payment_id": "lagging"})
+    query: Any = {"query": "metadata['payment_id']:'lagging'"}
+    assert sdk.v1.payment_intents.search(params=query).data == []  # the default lag
+    now = int(time.time())
+    listed = sdk.v1.payment_intents.list(params={"created": {"gte": now - 60, "lte": now + 60}})
+    assert [i.id for i in listed.data] == [created.id]
+    sandbox.add_fault("search_lag", seconds=0)  # the index catches up
+    assert [i.id for i in sdk.v1.payment_intents.search(params=query).data] == [created.id]
+
+
+def test_lists_filter_on_creation_time(sdk: stripe.StripeClient) -> None:
+    created = _create(sdk)
+    now = int(time.time())
+    assert sdk.v1.payment_intents.list(params={"created": {"lt": now - 60}}).data == []
+    exact = sdk.v1.payment_intents.list(params={"created": created.created})
+    assert [i.id for i in exact.data] == [created.id]
+    with pytest.raises(stripe.InvalidRequestError, match="created"):
+        sdk.v1.payment_intents.list(params={"created": {"after": now}})  # type: ignore[arg-type]
+    with pytest.raises(stripe.InvalidRequestError, match="timestamp"):
+        sdk.v1.payment_intents.list(params={"created": {"gte": "yesterday"}})  # type: ignore[arg-type]
 
 
 def test_undelivered_events_across_pages(sdk: stripe.StripeClient, sandbox: Any) -> None:

@@ -18,6 +18,18 @@ def test_replay_returns_the_stored_response(sandbox: Any) -> None:
     assert len(sandbox.charges()["data"]) == 1
 
 
+def test_a_500_stored_after_processing_is_replayed_though_the_charge_happened(
+    sandbox: Any,
+) -> None:
+    sandbox.add_fault("error", status=500, phase="stored", count=1, dialect="stripe")
+    first = create(sandbox, "key-500")
+    replayed = create(sandbox, "key-500")
+    assert first.status_code == replayed.status_code == 500
+    assert replayed.headers.get("Idempotent-Replayed") == "true"
+    assert replayed.headers.get("Stripe-Should-Retry") == "false"
+    assert len(sandbox.charges(status="succeeded")["data"]) == 1  # the money moved
+
+
 def test_same_key_different_parameters_is_refused(sandbox: Any) -> None:
     create(sandbox, "key-2")
     response = create(sandbox, "key-2", amount="1001")

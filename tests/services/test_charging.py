@@ -209,3 +209,80 @@ def test_lease_keeps_a_second_job_away(app: Flask, sandbox: Any) -> None:
 
 def test_unknown_key_is_independent(app: Flask) -> None:
     assert uuid.UUID(str(payment(app, committed_payment(app)).idempotency_key))
+
+
+def test_a_lagging_search_never_fails_a_charged_payment_so_nobody_pays_twice(
+    app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
+) -> None:
+    # Stripe charges, then answers a 500 and stores it under the key: every replay
+    # answers that 500 and no intent id is known. Its search index lags an hour (an
+    # outage, when this path runs).
+    sandbox.add_fault("error", status=500, phase="stored", count=1, dialect="stripe")
+    sandbox.add_fault("search_lag", seconds=3600, dialect="stripe", endpoint="search")
+    order = api_order(client, api)
+    created = api_pay(client, api, order["id"])
+    assert created.status_code == 201, created.get_json()
+    payment_id = created.get_json()["id"]
+    run_jobs(app)
+    unknown = payment(app, payment_id)
+    assert unknown.status == PaymentStatus.UNKNOWN and unknown.provider_payment_id is None
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+    with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True):
+        with app.app_context():
+            reconcile_payment(payment_id)
+        settled = payment(app, payment_id)
+        # Before: the empty search counted as "never charged" and the payment failed.
+        assert settled.status == PaymentStatus.SUCCEEDED, (settled.status, settled.last_error)
+        assert settled.provider_payment_id
+        again = api_pay(client, api, order["id"])
+        assert again.status_code == 409, again.get_json()  # the order is paid
+    run_jobs(app)
+    charged = sandbox.charges(order_ref=str(order["id"]), status="succeeded")["data"]
+    assert len(charged) == 1
+    endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="stripe")]
+    assert endpoints.index("search") < endpoints.index("list")  # search hinted, list proved
+
+
+def test_search_finding_nothing_never_fails_a_payment_that_was_never_charged_either(
+    app: Flask, sandbox: Any
+) -> None:
+    # The same stored 500 before anything was charged: only the complete list of the
+    # intents created around the send proves that none exists, and then it fails.
+    sandbox.add_fault("error", status=500, count=1, dialect="stripe", endpoint="create")
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    with app.app_context():
+        reconcile_payment(payment_id)  # at once: our request may still be running there
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True), app.app_context():
+        db.session.get(Payment, payment_id).lease_expires_at = None  # type: ignore[union-attr]
+        db.session.commit()
+        reconcile_payment(payment_id)
+    failed = payment(app, payment_id)
+    assert failed.status == PaymentStatus.FAILED
+    with app.app_context():
+        story = db.session.query(PaymentTransition).filter_by(payment_id=payment_id)
+        reasons = [t.reason for t in story]
+    assert any("among all those created" in r for r in reasons), reasons
+    assert sandbox.succeeded_charges(str(payment_id)) == 0
+
+
+def test_a_processing_answer_keeps_the_intent_id_for_the_next_lookup(
+    app: Flask, sandbox: Any
+) -> None:
+    sandbox.add_fault(
+        "tamper", field="status", value="processing", count=1, dialect="stripe", endpoint="create"
+    )
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    waiting = payment(app, payment_id)
+    assert waiting.status == PaymentStatus.UNKNOWN
+    assert waiting.provider_payment_id and waiting.provider_payment_id.startswith("pi_")
+    with time_machine.travel(utcnow() + timedelta(hours=25), tick=True), app.app_context():
+        reconcile_payment(payment_id)  # past the key's lifetime: no replay, asked by id
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="stripe")]
+    assert endpoints == ["create", "retrieve"]  # never a search

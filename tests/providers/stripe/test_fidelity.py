@@ -33,10 +33,10 @@ def test_every_call_carries_the_pinned_stripe_version(sandbox: Any) -> None:
     stripe = client(sandbox)
     request = charge_request()
     assert isinstance(stripe.charge(request), Succeeded)
-    stripe.lookup(sent_now(request, timedelta(hours=25)))  # search
+    stripe.lookup(sent_now(request, timedelta(hours=25)))  # search, then the list
     stripe.undelivered_events()
     logged = sandbox.requests_log(dialect="stripe")
-    assert {r["endpoint"] for r in logged} == {"create", "search", "events"}
+    assert {r["endpoint"] for r in logged} == {"create", "search", "list", "events"}
     assert {r["api_version"] for r in logged} == {API_VERSION}
     other = StripeProvider(sandbox.url, "sk_test_sandbox", POLICY, api_version="2025-01-27.acacia")
     other.charge(charge_request())
