@@ -25,8 +25,8 @@ lint: $(STAMP)
 	$(BIN)/mypy .
 
 # Every benchmark and the drills (about 25 minutes; results in bench/results/).
-# Benchmarks run on a throwaway PostgreSQL (or BENCH_DATABASE_URL); the drills
-# once on a throwaway PostgreSQL and once on the embedded SQLite default.
+# Benchmarks and drills run on a throwaway PostgreSQL (or BENCH_DATABASE_URL /
+# DRILL_DATABASE_URL).
 bench: $(STAMP)
 	$(BIN)/python -m bench.wallet_debits
 	$(BIN)/python -m bench.breaker
@@ -36,10 +36,8 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.webhooks
 	$(BIN)/python -m bench.history_growth --explain docs/history-explain.md
 	$(BIN)/python -m bench.reconcile_drain
-	$(BIN)/python -m bench.drills outage --database postgres
-	$(BIN)/python -m bench.drills outage --database sqlite
-	$(BIN)/python -m bench.drills chaos --database postgres
-	$(BIN)/python -m bench.drills chaos --database sqlite
+	$(BIN)/python -m bench.drills outage
+	$(BIN)/python -m bench.drills chaos
 	$(BIN)/python -m bench.cluster  # root: hosts in network namespaces; skipped otherwise
 
 clean:

@@ -56,7 +56,6 @@ def register_extensions(app: Flask) -> None:
         app,
         db,
         directory=str(app.root_path + "/migrations"),
-        render_as_batch=True,
         compare_type=True,
     )
     csrf.init_app(app)

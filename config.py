@@ -21,15 +21,19 @@ __all__ = ["ConfigError", "settings_from_env"]
 PROJECT_DIR = Path(__file__).resolve().parent
 INSTANCE_DIR = PROJECT_DIR / "instance"
 
-# The embedded Redis that `make run` starts when REDIS_URL is unset.
-EMBEDDED_REDIS_PORT = 6390
-DEFAULT_DEV_REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
-DEFAULT_DEV_DATABASE_URL = f"sqlite:///{INSTANCE_DIR / 'payments.db'}"
-DEFAULT_SANDBOX_URL = "http://127.0.0.1:8099"
-DEFAULT_DEV_PUBLIC_URL = "http://127.0.0.1:5000"  # the web program of `make run`
-# The development mail sink of `make run` (devtools/mail_sink.py): .eml files in instance/mail.
-DEV_MAIL_SINK_PORT = 8025
-DEV_SMTP_URL = f"smtp://127.0.0.1:{DEV_MAIL_SINK_PORT}"
+# The loopback ports `make run` binds, each settable (macOS's AirPlay takes 5000): the
+# web program, the sandbox, and the embedded Redis, PostgreSQL and mail sink (.eml files
+# in instance/mail) that it starts when REDIS_URL, DATABASE_URL and SMTP_URL are unset.
+# The development defaults of those URLs follow them.
+DEV_PORTS = {
+    "WEB_PORT": 5000,
+    "SANDBOX_PORT": 8099,
+    "REDIS_PORT": 6390,
+    "POSTGRES_PORT": 5439,  # not 5432: a machine's own PostgreSQL may be there
+    "MAIL_SINK_PORT": 8025,
+}
+EMBEDDED_DATABASE = "payments"  # the embedded cluster's database (data in instance/postgres)
+DEV_SMTP_URL = f"smtp://127.0.0.1:{DEV_PORTS['MAIL_SINK_PORT']}"  # refused in production
 NOTIFICATIONS_QUEUE = "notifications"
 
 # The session key used only in development; the providers' development secrets live in
@@ -88,14 +92,52 @@ def _retention_days(env: Mapping[str, str]) -> int:
     return days
 
 
+def dev_ports(env: Mapping[str, str]) -> dict[str, int]:
+    """DEV_PORTS as set in `env`; ConfigError naming a variable that is no port."""
+    ports = {name: _int(env, name, default) for name, default in DEV_PORTS.items()}
+    for name, port in ports.items():
+        if not 1 <= port <= 65535:
+            raise ConfigError(f"{name} must be a TCP port (1-65535), got {port}")
+    return ports
+
+
+def dev_urls(env: Mapping[str, str]) -> dict[str, str]:
+    """The development defaults of the URLs, on the ports of `dev_ports`."""
+    ports = dev_ports(env)
+    return {
+        "DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{ports['POSTGRES_PORT']}/"
+        + EMBEDDED_DATABASE,
+        "REDIS_URL": f"redis://127.0.0.1:{ports['REDIS_PORT']}/0",
+        "SANDBOX_URL": f"http://127.0.0.1:{ports['SANDBOX_PORT']}",
+        "PUBLIC_URL": f"http://127.0.0.1:{ports['WEB_PORT']}",
+        "SMTP_URL": f"smtp://127.0.0.1:{ports['MAIL_SINK_PORT']}",
+    }
+
+
+def _database_url(env: Mapping[str, str], default: str) -> str:
+    """PostgreSQL only: every money guarantee rests on its row locks (FOR UPDATE, SKIP
+    LOCKED, the one-active-payment index), which SQLite and others do not give."""
+    url = env.get("DATABASE_URL", "").strip() or default
+    scheme = url.split(":", 1)[0].lower()
+    if scheme in ("postgres", "postgresql"):
+        return "postgresql+psycopg" + url[len(scheme) :]  # the driver we ship
+    if not scheme.startswith("postgresql+"):
+        raise ConfigError(
+            f"DATABASE_URL is a {scheme or 'malformed'} URL: PostgreSQL is the only database "
+            "(its row locks keep payments and wallets safe). Give a postgresql:// URL, or "
+            "unset it for the embedded PostgreSQL of `make run`."
+        )
+    return url
+
+
 def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
 
-def _public_url(env: Mapping[str, str], is_production: bool) -> str:
+def _public_url(env: Mapping[str, str], is_production: bool, default: str) -> str:
     value = env.get("PUBLIC_URL", "").strip().rstrip("/")
     if not is_production:
-        return value or DEFAULT_DEV_PUBLIC_URL
+        return value or default
     if not value.lower().startswith("https://"):
         raise ConfigError(
             f"PUBLIC_URL={value!r} must be this shop's https:// address in production "
@@ -115,10 +157,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         raise ConfigError(f"APP_ENV must be 'development' or 'production', got {app_env!r}")
     is_production = app_env == "production"
 
-    database_url = env.get("DATABASE_URL", "")
     redis_url = env.get("REDIS_URL", "")
-    if is_production and not database_url:
+    if is_production and not env.get("DATABASE_URL", "").strip():
         raise ConfigError("DATABASE_URL is not set. It is required when APP_ENV=production.")
+    defaults = dev_urls(env)
+    database_url = _database_url(env, defaults["DATABASE_URL"])
     if is_production and not redis_url:
         raise ConfigError("REDIS_URL is not set. It is required when APP_ENV=production.")
     if is_sentinel_url(redis_url):
@@ -134,8 +177,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             f"PAYMENTS_DEFAULT_PROVIDER={default_provider!r} is not one of "
             f"PAYMENTS_PROVIDERS={','.join(providers)}"
         )
-    sandbox_url = env.get("SANDBOX_URL", DEFAULT_SANDBOX_URL)
-    public_url = _public_url(env, is_production)
+    sandbox_url = env.get("SANDBOX_URL", defaults["SANDBOX_URL"])
+    public_url = _public_url(env, is_production, defaults["PUBLIC_URL"])
 
     def per_provider(name: str, default: float) -> dict[str, float]:
         # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only.
@@ -186,9 +229,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "APP_ENV": app_env,
         "IS_PRODUCTION": is_production,
         "SECRET_KEY": secret_key,
-        "SQLALCHEMY_DATABASE_URI": database_url or DEFAULT_DEV_DATABASE_URL,
+        "SQLALCHEMY_DATABASE_URI": database_url,
         "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
-        "REDIS_URL": redis_url or DEFAULT_DEV_REDIS_URL,
+        "REDIS_URL": redis_url or defaults["REDIS_URL"],
         # Session cookies: never readable from JavaScript, not sent on cross-site
         # POSTs, and HTTPS-only in production.
         "SESSION_COOKIE_HTTPONLY": True,
@@ -261,7 +304,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # host:587 with STARTTLS, smtps://... with TLS; it holds a password, so production
         # requires its own), the sender, where review alerts go, and the retry policy.
         "SMTP_URL": secret(
-            env, "SMTP_URL", DEV_SMTP_URL, is_production=is_production, dev_secrets=dev_secrets
+            env,
+            "SMTP_URL",
+            defaults["SMTP_URL"],
+            is_production=is_production,
+            dev_secrets=dev_secrets,
         ),
         "MAIL_FROM": env.get("MAIL_FROM", "Payments Monolith <shop@localhost>"),
         "ADMIN_ALERT_EMAIL": env.get("ADMIN_ALERT_EMAIL", "ops@localhost"),

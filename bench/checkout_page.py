@@ -7,7 +7,7 @@ Goal: the page that mounts the card element answers within 10 % of the page befo
 
 The baseline is the same project at an earlier commit (default: the last one before card
 entry), exported with `git archive` into a temporary directory. Each version runs in a
-process of its own on its own SQLite database with one customer and one open order; the
+process of its own on its own PostgreSQL database with one customer and one open order; the
 driver asks them in alternating rounds, so both see the same machine noise, and compares
 the medians of the server-side render time (Flask's test client, no network).
 """
@@ -23,14 +23,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.common import redis_url, write_results
+from sqlalchemy import create_engine, make_url, text
+
+from bench.common import postgres_url, redis_url, write_results
 from bench.drills.stack import PROJECT_DIR
 
 BASELINE = "2e95f5d"  # the last commit before card entry and 3-D Secure
 
 # Runs inside each version's tree: serve "N" lines with N timed checkout renders.
 WORKER = """
-import json, sys, tempfile, time
+import json, sys, time
 from app import create_app
 from extensions import db
 from flask_migrate import upgrade
@@ -38,8 +40,7 @@ from models import Product
 from services.customers import create_customer
 from services.checkout import create_order
 
-tmp = tempfile.mkdtemp()
-app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp}/bench.db",
+app = create_app({"SQLALCHEMY_DATABASE_URI": sys.argv[2],
                   "REDIS_URL": sys.argv[1], "WTF_CSRF_ENABLED": False})
 with app.app_context():
     upgrade()
@@ -63,9 +64,9 @@ for line in sys.stdin:
 
 
 class Version:
-    def __init__(self, tree: Path, redis: str) -> None:
+    def __init__(self, tree: Path, redis: str, database_url: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", WORKER, redis],
+            [sys.executable, "-c", WORKER, redis, database_url],
             cwd=tree,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -97,14 +98,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--requests", type=int, default=150)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="baseline-") as tmp, redis_url() as redis:
+    with (
+        tempfile.TemporaryDirectory(prefix="baseline-") as tmp,
+        redis_url() as redis,
+        postgres_url() as database,
+    ):
         archive = subprocess.run(
             ["git", "-C", str(PROJECT_DIR), "archive", args.baseline],
             capture_output=True,
             check=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        versions = {"before": Version(Path(tmp), redis), "now": Version(PROJECT_DIR, redis)}
+        versions = {
+            name: Version(tree, redis, _new_database(database, f"checkout_{name}"))
+            for name, tree in (("before", Path(tmp)), ("now", PROJECT_DIR))
+        }
         try:
             for _ in range(args.rounds):
                 for version in versions.values():
@@ -118,6 +126,16 @@ def main() -> None:
     print(f"now / before (medians): {results['ratio']:.3f} (goal <= {results['goal']})")
     print(f"results in {write_results('checkout_page', results)}")
     print(json.dumps({k: results[k] for k in ("ratio", "goal", "baseline")}))
+
+
+def _new_database(url: str, name: str) -> str:
+    """A database of its own on the cluster at `url` for one version; its URL."""
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f"DROP DATABASE IF EXISTS {name}"))
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    engine.dispose()
+    return make_url(url).set(database=name).render_as_string(hide_password=False)
 
 
 def _summary(versions: dict[str, Version], baseline: str) -> dict[str, Any]:

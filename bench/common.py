@@ -18,12 +18,8 @@ from typing import Any
 import requests
 
 from bench.drills.stack import PROJECT_DIR, migrate
-from devtools.servers import (
-    free_port,
-    throwaway_postgres,
-    throwaway_redis,
-    wait_for_port,
-)
+from devtools.postgres import throwaway_postgres
+from devtools.servers import free_port, throwaway_redis, wait_for_port
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 

@@ -58,7 +58,7 @@ def unexpected_error(exc: Exception) -> ResponseReturnValue:
 
 
 def dependency_down(exc: Exception) -> ResponseReturnValue:
-    """The database or Redis is unreachable (or SQLite is locked): a 503 to retry, not a 500."""
+    """The database or Redis is unreachable: a 503 to retry, not a 500."""
     log.warning("dependency down on %s %s: %s", request.method, request.path, exc)
     body, code = http_error(ServiceUnavailable("Temporarily unavailable; please try again."))
     return body, code, {"Retry-After": "1"}

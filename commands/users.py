@@ -31,11 +31,13 @@ def create_customer_command(email: str, password: str | None) -> None:
     click.echo(f"api token: {token}")
 
 
-@admin_cli.command("create")
-@click.argument("email")
-@click.option("--password", default=None, help="Password (prompted; generated if left empty).")
-def create_admin_command(email: str, password: str | None) -> None:
-    """Create a dashboard administrator."""
+PASSWORD_OPTION = click.option(
+    "--password", default=None, help="Password (prompted; generated if left empty)."
+)
+
+
+def _admin_credentials(email: str, password: str | None) -> tuple[str, str, bool]:
+    """The normalized email, the password (prompted or generated), whether generated."""
     try:
         email = normalize_email(email)
     except AccountError as exc:
@@ -48,10 +50,36 @@ def create_admin_command(email: str, password: str | None) -> None:
     password = password or secrets.token_urlsafe(12)
     if len(password) < 12:
         raise click.ClickException("Use an admin password of at least 12 characters.")
+    return email, password, generated
+
+
+@admin_cli.command("create")
+@click.argument("email")
+@PASSWORD_OPTION
+def create_admin_command(email: str, password: str | None) -> None:
+    """Create a dashboard administrator."""
+    email, password, generated = _admin_credentials(email, password)
     try:
         admin_auth.create_admin(email, password)
     except admin_auth.AdminExistsError:
         raise click.ClickException(f"An admin with email {email} already exists.") from None
     click.echo(f"admin created: {email}")
+    if generated:
+        click.echo(f"password: {password}  (shown once)")
+
+
+@admin_cli.command("set-password")
+@click.argument("email")
+@PASSWORD_OPTION
+def set_admin_password_command(email: str, password: str | None) -> None:
+    """Give an administrator a new password (a forgotten one); signs them out everywhere."""
+    email, password, generated = _admin_credentials(email, password)
+    try:
+        admin_auth.set_password(email, password)
+    except admin_auth.NoSuchAdminError:
+        raise click.ClickException(
+            f"No admin has the email {email} (create one: flask admin create {email})."
+        ) from None
+    click.echo(f"password changed: {email} (signed out everywhere)")
     if generated:
         click.echo(f"password: {password}  (shown once)")

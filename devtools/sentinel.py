@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from devtools.servers import RedisServer, _sigterm_unwinds, free_port
+from devtools.servers import RedisServer, free_port, sigterm_unwinds
 
 
 def sentinel_server(
@@ -84,7 +84,7 @@ def sentinel_group(group: str = "payments") -> Iterator[SentinelGroup]:
         sentinel_server(f"{workdir}/s{i}", free_port(), primary, group=group) for i in range(3)
     ]
     found = SentinelGroup(group, [primary, replica], sentinels)
-    with _sigterm_unwinds():
+    with sigterm_unwinds():
         try:
             for server in (primary, replica):
                 Path(server.workdir).mkdir()

@@ -1,14 +1,12 @@
-"""Throwaway Redis and PostgreSQL servers for tests and drills.
+"""Throwaway Redis servers for tests and drills, and what every server here shares
+(free ports, waiting for one, unwinding on SIGTERM); PostgreSQL is devtools/postgres.py.
 
-Both are started on free loopback ports in a temporary directory and removed
+A server is started on a free loopback port in a temporary directory and removed
 afterwards, on failure and on Ctrl-C too (they are context managers).
 """
 
 from __future__ import annotations
 
-import glob
-import os
-import pwd
 import shutil
 import signal
 import socket
@@ -41,7 +39,7 @@ def wait_for_port(port: int, timeout_s: float = STARTUP_TIMEOUT_S, host: str = "
 
 
 @contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
+def sigterm_unwinds() -> Iterator[None]:
     """While a server runs, SIGTERM (from `timeout`, CI, kill) unwinds like Ctrl-C, so the
     `finally` blocks stop the server and remove its files instead of leaving them behind.
 
@@ -136,7 +134,7 @@ class RedisServer:
 def redis_server() -> Iterator[RedisServer]:
     """Yield a started RedisServer on a free port; stop it and remove its files afterwards."""
     server = RedisServer(tempfile.mkdtemp(prefix="test-redis-"), free_port())
-    with _sigterm_unwinds():
+    with sigterm_unwinds():
         try:
             server.start()
             yield server
@@ -150,159 +148,3 @@ def throwaway_redis() -> Iterator[str]:
     """Yield the URL of a fresh, non-persistent Redis on a free port."""
     with redis_server() as server:
         yield server.url
-
-
-def postgres_bin_dir() -> Path | None:
-    """The newest PostgreSQL server binaries on this machine, or None."""
-    candidates = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2] or 0)
-    )
-    for path in reversed(candidates):
-        if os.access(os.path.join(path, "initdb"), os.X_OK):
-            return Path(path)
-    on_path = shutil.which("pg_ctl")
-    if on_path and shutil.which("initdb"):
-        return Path(on_path).parent
-    return None
-
-
-def _as_server_user(cmd: list[str]) -> list[str]:
-    # initdb refuses to run as root, so run the server as `postgres` when we are root.
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *cmd]
-    return cmd
-
-
-class PostgresCluster:
-    """A throwaway cluster's handles: its URL, and stop/start (the chaos drill's outage)."""
-
-    def __init__(
-        self,
-        bin_dir: Path,
-        workdir: Path,
-        port: int,
-        host: str = "127.0.0.1",
-        wrap: tuple[str, ...] = (),
-    ) -> None:
-        self.bin_dir, self.workdir, self.port = bin_dir, workdir, port
-        self.host, self.wrap = host, wrap  # its address; a prefix (`ip netns exec db`)
-        self.data_dir = workdir / "data"
-        self.url = f"postgresql+psycopg://postgres@{host}:{port}/payments_test"
-
-    def run(self, *cmd: str) -> None:
-        subprocess.run(
-            [*self.wrap, *_as_server_user([str(self.bin_dir / cmd[0]), *cmd[1:]])],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-
-    def start(self) -> None:
-        options = (
-            f"-p {self.port} -k {self.workdir} -c listen_addresses={self.host} -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
-        )
-        self.run(
-            "pg_ctl",
-            "-D",
-            str(self.data_dir),
-            "-o",
-            options,
-            "-l",
-            str(self.workdir / "server.log"),
-            "-w",
-            "-t",
-            str(int(STARTUP_TIMEOUT_S)),
-            "start",
-        )
-
-    def stop(self, mode: str = "immediate") -> None:
-        subprocess.run(
-            [
-                *self.wrap,
-                *_as_server_user(
-                    [
-                        str(self.bin_dir / "pg_ctl"),
-                        "-D",
-                        str(self.data_dir),
-                        "-m",
-                        mode,
-                        "-w",
-                        "stop",
-                    ]
-                ),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-
-
-@contextmanager
-def postgres_cluster(
-    host: str = "127.0.0.1", wrap: tuple[str, ...] = (), port: int | None = None
-) -> Iterator[PostgresCluster]:
-    """Yield a fresh, started PostgreSQL cluster with fsync off; remove it afterwards.
-
-    `host`, `wrap`, `port`: where it listens and a command prefix to start it with (a
-    network namespace); any address of host's /24 may connect then (trust, like
-    loopback). Raises RuntimeError when no server binaries exist (callers fall back to
-    SQLite).
-    """
-    bin_dir = postgres_bin_dir()
-    if bin_dir is None:
-        raise RuntimeError("no PostgreSQL server binaries (initdb, pg_ctl) found")
-    workdir = Path(tempfile.mkdtemp(prefix="test-pg-"))
-    if os.geteuid() == 0:
-        try:
-            pw = pwd.getpwnam("postgres")
-        except KeyError:
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise RuntimeError("running as root but there is no 'postgres' user") from None
-        os.chown(workdir, pw.pw_uid, pw.pw_gid)
-    cluster = PostgresCluster(bin_dir, workdir, port or free_port(), host, wrap)
-    with _sigterm_unwinds():
-        started = False
-        try:
-            cluster.run(
-                "initdb",
-                "-D",
-                str(cluster.data_dir),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-locale",
-            )
-            if host != "127.0.0.1":
-                network = ".".join(host.split(".")[:3]) + ".0/24"
-                with open(cluster.data_dir / "pg_hba.conf", "a") as hba:
-                    hba.write(f"host all all {network} trust\n")
-            cluster.start()
-            started = True
-            cluster.run(
-                "createdb",
-                "-h",
-                str(workdir),  # its socket: reachable from any network namespace
-                "-p",
-                str(cluster.port),
-                "-U",
-                "postgres",
-                "payments_test",
-            )
-            yield cluster
-        finally:
-            if started:
-                cluster.stop()
-            shutil.rmtree(workdir, ignore_errors=True)
-
-
-@contextmanager
-def throwaway_postgres() -> Iterator[str]:
-    """Yield the SQLAlchemy URL of a fresh PostgreSQL cluster with fsync off.
-
-    Raises RuntimeError when no server binaries exist (callers fall back to SQLite).
-    """
-    with postgres_cluster() as cluster:
-        yield cluster.url

@@ -54,6 +54,7 @@ class Layout:
     web_workers: int
     embedded_redis_port: int | None = None
     redis_binary: str = ""
+    embedded_postgres_port: int | None = None  # development only: data in run_dir/postgres
     sandbox_port: int | None = None
     mail_sink_port: int | None = None  # development only: the .eml sink
     providers: list[str] = field(default_factory=lambda: list(PROVIDERS))
@@ -63,26 +64,26 @@ class Layout:
 
 
 def _program(name: str, command: str, layout: Layout, **options: object) -> str:
-    lines = [
-        f"[program:{name}]",
-        f"command={command}",
-        f"directory={layout.project_dir}",
-        "autostart=true",
-        "autorestart=true",
-        "startsecs=2",
-        "startretries=10",
-        "stopsignal=TERM",
-        "stopasgroup=true",
-        "killasgroup=true",
-        "redirect_stderr=true",
-        f"stdout_logfile={layout.run_dir}/logs/{name}.log",
+    settings: dict[str, object] = {
+        "command": command,
+        "directory": layout.project_dir,
+        "autostart": "true",
+        "autorestart": "true",
+        "startsecs": 2,
+        "startretries": 10,
+        "stopsignal": "TERM",
+        "stopasgroup": "true",
+        "killasgroup": "true",
+        "redirect_stderr": "true",
+        "stdout_logfile": f"{layout.run_dir}/logs/{name}.log",
         # Metrics from every process on the host are added up from this folder,
         # which must exist and be emptied before the programs start.
-        f'environment=PROMETHEUS_MULTIPROC_DIR="{layout.run_dir}/prometheus"',
-        "stdout_logfile_maxbytes=10MB",
-        "stdout_logfile_backups=3",
-    ]
-    lines += [f"{key}={value}" for key, value in options.items()]
+        "environment": f'PROMETHEUS_MULTIPROC_DIR="{layout.run_dir}/prometheus"',
+        "stdout_logfile_maxbytes": "10MB",
+        "stdout_logfile_backups": 3,
+    }
+    settings.update(options)  # an option given again replaces the default in its place
+    lines = [f"[program:{name}]", *(f"{key}={value}" for key, value in settings.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -98,6 +99,18 @@ def render(layout: Layout) -> str:
         "supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface\n",
         f"[supervisorctl]\nserverurl=unix://{layout.run_dir}/supervisor.sock\n",
     ]
+    if layout.embedded_postgres_port:
+        parts.append(
+            _program(
+                "postgres",
+                f"{b}/python -m devtools.postgres --data-dir {layout.run_dir}/postgres "
+                f"--port {layout.embedded_postgres_port}",
+                layout,
+                priority=1,
+                stopsignal="INT",  # PostgreSQL's fast shutdown: sessions end, data is kept
+                stopwaitsecs=30,
+            )
+        )
     if layout.embedded_redis_port:
         parts.append(
             _program(
@@ -208,19 +221,20 @@ def checked_in_layout(mode: str) -> Layout:
             web_workers=4,
         )
     if mode == "dev":
-        from config import DEV_MAIL_SINK_PORT, EMBEDDED_REDIS_PORT
+        from config import DEV_PORTS
 
         return Layout(
             project_dir="%(here)s/..",
             run_dir="%(here)s/../instance",
             bin_dir="%(here)s/../.venv/bin",
             is_dev=True,
-            web_bind="127.0.0.1:5000",
+            web_bind=f"127.0.0.1:{DEV_PORTS['WEB_PORT']}",
             web_workers=2,
-            embedded_redis_port=EMBEDDED_REDIS_PORT,
+            embedded_redis_port=DEV_PORTS["REDIS_PORT"],
             redis_binary="%(here)s/../.venv/bin/redis-server",
-            sandbox_port=8099,
-            mail_sink_port=DEV_MAIL_SINK_PORT,
+            embedded_postgres_port=DEV_PORTS["POSTGRES_PORT"],
+            sandbox_port=DEV_PORTS["SANDBOX_PORT"],
+            mail_sink_port=DEV_PORTS["MAIL_SINK_PORT"],
         )
     raise SystemExit(f"unknown mode {mode!r}: use production, dev, web, worker or worker-scheduler")
 

@@ -120,7 +120,6 @@ class Payment(db.Model):  # type: ignore[name-defined]
             "order_id",
             unique=True,
             postgresql_where=text(ACTIVE_ORDER_PAYMENT_SQL),
-            sqlite_where=text(ACTIVE_ORDER_PAYMENT_SQL),
         ),
     )
 

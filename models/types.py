@@ -30,8 +30,8 @@ def utcnow() -> datetime:
 class UTCDateTime(TypeDecorator[datetime]):
     """A timestamp that is always timezone-aware UTC in Python.
 
-    PostgreSQL stores `timestamptz`; SQLite has no time zones, so values are
-    stored as UTC and marked UTC again on the way out.
+    PostgreSQL stores `timestamptz`; values are bound as UTC and come back aware
+    (a naive value read from a raw query is taken as UTC).
     """
 
     impl = DateTime(timezone=True)

@@ -104,12 +104,15 @@ class Deliverer(threading.Thread):
                 time.sleep(1)
 
     def deliver_due(self) -> bool:
+        generation = self.store.generation
         rows = self.store.query(
             "SELECT * FROM events WHERE delivered_at IS NULL AND is_dropped = 0 "
             "AND attempts < ? AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT 20",
             (MAX_DELIVERY_ATTEMPTS, time.time()),
         )
         for row in rows:
+            if self.store.generation != generation:
+                return True  # reset since this batch was read: its events are gone
             self.deliver(row)
         return bool(rows)
 

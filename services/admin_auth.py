@@ -57,6 +57,23 @@ def create_admin(email: str, password: str) -> AdminUser:
     return admin
 
 
+class NoSuchAdminError(LookupError):
+    """No administrator has this email; nothing was written."""
+
+
+def set_password(email: str, password: str) -> AdminUser:
+    """Give an administrator (email already normalized) a new password and end every
+    session of theirs (a forgotten password may be a stolen one). Commits."""
+    admin = db.session.scalar(select(AdminUser).where(AdminUser.email == email).with_for_update())
+    if admin is None:
+        db.session.rollback()
+        raise NoSuchAdminError(email)
+    admin.password_hash = generate_password_hash(password)
+    admin.session_version += 1
+    db.session.commit()
+    return admin
+
+
 def log_in(admin: AdminUser) -> None:
     session.clear()  # no customer identity or stale state rides along
     session[SESSION_KEY] = admin.id

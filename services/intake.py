@@ -7,7 +7,7 @@ its creation transition, amounts from the order row. Then the charge is enqueued
 round trips (one to PostgreSQL, one to Redis), against seventeen for the ORM path.
 
 Anything else (a repeat of a key, an order not open or already being paid, someone
-else's order, a revoked token, SQLite) inserts nothing here: the statement returns no
+else's order, a revoked token) inserts nothing here: the statement returns no
 row and the caller takes the ORM path (services/checkout.py), which decides and answers
 exactly as before. So this module never answers an error; it only saves the work.
 """
@@ -26,7 +26,6 @@ from flask import current_app
 from sqlalchemy import Engine, Row, TextClause, create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from extensions import db
 from models import (
     OrderStatus,
     Payment,
@@ -118,7 +117,7 @@ def _pay(
     statement: TextClause, who: Mapping[str, object], order_id: int, key: uuid.UUID, card: object
 ) -> NewPayment | None:
     provider = current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
-    if db.engine.dialect.name != "postgresql" or not isinstance(card, str):
+    if not isinstance(card, str):
         return None
     if not spec_for(provider).accepts_payment_method(card):
         return None  # the ORM path answers the malformed card token

@@ -15,7 +15,6 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from extensions import db
@@ -41,15 +40,14 @@ def queue_email(kind: EmailKind, subject_id: int, *, customer_id: int | None = N
         params["customer_id"] = customer_id  # the address is read in the same statement
     else:
         params["recipient"] = current_app.config["ADMIN_ALERT_EMAIL"]
-    statement = _insert_statement(db.engine.dialect.name, customer_id is not None)
+    statement = _insert_statement(customer_id is not None)
     outbox_id = db.session.execute(statement, params).scalar()
     if outbox_id is not None:
         db.session.info.setdefault(_PENDING, []).append(outbox_id)
 
 
 @functools.cache
-def _insert_statement(dialect: str, is_to_customer: bool) -> Any:
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+def _insert_statement(is_to_customer: bool) -> Any:
     table = OutboxMessage.__table__
     recipient: Any = (
         select(Customer.email).where(Customer.id == bindparam("customer_id")).scalar_subquery()
@@ -57,7 +55,7 @@ def _insert_statement(dialect: str, is_to_customer: bool) -> Any:
         else bindparam("recipient")
     )
     return (
-        insert(table)
+        pg_insert(table)
         .values(
             kind=bindparam("kind"),
             subject_id=bindparam("subject_id"),

@@ -8,7 +8,7 @@ original result and change nothing. The CHECK (balance >= 0) is the last barrier
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from flask import current_app
@@ -132,43 +132,30 @@ def apply_movement(
 
 
 class _HotPath:
-    """The debit's three statements, on the session's own connection and transaction.
+    """The debit's three statements, straight on the psycopg cursor of the session's own
+    connection and transaction: SQLAlchemy's per-statement CPU cost, paid while holding
+    the row lock, was what limited a hot wallet (bench/wallet_debits.py)."""
 
-    On PostgreSQL they go straight to the psycopg cursor: SQLAlchemy's per-statement
-    CPU cost, paid while holding the row lock, was what limited a hot wallet
-    (bench/wallet_debits.py). SQLite (development) uses the same SQL through SQLAlchemy.
-    """
-
-    LOCK = "SELECT balance_minor, currency FROM wallets WHERE id = {p} FOR UPDATE"
-    INSERT = (
+    LOCK_SQL = "SELECT balance_minor, currency FROM wallets WHERE id = %s FOR UPDATE"
+    INSERT_SQL = (
         "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
-        "reference, balance_after_minor, created_at) VALUES ({p}, {p}, {p}, {p}, {p}, "
-        "{p}, {p}) ON CONFLICT (operation_id) DO NOTHING RETURNING id"
+        "reference, balance_after_minor, created_at) VALUES (%s, %s, %s, %s, %s, "
+        "%s, %s) ON CONFLICT (operation_id) DO NOTHING RETURNING id"
     )
-    UPDATE = "UPDATE wallets SET balance_minor = {p}, updated_at = {p} WHERE id = {p}"
+    UPDATE_SQL = "UPDATE wallets SET balance_minor = %s, updated_at = %s WHERE id = %s"
 
-    def __init__(self, cursor: Any, is_postgres: bool) -> None:
+    def __init__(self, cursor: Any) -> None:
         self.cursor = cursor
-        self.is_postgres = is_postgres
-        mark = "%s" if is_postgres else "?"
-        self.lock_sql = (
-            self.LOCK.format(p=mark)
-            if is_postgres
-            else self.LOCK.format(p=mark).replace(" FOR UPDATE", "")
-        )
-        self.insert_sql = self.INSERT.format(p=mark)
-        self.update_sql = self.UPDATE.format(p=mark)
 
     @classmethod
     def for_session(cls) -> _HotPath:
-        connection = db.session.connection()
-        driver = connection.connection.driver_connection
+        driver = db.session.connection().connection.driver_connection
         if driver is None:
             raise RuntimeError("the session's connection has no driver connection")
-        return cls(driver.cursor(), connection.dialect.name == "postgresql")
+        return cls(driver.cursor())
 
     def lock(self, wallet_id: int) -> tuple[int, str] | None:
-        self.cursor.execute(self.lock_sql, (wallet_id,))
+        self.cursor.execute(self.LOCK_SQL, (wallet_id,))
         row = self.cursor.fetchone()
         return (int(row[0]), str(row[1])) if row else None
 
@@ -182,22 +169,15 @@ class _HotPath:
         balance_after: int,
         now: datetime,
     ) -> int | None:
-        created = now if self.is_postgres else _sqlite_time(now)
         self.cursor.execute(
-            self.insert_sql,
-            (wallet_id, operation_id, amount_minor, kind.value, reference, balance_after, created),
+            self.INSERT_SQL,
+            (wallet_id, operation_id, amount_minor, kind.value, reference, balance_after, now),
         )
         row = self.cursor.fetchone()
         return int(row[0]) if row else None
 
     def set_balance(self, wallet_id: int, balance_after: int, now: datetime) -> None:
-        updated = now if self.is_postgres else _sqlite_time(now)
-        self.cursor.execute(self.update_sql, (balance_after, updated, wallet_id))
-
-
-def _sqlite_time(moment: datetime) -> str:
-    # SQLAlchemy's storage format for SQLite DATETIME: naive UTC, space-separated.
-    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ")
+        self.cursor.execute(self.UPDATE_SQL, (balance_after, now, wallet_id))
 
 
 def _expire_cached(wallet_id: int) -> None:

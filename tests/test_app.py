@@ -48,3 +48,27 @@ def test_gunicorn_stops_instead_of_respawning_on_a_refused_start() -> None:
     assert done.returncode != 0
     assert "configuration error: SECRET_KEY must be at least 32 bytes" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["-c", "import wsgi"],  # gunicorn's web workers
+        ["-m", "flask", "--app", "app", "worker", "payments-stripe"],
+        ["-m", "flask", "--app", "app", "scheduler"],
+        ["-m", "flask", "--app", "app", "db", "upgrade"],
+    ],
+    ids=["web", "worker", "scheduler", "cli"],
+)
+def test_a_sqlite_database_is_refused_by_every_process(command: list[str]) -> None:
+    env = {**os.environ, "DATABASE_URL": "sqlite:///x.db"}
+    env.pop("APP_ENV", None)
+    done = subprocess.run(
+        [sys.executable, *command], cwd=PROJECT_DIR, env=env, capture_output=True, text=True
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("configuration error: DATABASE_URL is a sqlite URL")
+    assert "PostgreSQL is the only database" in lines[0]
+    assert not (PROJECT_DIR / "x.db").exists()

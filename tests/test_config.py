@@ -29,9 +29,51 @@ PRODUCTION = {
 
 def test_development_runs_on_embedded_defaults() -> None:
     settings = settings_from_env({})
-    assert settings["SQLALCHEMY_DATABASE_URI"].startswith("sqlite:///")
-    assert settings["REDIS_URL"].startswith("redis://127.0.0.1:")
+    assert settings["SQLALCHEMY_DATABASE_URI"] == (
+        "postgresql+psycopg://postgres@127.0.0.1:5439/payments"
+    )
+    assert settings["REDIS_URL"] == "redis://127.0.0.1:6390/0"
     assert settings["PAYMENTS_DEFAULT_PROVIDER"] == "stripe"
+
+
+def test_the_embedded_defaults_follow_the_ports_of_make_run() -> None:
+    settings = settings_from_env(
+        {
+            "WEB_PORT": "5001",
+            "SANDBOX_PORT": "8100",
+            "REDIS_PORT": "6400",
+            "POSTGRES_PORT": "5500",
+            "MAIL_SINK_PORT": "8030",
+        }
+    )
+    assert settings["SQLALCHEMY_DATABASE_URI"].endswith("@127.0.0.1:5500/payments")
+    assert settings["REDIS_URL"] == "redis://127.0.0.1:6400/0"
+    assert settings["PUBLIC_URL"] == "http://127.0.0.1:5001"
+    assert settings["STRIPE_API_BASE"] == "http://127.0.0.1:8100"
+    assert settings["SMTP_URL"] == "smtp://127.0.0.1:8030"
+
+
+@pytest.mark.parametrize(
+    "url", ["sqlite:///x.db", "sqlite://", "mysql://root@localhost/shop", "payments.db", "://"]
+)
+def test_postgresql_is_the_only_database(url: str) -> None:
+    env = {"DATABASE_URL": url}
+    with pytest.raises(ConfigError, match=r"DATABASE_URL .*PostgreSQL is the only database"):
+        settings_from_env(env)
+    with pytest.raises(ConfigError, match="PostgreSQL is the only database"):
+        settings_from_env({**PRODUCTION, **env})
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgresql://u@db/shop", "postgresql+psycopg://u@db/shop"),
+        ("postgres://u@db/shop", "postgresql+psycopg://u@db/shop"),
+        ("postgresql+psycopg://u@db/shop", "postgresql+psycopg://u@db/shop"),
+    ],
+)
+def test_postgresql_urls_use_the_driver_we_ship(url: str, expected: str) -> None:
+    assert settings_from_env({"DATABASE_URL": url})["SQLALCHEMY_DATABASE_URI"] == expected
 
 
 def test_production_settings_are_read_from_the_environment() -> None:
@@ -57,6 +99,8 @@ def test_production_refuses_to_start_without_a_required_setting(missing: str) ->
         ({"PROVIDER_READ_TIMEOUT_S": "fast"}, "PROVIDER_READ_TIMEOUT_S must be a number"),
         ({"PAYMENTS_DEFAULT_PROVIDER": "paypal"}, "PAYMENTS_DEFAULT_PROVIDER"),
         ({"STRIPE_SETTLE_S": "soon"}, "STRIPE_SETTLE_S must be a number"),
+        ({"WEB_PORT": "http"}, "WEB_PORT must be an integer"),
+        ({"POSTGRES_PORT": "70000"}, "POSTGRES_PORT must be a TCP port"),
         ({"STRIPE_SEARCH_LAG_S": "120"}, "STRIPE_SEARCH_LAG_S is gone: search never proves"),
     ],
 )

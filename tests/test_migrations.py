@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,10 +10,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask import Flask
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import Column, Integer, MetaData, inspect, text
+from sqlalchemy import Column, Integer, MetaData, create_engine, make_url, text
 from sqlalchemy.exc import IntegrityError
 
 from extensions import db
+from tests.factories import make_customer, make_order, make_payment
 
 
 def _drift(app: Flask, metadata: MetaData | None = None) -> list:
@@ -23,20 +24,8 @@ def _drift(app: Flask, metadata: MetaData | None = None) -> list:
 
 
 def test_upgraded_database_matches_models(app: Flask) -> None:
-    # The session database was created by `upgrade` (PostgreSQL when available).
+    # The session database was created by `upgrade` alone.
     assert _drift(app) == []
-
-
-def test_upgrade_on_empty_sqlite_matches_models(make_app: Any) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite_app = make_app(SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp}/drift.db")
-        with sqlite_app.app_context():
-            upgrade()
-            tables = set(inspect(db.engine).get_table_names())
-        assert {"payments", "wallets", "ledger_entries", "processed_webhooks"} <= tables
-        assert _drift(sqlite_app) == []
-        with sqlite_app.app_context():
-            db.engine.dispose()
 
 
 def test_drift_is_detected_when_a_model_changes(app: Flask) -> None:
@@ -49,36 +38,41 @@ def test_drift_is_detected_when_a_model_changes(app: Flask) -> None:
     assert [(d[0], d[2], d[3].name) for d in diffs] == [("add_column", "products", "weight_grams")]
 
 
-@pytest.mark.postgres
 def test_session_database_is_postgres(app: Flask) -> None:
     assert app.config["SQLALCHEMY_DATABASE_URI"].startswith("postgresql")
 
 
-def test_the_status_checks_take_requires_action_on_sqlite(make_app: Any) -> None:
-    """0006 widened the CHECKs of the status columns (a table rebuild on SQLite)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        sqlite_app = make_app(SQLALCHEMY_DATABASE_URI=f"sqlite:///{tmp}/checks.db")
-        with sqlite_app.app_context():
-            upgrade()
-            with db.engine.begin() as conn:
-                conn.execute(text(CUSTOMER_SQL))
-                conn.execute(text(PAYMENT_SQL.format(status="requires_action", key="a" * 32)))
-            with pytest.raises(IntegrityError), db.engine.begin() as conn:
-                conn.execute(text(PAYMENT_SQL.format(status="bogus", key="b" * 32)))
-            downgrade(revision="0005")  # the payment waiting for its customer becomes unknown
-            with db.engine.connect() as conn:
-                assert conn.execute(text("SELECT status FROM payments")).scalar() == "unknown"
-            upgrade()
-            db.engine.dispose()
+@pytest.fixture
+def scratch_app(server_urls: dict[str, str], make_app: Any) -> Iterator[Flask]:
+    """An app on a database of its own (same server, empty): migrations may go down there."""
+    url = make_url(server_urls["database"])
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text("DROP DATABASE IF EXISTS migrations_scratch"))
+        conn.execute(text("CREATE DATABASE migrations_scratch"))
+    scratch = url.set(database="migrations_scratch").render_as_string(hide_password=False)
+    yield make_app(SQLALCHEMY_DATABASE_URI=scratch)
+    with admin.connect() as conn:
+        conn.execute(text("DROP DATABASE IF EXISTS migrations_scratch WITH (FORCE)"))
+    admin.dispose()
 
 
-CUSTOMER_SQL = (
-    "INSERT INTO customers (id, email, password_hash, session_version, created_at) "
-    "VALUES (1, 'a@example.com', 'x', 0, '2026-12-01')"
-)
-PAYMENT_SQL = (
-    "INSERT INTO payments (idempotency_key, customer_id, purpose, wallet_id, provider, "
-    "amount_minor, currency, status, send_count, reconcile_attempts, is_effect_applied, "
-    "effect_reversals, created_at, updated_at) VALUES ('{key}', 1, 'wallet_topup', 1, "
-    "'stripe', 100, 'EUR', '{status}', 0, 0, 0, 0, '2026-12-01', '2026-12-01')"
-)
+def test_the_status_checks_take_requires_action_and_downgrade_maps_it(scratch_app: Flask) -> None:
+    """0006 widened the CHECKs of the status columns; its downgrade maps the new status."""
+    with scratch_app.app_context():
+        upgrade()
+        payment_id = make_payment(make_order(make_customer())).id
+        db.session.commit()
+        set_status = text("UPDATE payments SET status = :status WHERE id = :id")
+        db.session.execute(set_status, {"status": "requires_action", "id": payment_id})
+        db.session.commit()
+        with pytest.raises(IntegrityError):
+            db.session.execute(set_status, {"status": "bogus", "id": payment_id})
+        db.session.rollback()
+        db.session.remove()
+        downgrade(revision="0005")  # the payment waiting for its customer becomes unknown
+        status = db.session.execute(text("SELECT status FROM payments")).scalar()
+        db.session.remove()
+        assert status == "unknown"
+        upgrade()
+        assert _drift(scratch_app) == []

@@ -29,8 +29,9 @@ import requests
 from bench.cluster.network import Network
 from bench.common import RESULTS_DIR
 from bench.drills.stack import STRIPE_QUEUE, Program, migrate, wait_ready
+from devtools.postgres import postgres_cluster
 from devtools.sentinel import SentinelGroup, sentinel_server
-from devtools.servers import RedisServer, postgres_cluster, wait_for_port
+from devtools.servers import RedisServer, wait_for_port
 from devtools.supervisor_conf import flask_args, worker_args
 from services.queues import MAINTENANCE_QUEUE
 

@@ -6,13 +6,6 @@ from __future__ import annotations
 import click
 
 drill_cli = click.Group("drills", help="Reproduce provider outages against the whole system.")
-DATABASE_OPTION = click.option(
-    "--database",
-    type=click.Choice(["postgres", "sqlite"]),
-    default="postgres",
-    show_default=True,
-    help="A throwaway PostgreSQL (or DRILL_DATABASE_URL), or the embedded SQLite default.",
-)
 PUBLISH_OPTION = click.option(
     "--publish",
     is_flag=True,
@@ -33,7 +26,6 @@ PUBLISH_OPTION = click.option(
     show_default=True,
     help="The naive integration's read timeout (its 'default').",
 )
-@DATABASE_OPTION
 @PUBLISH_OPTION
 def outage_command(
     viewers: int,
@@ -41,15 +33,12 @@ def outage_command(
     phase_s: float,
     hang_s: float,
     naive_timeout_s: float,
-    database: str,
     publish: bool,
 ) -> None:
     """Baseline, outage, degraded, recovery: this system next to the naive integration."""
     from bench.drills import outage
 
-    results = outage.run(
-        viewers, pay_rate, phase_s, hang_s, naive_timeout_s, database=database, publish=publish
-    )
+    results = outage.run(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, publish=publish)
     if not all(results["verdict"].values()):
         raise SystemExit(1)
 
@@ -60,7 +49,6 @@ def outage_command(
 @click.option("--customers", default=4, show_default=True, help="Concurrent API clients.")
 @click.option("--fault-every-s", default=3.0, show_default=True, help="Seconds per fault.")
 @click.option("--settle-s", default=120.0, show_default=True, help="Longest wait at the end.")
-@DATABASE_OPTION
 @PUBLISH_OPTION
 def chaos_command(
     seed: int | None,
@@ -68,13 +56,12 @@ def chaos_command(
     customers: int,
     fault_every_s: float,
     settle_s: float,
-    database: str,
     publish: bool,
 ) -> None:
     """Payments, top-ups and wallet debits under random faults; exit 1 if an invariant breaks."""
     from bench.drills import chaos
 
-    results = chaos.run(seed, operations, customers, fault_every_s, settle_s, database, publish)
+    results = chaos.run(seed, operations, customers, fault_every_s, settle_s, publish)
     if not results["ok"]:
         raise SystemExit(1)
 

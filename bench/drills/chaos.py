@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import sqlite3
 import threading
 import time
 from typing import Any
@@ -168,14 +167,6 @@ class Chaos:
             time.sleep(down_s)
             self.stack.postgres.start()
             return {"down_s": down_s, "how": "postgres stopped (fast) and started"}
-        if self.stack.database_url.startswith("sqlite:///"):
-            # SQLite has no server to stop: hold its write lock instead.
-            holder = sqlite3.connect(self.stack.database_url.removeprefix("sqlite:///"))
-            holder.execute("BEGIN EXCLUSIVE")
-            time.sleep(down_s)
-            holder.rollback()
-            holder.close()
-            return {"down_s": down_s, "how": "sqlite exclusive lock held"}
         return {"skipped": "DRILL_DATABASE_URL is not ours to stop"}
 
 
@@ -185,16 +176,15 @@ def run(
     customers: int = 4,
     fault_every_s: float = 3.0,
     settle_s: float = 120.0,
-    database: str = "postgres",
     publish: bool = False,
 ) -> dict[str, Any]:
     seed = seed if seed is not None else int.from_bytes(os.urandom(4), "big")
     print(f"chaos drill, seed {seed} (replay with --seed {seed})", flush=True)
-    with running_stack(settings=SETTINGS, database=database) as stack:
+    with running_stack(settings=SETTINGS) as stack:
         results = drill(stack, seed, operations, customers, fault_every_s, settle_s)
-    results["database"] = database
+    results["database"] = "postgres"
     print_report(results)
-    name = f"chaos-{database}"
+    name = "chaos-postgres"  # the name docs/ embeds (from when SQLite had a half too)
     results["report"] = str(
         report.write_report(
             RESULTS_DIR,

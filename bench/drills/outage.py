@@ -95,7 +95,6 @@ def drill_ours(
     phase_s: float,
     hang_s: float,
     settle_s: float,
-    database: str = "postgres",
     notifications_queue: str = "notifications",
 ) -> dict[str, Any]:
     """This system under the phases. `notifications_queue`: the emails' own queue (the
@@ -105,7 +104,6 @@ def drill_ours(
         web_workers=WEB_WORKERS,
         web_threads=WEB_THREADS,
         queue_workers=QUEUE_WORKERS,
-        database=database,
     ) as stack:
         sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]))
         sweeper.cli("seed")
@@ -344,15 +342,14 @@ def run(
     hang_s: float = 8,
     naive_timeout_s: float = 5,
     settle_s: float = 90,
-    database: str = "postgres",
     with_shared_queue: bool = True,
     publish: bool = False,
 ) -> dict[str, Any]:
-    ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, database)
+    ours = drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s)
     naive = drill_naive(viewers, pay_rate, phase_s, hang_s, naive_timeout_s, settle_s)
     # The emails on the card provider's queue instead of their own: the bulkhead, removed.
     shared = (
-        drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, database, STRIPE_QUEUE)
+        drill_ours(viewers, pay_rate, phase_s, hang_s, settle_s, STRIPE_QUEUE)
         if with_shared_queue
         else None
     )
@@ -362,7 +359,7 @@ def run(
         "phase_s": phase_s,
         "hang_s": hang_s,
         "naive_timeout_s": naive_timeout_s,
-        "database": database,
+        "database": "postgres",
         "this_system": ours,
         "naive": naive,
         "emails_on_a_shared_queue": shared["emails"] if shared else None,
@@ -371,7 +368,7 @@ def run(
     print_table(results)
     for check, passed in checks.items():
         print(f"{'PASS' if passed else 'FAIL'}  {check}")
-    name = f"outage-{database}"
+    name = "outage-postgres"  # the name docs/ embeds (from when SQLite had a half too)
     results["report"] = str(draw(results, name, publish))
     path = write_results(name, results)
     print(f"results in {path}, pictures in {results['report']}")

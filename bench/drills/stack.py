@@ -19,14 +19,8 @@ from typing import Any
 
 import requests
 
-from devtools.servers import (
-    PostgresCluster,
-    RedisServer,
-    free_port,
-    postgres_cluster,
-    redis_server,
-    wait_for_port,
-)
+from devtools.postgres import PostgresCluster, postgres_cluster
+from devtools.servers import RedisServer, free_port, redis_server, wait_for_port
 from devtools.supervisor_conf import flask_args, worker_args
 from services.queues import MAINTENANCE_QUEUE, provider_queue_name
 
@@ -127,25 +121,16 @@ def running_stack(
     web_threads: int = 4,
     queue_workers: int = 2,
     settings: dict[str, str] | None = None,
-    database: str = "postgres",
 ) -> Iterator[Stack]:
-    """Start the system; yield it; stop every process and remove every file.
-
-    database: "postgres" (DRILL_DATABASE_URL, else a throwaway cluster) or "sqlite"
-    (the embedded default of `make run`).
-    """
-    if database not in ("postgres", "sqlite"):
-        raise ValueError("database must be 'postgres' or 'sqlite'")
+    """Start the system on PostgreSQL (DRILL_DATABASE_URL, else a throwaway cluster);
+    yield it; stop every process and remove every file."""
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="drill-")))
         postgres: PostgresCluster | None = None
-        if database == "sqlite":
-            database_url = f"sqlite:///{tmp}/drill.db"
-        else:
-            database_url = os.environ.get("DRILL_DATABASE_URL") or ""
-            if not database_url:
-                postgres = stack.enter_context(postgres_cluster())
-                database_url = postgres.url
+        database_url = os.environ.get("DRILL_DATABASE_URL") or ""
+        if not database_url:
+            postgres = stack.enter_context(postgres_cluster())
+            database_url = postgres.url
         redis = stack.enter_context(redis_server())
         web_port, sandbox_port, mail_port = free_port(), free_port(), free_port()
         sandbox_url = f"http://127.0.0.1:{sandbox_port}"

@@ -80,7 +80,6 @@ def test_second_key_for_a_paying_order_is_409(
     assert count(app, Payment) == 1
 
 
-@pytest.mark.postgres
 def test_twenty_concurrent_calls_with_one_key_make_one_payment_and_one_charge(
     app: Flask, api: dict[str, str], client: FlaskClient, sandbox: Any
 ) -> None:

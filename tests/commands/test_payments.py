@@ -9,7 +9,6 @@ import sys
 import uuid
 from typing import Any
 
-import pytest
 from flask import Flask
 
 from tests.helpers import (
@@ -54,7 +53,6 @@ def test_a_refused_refund_says_why_and_exits_1(app: Flask, runner: Any, sandbox:
     assert missing.exit_code == 1 and "payment_not_found" in missing.output
 
 
-@pytest.mark.postgres
 def test_ten_operators_refunding_at_once_refund_once(app: Flask, sandbox: Any) -> None:
     payment_id = charged(app, committed_payment(app))
     env = {

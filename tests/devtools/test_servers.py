@@ -9,13 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from devtools.servers import postgres_bin_dir
-
 OWNER = """
 import sys, time
-from devtools.servers import postgres_cluster, redis_server
+from devtools.postgres import postgres_cluster
+from devtools.servers import redis_server
 with postgres_cluster() as pg, redis_server() as redis:
     print(pg.workdir, redis.workdir, redis.proc.pid, flush=True)
     time.sleep(60)
@@ -30,7 +27,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@pytest.mark.skipif(postgres_bin_dir() is None, reason="no PostgreSQL server binaries")
 def test_sigterm_stops_and_removes_the_servers() -> None:
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER],

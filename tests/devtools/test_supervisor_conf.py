@@ -49,7 +49,20 @@ def test_one_worker_program_per_provider_queue() -> None:
         assert int(section["stopwaitsecs"]) == STOP_WAIT_S > JOB_TIMEOUT_S
         assert section["stopsignal"] == "TERM"
     assert "program:redis" not in parser.sections()  # production brings its own Redis
+    assert "program:postgres" not in parser.sections()  # and its own database
     assert "program:sandbox" not in parser.sections()
+
+
+def test_the_development_database_stops_fast_and_starts_first() -> None:
+    parser = configparser.RawConfigParser()
+    parser.read_string(render(checked_in_layout("dev")))
+    postgres = parser["program:postgres"]
+    assert postgres["stopsignal"] == "INT"  # PostgreSQL's fast shutdown (TERM waits for clients)
+    assert postgres["command"].endswith(
+        "-m devtools.postgres --data-dir %(here)s/../instance/postgres --port 5439"
+    )
+    assert int(postgres["priority"]) < int(parser["program:web"]["priority"])
+    assert list(parser["program:postgres"]).count("stopsignal") == 1
 
 
 def test_several_hosts_split_the_programs_and_schedule_once() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 import requests
 
 from bench.drills import chaos
@@ -34,7 +33,6 @@ def _charge_behind_our_back(sandbox_url: str, payment_ref: str) -> None:
     assert response.status_code == 200, response.text
 
 
-@pytest.mark.postgres
 def test_chaos_drill_smoke(app: object) -> None:
     with running_stack(settings=chaos.SETTINGS) as stack:
         results = chaos.drill(

@@ -16,7 +16,6 @@ from bench.cluster.network import unavailable
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.postgres
 def test_a_redis_failover_across_hosts_loses_nothing() -> None:
     reason = unavailable()
     if reason:

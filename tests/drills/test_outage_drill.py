@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from bench.drills import outage, report
 from bench.drills.traffic import PHASES
 
 
-@pytest.mark.postgres
 def test_outage_drill_smoke(app: object) -> None:
     results = outage.run(
         viewers=2,

@@ -7,7 +7,6 @@ import threading
 import uuid
 from typing import Any
 
-import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select, text
@@ -28,8 +27,6 @@ from tests.helpers import (
     seed_catalog,
 )
 from tests.round_trips import counted
-
-pytestmark = pytest.mark.postgres
 
 CARD = "pm_card_visa"
 

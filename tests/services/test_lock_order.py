@@ -29,8 +29,6 @@ from tests.factories import TEST_CARDS, make_customer, make_order, make_payment
 from tests.helpers import api_order, api_pay
 from tests.worker_support import start_worker, stop_workers, wait_for
 
-pytestmark = pytest.mark.postgres
-
 
 @pytest.fixture
 def workers(app: Flask, sandbox: Any) -> Iterator[None]:

@@ -90,7 +90,6 @@ def test_one_refund_per_key(app: Flask, sandbox: Any) -> None:
     assert code == "idempotency_key_reused"
 
 
-@pytest.mark.postgres
 def test_ten_concurrent_full_refunds_make_one(app: Flask, sandbox: Any) -> None:
     payment_id = charged(app, committed_payment(app))
     start, answers = threading.Barrier(10), list[int | str]()

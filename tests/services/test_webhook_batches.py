@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from rq import Queue
@@ -25,8 +24,6 @@ from services.wallet_audit import audit_wallets
 from services.webhook_batches import BATCH, apply_batch
 from tests.helpers import committed_payment, committed_topup, signed_post, stripe_event
 from tests.worker_support import start_worker, stop_workers
-
-pytestmark = pytest.mark.postgres
 
 
 def _deliver(client: FlaskClient, payments: list[int], amount: int = 1000) -> None:

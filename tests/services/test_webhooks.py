@@ -7,7 +7,6 @@ import threading
 import time
 from typing import Any
 
-import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
@@ -50,7 +49,6 @@ def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) ->
     assert rows(app, PaymentTransition) == 1
 
 
-@pytest.mark.postgres
 def test_ten_copies_at_once_credit_a_topup_once(app: Flask) -> None:
     payment_id = committed_topup(app)
     event = stripe_event(payment_id, amount=700)

