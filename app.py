@@ -10,12 +10,12 @@ from werkzeug.routing import IntegerConverter
 
 import logs
 from config import INSTANCE_DIR, ConfigError, settings_from_env
-from extensions import csrf, db, login_manager, migrate, redis_client
+from extensions import babel, csrf, db, login_manager, migrate, redis_client
 from models import OrderStatus, PaymentStatus, WebhookState
-from models.money import format_money
 from models.types import MAX_ROW_ID
 from services import metrics
 from services.customers import load_session_user
+from services.locales import LANGUAGE_NAMES, current_locale, money_text
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -63,6 +63,10 @@ def register_extensions(app: Flask) -> None:
     login_manager.login_view = "auth.login"
     login_manager.user_loader(load_session_user)
     redis_client.init_app(app)
+    from blueprints.language import select_locale
+
+    # Pages, emails and messages in the customer's language (translations/<locale>/).
+    babel.init_app(app, locale_selector=select_locale, default_domain="messages")
 
 
 def register_blueprints(app: Flask) -> None:
@@ -74,6 +78,7 @@ def register_blueprints(app: Flask) -> None:
         errors,
         headers,
         health,
+        language,
         shop,
         wallet,
         webhooks,
@@ -84,6 +89,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(shop.bp)
     app.register_blueprint(checkout.bp)
     app.register_blueprint(wallet.bp)
+    app.register_blueprint(language.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(webhooks.bp)
     admin.register(app)
@@ -92,7 +98,9 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_template_helpers(app: Flask) -> None:
-    app.jinja_env.filters["money"] = lambda amount, currency: format_money(amount, currency)
+    # Every amount a page or email shows, in the reader's locale (services/locales.py).
+    app.jinja_env.filters["money"] = money_text
+    app.jinja_env.globals.update(current_locale=current_locale, LANGUAGE_NAMES=LANGUAGE_NAMES)
     # State names come from their enums in templates too (never a second list of strings).
     app.jinja_env.globals.update(
         PaymentStatus=PaymentStatus, OrderStatus=OrderStatus, WebhookState=WebhookState

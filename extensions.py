@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Flask, current_app
+from flask_babel import Babel
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -31,6 +32,7 @@ db = SQLAlchemy(model_class=Base)
 migrate = Migrate()
 csrf = CSRFProtect()
 login_manager = LoginManager()
+babel = Babel()
 
 
 class RedisClient:

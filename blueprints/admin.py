@@ -36,11 +36,12 @@ from models import (
     Refund,
     Wallet,
 )
-from models.money import format_money
 from models.types import parse_row_id
 from services import admin_actions, admin_auth, dashboard, retention
 from services.errors import ClientError
+from services.locales import money_text
 from services.provider_clients import breaker_for
+from services.wallet_views import wallet_currency
 
 bp = Blueprint("admin_auth", __name__, url_prefix="/admin")
 REFRESH_S = 10  # the overview reloads itself: an operator at 3 a.m. should not have to
@@ -148,7 +149,7 @@ class QueuesView(AdminOnly, BaseView):
 
 
 def money_column(view: Any, context: Any, model: Any, name: str) -> str:
-    return format_money(getattr(model, name), model.currency)
+    return money_text(getattr(model, name), model.currency)
 
 
 class ReadOnlyView(AdminOnly, ModelView):
@@ -304,6 +305,10 @@ class LedgerView(ReadOnlyView):
     column_filters = ("wallet_id", "kind")
     column_searchable_list = ("operation_id", "reference")
     column_default_sort = ("id", True)
+    column_formatters: dict[str, Any] = {
+        name: lambda v, c, m, n: money_text(getattr(m, n), wallet_currency(m.wallet_id))
+        for name in ("amount_minor", "balance_after_minor")
+    }
 
 
 class CustomerView(ReadOnlyView):

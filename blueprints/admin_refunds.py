@@ -12,9 +12,11 @@ from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
 from blueprints.admin import AdminOnly, ReadOnlyView, money_column
-from models.money import InvalidAmountError, parse_major_amount
+from models import money
+from models.money import InvalidAmountError
 from services import admin_auth
 from services.errors import ClientError
+from services.locales import current_locale, money_text
 from services.refund_views import refund_page
 from services.refunds import refund_payment, refund_wallet_order
 
@@ -40,32 +42,65 @@ class RefundsView(AdminOnly, BaseView):
         if page is None:
             flash(f"No {what} {target_id}.", "error")
             return redirect(url_for("admin.index"))
-        if request.method == "POST" and self._submit(what, target_id, page.currency):
+        if request.method == "POST" and "amount_minor" not in request.form:
+            review = self._review(page.currency, page.left_minor)
+            if review is not None:  # what would be refunded, to confirm before it is
+                return self.render("dashboard/refund.html", page=page, what=what, review=review)
+        elif request.method == "POST" and self._submit(what, target_id):
             return redirect(request.path, code=303)  # the page again, with the refund
         return self.render(
-            "dashboard/refund.html", page=page, what=what, idempotency_key=uuid.uuid4()
+            "dashboard/refund.html",
+            page=page,
+            what=what,
+            review=None,
+            idempotency_key=uuid.uuid4(),
+            typed=request.form.get("amount", ""),
+            reason=request.form.get("reason", ""),
         )
 
-    def _submit(self, what: str, target_id: int, currency: str) -> bool:
+    def _review(self, currency: str, left_minor: int) -> dict[str, Any] | None:
+        """The typed amount read in the admin's language (empty: all that is left), with
+        the reason and the form's key; None, with the reason flashed, when refused."""
+        form = request.form
+        reason = form.get("reason", "").strip()
+        if len(reason) < 5:
+            flash("Give the reason for the refund (5 characters at least).", "error")
+            return None
+        try:
+            raw = form.get("amount", "").strip()
+            amount = money.parse(raw, currency, current_locale()) if raw else None
+            key = uuid.UUID(form.get("idempotency_key", ""))
+        except (InvalidAmountError, ValueError) as exc:
+            flash(str(exc) if isinstance(exc, InvalidAmountError) else "Reload the page.", "error")
+            return None
+        return {
+            "amount_minor": amount.amount_minor if amount else left_minor,
+            "currency": currency,
+            "reason": reason,
+            "idempotency_key": key,
+        }
+
+    def _submit(self, what: str, target_id: int) -> bool:
         admin = admin_auth.current_admin()
         assert admin is not None
         form = request.form
         if form.get("confirm") != "yes":
-            flash("Tick the confirmation box to refund.", "error")
+            flash("Confirm the refund on its review.", "error")
             return False
         try:
-            raw = form.get("amount", "").strip()
-            amount = parse_major_amount(raw, currency) if raw else None
+            raw = form.get("amount_minor", "")
+            if not raw.isdigit() or len(raw) > 15:
+                raise InvalidAmountError("This form is out of date; enter the amount again.")
             key = uuid.UUID(form.get("idempotency_key", ""))
             refund_with = refund_payment if what == "payment" else refund_wallet_order
             refund, is_new = refund_with(
-                target_id, amount, form.get("reason", ""), admin.email, key
+                target_id, int(raw), form.get("reason", ""), admin.email, key
             )
         except (ClientError, InvalidAmountError, ValueError) as exc:
             flash(str(exc), "error")
             return False
         flash(
-            f"Refund #{refund.id} of {refund.amount_minor} {refund.currency}: "
+            f"Refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}: "
             f"{refund.status.value}" + ("" if is_new else " (already requested with this form)"),
             "success",
         )

@@ -9,11 +9,12 @@ from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
 from extensions import db
-from models import Wallet
-from models.money import InvalidAmountError, format_money, parse_major_amount
+from models import Wallet, money
+from models.money import InvalidAmountError, Money, validate_money
 from services.cards import card_entry
 from services.checkout import parse_idempotency_key, start_topup_payment
 from services.errors import ClientError, form_message
+from services.locales import current_locale, money_text
 from services.wallet import wallet_of
 from services.wallet_payments import pay_order_from_wallet
 from services.wallet_views import ledger_page, wallets_of
@@ -53,9 +54,21 @@ def topup() -> ResponseReturnValue:
     currency = (request.values.get("currency") or current_app.config["CURRENCIES"][0]).upper()
     if request.method == "GET":
         return _topup_form(currency)
+    reviewed = request.form.get("amount_minor")
     try:
         target = wallet_of(current_user, currency)
-        amount_minor = parse_major_amount(request.form.get("amount", ""), currency)
+        if reviewed is None:
+            # What the customer typed, read in their language and shown back: no money
+            # moves on a typed amount before they have seen what it was read as.
+            amount = money.parse(request.form.get("amount", ""), currency, current_locale())
+            validate_money(
+                amount.amount_minor,
+                currency,
+                max_minor=current_app.config["MAX_AMOUNT_MINOR"],
+                allowed=[target.currency],
+            )
+            return _topup_review(amount)
+        amount_minor = _reviewed_minor(reviewed)
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         card = request.form.get("payment_method")
         payment, _ = start_topup_payment(current_user, target, amount_minor, key, card)
@@ -73,10 +86,26 @@ def _topup_form(currency: str) -> str:
         "wallet/topup.html",
         currency=currency,
         currencies=[w.currency for w in _wallets()],
-        idempotency_key=uuid.uuid4(),
-        max_amount=format_money(current_app.config["MAX_AMOUNT_MINOR"], currency),
+        max_amount=money_text(current_app.config["MAX_AMOUNT_MINOR"], currency),
+        typed=request.form.get("amount", ""),
+    )
+
+
+def _topup_review(amount: Money) -> str:
+    """The second step: the amount as read, the card, and one button to pay it."""
+    return render_template(
+        "wallet/topup_review.html",
+        amount=amount,
+        idempotency_key=uuid.uuid4(),  # born with the reviewed intent: a double click pays once
         card=card_entry(),
     )
+
+
+def _reviewed_minor(raw: str) -> int:
+    """The amount the review page showed (minor units, from our own hidden field)."""
+    if not raw.isdigit() or len(raw) > 15:
+        raise InvalidAmountError("This form is out of date; enter the amount again.")
+    return int(raw)
 
 
 @bp.post("/pay/<id:order_id>")

@@ -1,74 +1,148 @@
-"""Money rules: integer minor units plus an ISO 4217 currency code."""
+"""Money: integer minor units plus an ISO 4217 currency, and its only two doors to and
+from people: `parse(text, currency, locale)` and `format(money, locale)` (Babel's, with
+the currency's own exponent). Nothing else turns text into money or money into text."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
+from decimal import Decimal
 
-# Minor-unit exponent of the ISO 4217 currencies the system may be configured
-# to accept (CURRENCIES); an unknown code is refused even if configured.
-CURRENCY_EXPONENTS: dict[str, int] = {
-    "EUR": 2, "USD": 2, "GBP": 2, "CHF": 2, "SEK": 2, "NOK": 2, "DKK": 2,
-    "PLN": 2, "CZK": 2, "CAD": 2, "AUD": 2, "JPY": 0,
-}  # fmt: skip
+from babel.numbers import (
+    NumberFormatError,
+    format_currency,
+    format_decimal,
+    get_currency_precision,
+    get_decimal_symbol,
+    get_group_symbol,
+    parse_decimal,
+)
+
+# The ISO 4217 currencies the system may be configured to accept (CURRENCIES); an
+# unknown code is refused even if configured. Their exponents come from Babel (CLDR).
+KNOWN_CURRENCIES = frozenset(
+    {"EUR", "USD", "GBP", "CHF", "SEK", "NOK", "DKK", "PLN", "CZK", "CAD", "AUD", "JPY"}
+)
+DEFAULT_LOCALE = "en"
+# Longest text taken as an amount, separators included: anything longer is refused by
+# its length before any arithmetic (a Decimal of a million digits costs real CPU).
+MAX_AMOUNT_TEXT = 40
+EXAMPLE_AMOUNT = Decimal("1234.50")  # shown in the locale's own form when a text is refused
 
 
 class InvalidAmountError(ValueError):
-    """An amount or currency was refused; the message names the field and the rule."""
+    """An amount or currency was refused; the message says how to type it."""
+
+
+def exponent_of(currency: str) -> int:
+    """Digits after the decimal point of a known currency (EUR 2, JPY 0)."""
+    code = currency.upper()
+    if code not in KNOWN_CURRENCIES:
+        raise InvalidAmountError("currency must be a known ISO 4217 code")
+    return int(get_currency_precision(code))
+
+
+@dataclass(frozen=True)
+class Money:
+    """An amount of one currency in its minor units (cents): 1250 EUR is 12,50 €."""
+
+    amount_minor: int
+    currency: str
+
+    def __post_init__(self) -> None:
+        exponent_of(self.currency)  # refuses an unknown code
+        if self.currency != self.currency.upper():
+            object.__setattr__(self, "currency", self.currency.upper())
+
+    @property
+    def major(self) -> Decimal:
+        return Decimal(self.amount_minor).scaleb(-exponent_of(self.currency))
+
+
+def format(money: Money, locale: str | None = None) -> str:  # shadows the builtin here only
+    """Money as a person reads it in `locale`: 12,50 € (it), €12.50 (en), -¥1,234."""
+    return str(format_currency(money.major, money.currency, locale=locale or DEFAULT_LOCALE))
+
+
+def parse(text: str, currency: str, locale: str | None = None) -> Money:
+    """What a person typed, read strictly in `locale` ("12,50" is 12.50 in it, de and fr;
+    "1,234.56" is 1234.56 in en). Refused with InvalidAmountError, saying how to type it:
+    anything but digits and the locale's separators (signs, exponents, spaces, symbols),
+    a text that reads differently in the other convention and is not valid here, more
+    decimals than the currency has, zero."""
+    locale = locale or DEFAULT_LOCALE
+    code = currency.upper()
+    exponent = exponent_of(code)
+    raw = text.strip()
+    how = _how_to_type(code, locale)
+    if not raw or len(raw) > MAX_AMOUNT_TEXT:
+        raise InvalidAmountError(f"Enter an amount, {how}.")
+    allowed = set("0123456789") | {get_decimal_symbol(locale), get_group_symbol(locale)}
+    if any(ch not in allowed for ch in raw):
+        raise InvalidAmountError(f"Type digits only, {how}.")
+    try:
+        value = parse_decimal(raw, locale=locale, strict=True)
+    except NumberFormatError as exc:
+        raise InvalidAmountError(_refusal(raw, exc, code, locale) + f" Type it {how}.") from None
+    if not value.is_finite() or value <= 0:
+        raise InvalidAmountError(f"The amount must be more than zero, {how}.")
+    minor = value.scaleb(exponent)
+    if minor != minor.to_integral_value():
+        raise InvalidAmountError(
+            f"{code} has {exponent} decimal{'s' if exponent != 1 else ''} at most: type it {how}."
+            if exponent
+            else f"{code} has no decimals: type whole amounts, {how}."
+        )
+    return Money(int(minor), code)
+
+
+def _how_to_type(currency: str, locale: str) -> str:
+    exponent = exponent_of(currency)
+    pattern = "#,##0" + ("." + "0" * exponent if exponent else "")
+    example = format_decimal(EXAMPLE_AMOUNT, format=pattern, locale=locale)
+    return f"like {example}"
+
+
+def _refusal(raw: str, exc: NumberFormatError, currency: str, locale: str) -> str:
+    """Babel's reading of what was meant, as money of this locale where it is one."""
+    for suggestion in getattr(exc, "suggestions", None) or []:
+        try:
+            meant = parse(suggestion, currency, locale)
+        except InvalidAmountError:
+            continue
+        if suggestion.replace(get_group_symbol(locale), "") != raw.replace(
+            get_group_symbol(locale), ""
+        ):
+            return f"{raw!r} is not an amount here: did you mean {format(meant, locale)}?"
+    return f"{raw!r} is not an amount here."
 
 
 def validate_money(
     amount_minor: object, currency: object, *, max_minor: int, allowed: list[str]
 ) -> tuple[int, str]:
-    """Return (amount_minor, currency) if positive, at most `max_minor`, in a known currency."""
+    """(amount_minor, currency) of an API request if positive, at most `max_minor`, in a
+    known and allowed currency; messages name the field and major units."""
     if isinstance(amount_minor, bool) or not isinstance(amount_minor, int):
         raise InvalidAmountError("amount_minor must be an integer number of minor units")
     if amount_minor <= 0:
         raise InvalidAmountError("amount_minor must be positive")
-    if amount_minor > max_minor:
-        raise InvalidAmountError(f"amount_minor must be at most {max_minor}")
-    if not isinstance(currency, str) or currency.upper() not in CURRENCY_EXPONENTS:
+    if not isinstance(currency, str) or currency.upper() not in KNOWN_CURRENCIES:
         raise InvalidAmountError("currency must be a known ISO 4217 code")
     code = currency.upper()
     if code not in allowed:
         raise InvalidAmountError(f"currency must be one of {', '.join(allowed)}")
+    if amount_minor > max_minor:
+        raise InvalidAmountError(
+            f"amount_minor must be at most {max_minor} ({format(Money(max_minor, code))})"
+        )
     return amount_minor, code
 
 
-def format_money(amount_minor: int, currency: str) -> str:
-    """Render minor units for people, e.g. 1250 EUR -> '12.50 EUR'. Templates only."""
-    exponent = CURRENCY_EXPONENTS.get(currency, 2)
-    sign = "-" if amount_minor < 0 else ""
-    whole, frac = divmod(abs(amount_minor), 10**exponent)
-    body = f"{whole:,}" if exponent == 0 else f"{whole:,}.{frac:0{exponent}d}"
-    return f"{sign}{body} {currency}"
-
-
-# What a person may type as an amount: digits, an optional decimal part (commas as
-# thousands separators are dropped first). 15 digits before the point exceed any
-# configured maximum already; the rest is refused by shape, with no arithmetic.
-AMOUNT_RE = re.compile(r"([0-9]{0,15})(?:\.([0-9]{0,15}))?")
-MAX_AMOUNT_TEXT = 40  # characters, separators included
-
-
-def parse_major_amount(text: str, currency: str) -> int:
-    """Parse what a person types ("12.5", "12.50", "1,250.00") into minor units.
-
-    Raises InvalidAmountError for anything that is not a plain positive amount
-    with at most the currency's number of decimals.
-    """
-    exponent = CURRENCY_EXPONENTS.get(currency.upper())
-    if exponent is None:
-        raise InvalidAmountError("currency must be a known ISO 4217 code")
-    # Shape first, on a bounded string, before any arithmetic: Decimal("1e999990") is
-    # cheap to build but turning it into an int took half a minute of CPU.
-    cleaned = text.strip()[: MAX_AMOUNT_TEXT + 1].replace(",", "")
-    match = AMOUNT_RE.fullmatch(cleaned)
-    if len(cleaned) > MAX_AMOUNT_TEXT or match is None or cleaned in ("", "."):
-        raise InvalidAmountError("enter an amount such as 25 or 25.50")
-    whole, fraction = match.group(1), (match.group(2) or "").rstrip("0")
-    if len(fraction) > exponent:
-        raise InvalidAmountError(f"use at most {exponent} decimals for {currency.upper()}")
-    minor = int(whole or "0") * 10**exponent + int(fraction.ljust(exponent, "0") or "0")
-    if minor <= 0:
-        raise InvalidAmountError("the amount must be positive")
-    return minor
+__all__ = [
+    "KNOWN_CURRENCIES",
+    "InvalidAmountError",
+    "Money",
+    "exponent_of",
+    "format",
+    "parse",
+    "validate_money",
+]

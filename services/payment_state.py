@@ -23,6 +23,7 @@ from models import (
 )
 from models.types import utcnow
 from services import wallet
+from services.locales import money_text
 from services.outbox import queue_email
 
 log = logging.getLogger(__name__)
@@ -267,7 +268,7 @@ def reverse_effect(payment: Payment) -> str | None:
             kind=LedgerKind.REVERSAL,
             reference=f"payment {payment.id}",
         )
-        undone = f"wallet credit of {payment.amount_minor} {payment.currency} taken back"
+        undone = f"wallet credit of {money_text(payment.amount_minor, payment.currency)} taken back"
     else:
         order = _locked_order(payment)
         if order is not None and order.status == OrderStatus.PAID:

@@ -17,6 +17,7 @@ from sqlalchemy import or_, select
 
 from extensions import db
 from models import Payment, Refund, RefundStatus, TransitionSource
+from models.money import KNOWN_CURRENCIES
 from models.types import utcnow
 from providers.base import RefundRequest
 from providers.outcomes import (
@@ -30,6 +31,7 @@ from providers.outcomes import (
 )
 from resilience.gateway import CallContext
 from services import queueing
+from services.locales import money_text
 from services.provider_clients import gateway_for, provider_for
 from services.refund_state import lock_refund, move_refund
 from services.refunds import REFUND_JOB, refund_job_id
@@ -159,7 +161,11 @@ def mismatch(refund: Refund, provider_refund_id: str | None, report: Report) -> 
     """What in the provider's answer is not the refund we asked for ('' when all is)."""
     problems = []
     if report.amount_minor != refund.amount_minor:
-        problems.append(f"amount {report.amount_minor} != {refund.amount_minor}")
+        theirs = report.currency if report.currency in KNOWN_CURRENCIES else refund.currency
+        problems.append(
+            f"amount {money_text(report.amount_minor or 0, theirs)} != "
+            f"{money_text(refund.amount_minor, refund.currency)}"
+        )
     if report.currency != refund.currency:
         problems.append(f"currency {report.currency} != {refund.currency}")
     ours = {str(refund.id), str(refund.idempotency_key)}

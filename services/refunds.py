@@ -25,6 +25,7 @@ from models import (
 )
 from services import queueing
 from services.errors import ClientError, ConflictError, NotFoundError, UnprocessableError
+from services.locales import money_text
 from services.payment_state import lock_order_of, lock_payment_row
 from services.refund_state import (
     REFUNDED_ORDER_STATUSES,
@@ -157,7 +158,8 @@ def _amount(raw: object, refundable: int, currency: str) -> int:
     if raw > refundable:
         db.session.rollback()
         raise UnprocessableError(
-            f"at most {refundable} {currency} is left to refund", code="refund_exceeds_charge"
+            f"at most {money_text(refundable, currency)} is left to refund",
+            code="refund_exceeds_charge",
         )
     return raw
 

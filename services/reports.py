@@ -13,8 +13,10 @@ from __future__ import annotations
 import logging
 
 from models import Payment, PaymentStatus, TransitionSource
+from models.money import KNOWN_CURRENCIES
 from providers.outcomes import Report
 from services import day_counts, metrics
+from services.locales import money_text
 from services.payment_state import log_context, move
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,7 @@ def mismatch(
     counts as a mismatch. A failure is checked on what it says.
     """
     problems = []
+    theirs_currency = report.currency if report.currency in KNOWN_CURRENCIES else payment.currency
     ours_id = payment.provider_payment_id
     if ours_id and provider_payment_id and provider_payment_id != ours_id:
         problems.append(f"provider payment {provider_payment_id!r}, ours is {ours_id!r}")
@@ -39,9 +42,15 @@ def mismatch(
         if is_success:
             problems.append("no amount")
     elif report.amount_minor != payment.amount_minor:
-        problems.append(f"amount {report.amount_minor}, ours is {payment.amount_minor}")
+        problems.append(
+            f"amount {money_text(report.amount_minor, theirs_currency)}, "
+            f"ours is {money_text(payment.amount_minor, payment.currency)}"
+        )
     if report.received_minor is not None and report.received_minor != payment.amount_minor:
-        problems.append(f"amount received {report.received_minor}, ours is {payment.amount_minor}")
+        problems.append(
+            f"amount received {money_text(report.received_minor, theirs_currency)}, "
+            f"ours is {money_text(payment.amount_minor, payment.currency)}"
+        )
     if report.currency is None:
         if is_success:
             problems.append("no currency")

@@ -25,6 +25,7 @@ from models import (
     TransitionSource,
     WebhookState,
 )
+from services.locales import money_text
 from services.retention import transitions_of
 
 PAYMENT_EMAILS = (EmailKind.RECEIPT, EmailKind.PAYMENT_FAILED, EmailKind.REVIEW_ALERT)
@@ -64,7 +65,8 @@ def story(payment_id: int) -> Story | None:
         Event(
             payment.created_at,
             "intent",
-            f"intent recorded: {payment.amount_minor} {payment.currency} with {payment.provider}, "
+            f"intent recorded: {money_text(payment.amount_minor, payment.currency)} with "
+            f"{payment.provider}, "
             f"key {payment.idempotency_key}"
             + (f", order #{payment.order_id}" if payment.order_id else ", wallet top-up"),
         )
@@ -129,7 +131,7 @@ def _refund_events(refund: Refund) -> list[Event]:
         Event(
             t.created_at,
             "refund",
-            f"refund #{refund.id} of {refund.amount_minor} {refund.currency}: "
+            f"refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}: "
             f"{t.from_status or 'new'} -> {t.to_status} by {t.source}: {t.reason}",
         )
         for t in rows

@@ -21,6 +21,7 @@ from models.money import InvalidAmountError, validate_money
 from models.types import utcnow
 from services import metrics
 from services.errors import ClientError
+from services.locales import money_text
 
 
 class WalletError(ClientError):
@@ -109,7 +110,8 @@ def apply_movement(
         if earlier is not None:
             return _replay(earlier, wallet_id, amount_minor)
         raise InsufficientFundsError(
-            f"balance {balance} is less than {-amount_minor} {wallet_currency}"
+            f"the balance {money_text(balance, wallet_currency)} is less than "
+            f"{money_text(-amount_minor, wallet_currency)}"
         )
     balance_after = balance + amount_minor
     now = utcnow()

@@ -51,3 +51,9 @@ def ledger_page(wallet_id: int, requested: int | None, size: int) -> LedgerPage:
         .offset((page - 1) * size)
     ).all()
     return LedgerPage(entries, page, pages)
+
+
+def wallet_currency(wallet_id: int) -> str:
+    """The currency of a wallet's ledger entries (the session's identity map keeps it)."""
+    wallet = db.session.get(Wallet, wallet_id)
+    return wallet.currency if wallet is not None else "EUR"

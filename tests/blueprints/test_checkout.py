@@ -32,7 +32,7 @@ def place_order(client: FlaskClient) -> int:
         "/cart/add", data={"sku": "MUG", "quantity": "2", "csrf_token": csrf_token_from(page)}
     )
     cart = client.get("/cart").get_data(as_text=True)
-    assert "28.00 EUR" in cart
+    assert "€28.00" in cart
     response = client.post("/orders", data={"csrf_token": csrf_token_from(cart)})
     assert response.status_code == 303
     match = re.search(r"/orders/(\d+)/checkout", response.headers["Location"])

@@ -16,5 +16,5 @@ def test_the_catalog_lists_active_products_only(app: Flask, client: FlaskClient)
         retired.is_active = False
         db.session.commit()
     page = client.get("/").get_data(as_text=True)
-    assert "MUG-9" in page and "14.50 EUR" in page
-    assert "OLD-1" not in page and "9.99 EUR" not in page
+    assert "MUG-9" in page and "€14.50" in page
+    assert "OLD-1" not in page and "€9.99" not in page

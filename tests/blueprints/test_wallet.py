@@ -56,15 +56,15 @@ def test_pay_an_order_from_the_wallet_once(shopper: FlaskClient, app: Flask) -> 
         )
     assert ledger_rows(app) == 2  # the funding and one debit
     page = shopper.get("/wallet").get_data(as_text=True)
-    assert "order " + str(order_id) in page and "22.00 EUR" in page
+    assert "order " + str(order_id) in page and "€22.00" in page
 
 
 def test_insufficient_funds_leave_the_order_open(shopper: FlaskClient, app: Flask) -> None:
     order_id = place_order(shopper)
     response = shopper.post(f"/wallet/pay/{order_id}", data=wallet_form(shopper, order_id))
-    assert "balance 0 is less than 2800" in shopper.get(response.headers["Location"]).get_data(
-        as_text=True
-    )
+    assert "balance €0.00 is less than €28.00" in shopper.get(
+        response.headers["Location"]
+    ).get_data(as_text=True)
     with app.app_context():
         assert db.session.get(Order, order_id).status == OrderStatus.OPEN  # type: ignore[union-attr]
     assert ledger_rows(app) == 0
@@ -86,13 +86,20 @@ def test_topup_through_the_provider_credits_once(
     shopper: FlaskClient, app: Flask, sandbox: Any
 ) -> None:
     page = shopper.get("/wallet/topup?currency=EUR").get_data(as_text=True)
-    key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
+    typed = {"csrf_token": csrf_token_from(page), "currency": "EUR", "amount": "12.50"}
+    review = shopper.post("/wallet/topup", data=typed)
+    assert review.status_code == 200
+    shown = review.get_data(as_text=True)
+    assert "You will be charged €12.50." in shown and 'name="amount_minor" value="1250"' in shown
+    with app.app_context():  # nothing moves on a typed amount before its review
+        assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', shown)
     assert key
     form = {
-        "csrf_token": csrf_token_from(page),
+        "csrf_token": csrf_token_from(shown),
         "idempotency_key": key.group(1),
         "currency": "EUR",
-        "amount": "12.50",
+        "amount_minor": "1250",
         "payment_method": "pm_card_visa",
     }
     first = shopper.post("/wallet/topup", data=form)
@@ -126,8 +133,38 @@ def test_bad_topup_amounts_write_nothing(shopper: FlaskClient, app: Flask, amoun
     response = shopper.post("/wallet/topup", data=form)
     assert response.status_code in (400, 422)
     assert "Top up your wallet" in response.get_data(as_text=True)
+    assert b"data-review" not in response.data
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
+
+
+@pytest.mark.parametrize("amount_minor", ["", "12.50", "-5", "1e3", "9" * 16, "99999999"])
+def test_a_tampered_review_writes_nothing(
+    shopper: FlaskClient, app: Flask, amount_minor: str
+) -> None:
+    page = shopper.get("/wallet/topup").get_data(as_text=True)
+    form = {
+        "csrf_token": csrf_token_from(page),
+        "idempotency_key": str(uuid.uuid4()),
+        "currency": "EUR",
+        "amount_minor": amount_minor,
+        "payment_method": "pm_card_visa",
+    }
+    response = shopper.post("/wallet/topup", data=form)
+    assert 400 <= response.status_code < 500
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
+
+
+def test_an_italian_customer_types_euros_the_italian_way(shopper: FlaskClient) -> None:
+    page = shopper.get("/wallet/topup").get_data(as_text=True)
+    italian = {"Accept-Language": "it-IT,it;q=0.9,en;q=0.5"}
+    form = {"csrf_token": csrf_token_from(page), "currency": "EUR", "amount": "5,00"}
+    review = shopper.post("/wallet/topup", data=form, headers=italian)
+    assert 'name="amount_minor" value="500"' in review.get_data(as_text=True)  # not 500.00
+    english = shopper.post("/wallet/topup", data=form)
+    assert english.status_code == 400
+    assert "did you mean €5.00?" in english.get_data(as_text=True)
 
 
 def test_wallet_pay_with_a_bad_operation_id_writes_nothing(

@@ -30,7 +30,7 @@ def test_seed_is_idempotent_and_shows_the_catalog(
         )
     page = client.get("/").get_data(as_text=True)
     assert "Circuit breaker mug" in page
-    assert "14.00 EUR" in page
+    assert "€14.00" in page
 
 
 def test_seed_creates_no_demo_accounts_in_production(app: Any, make_app: Any) -> None:

@@ -12,7 +12,8 @@ from sqlalchemy.exc import IntegrityError
 
 from extensions import db
 from models import LedgerEntry, LedgerKind, Payment, PaymentStatus, ProcessedWebhook
-from models.money import InvalidAmountError, format_money, validate_money
+from models.money import InvalidAmountError, validate_money
+from services.locales import money_text
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 
 
@@ -157,15 +158,15 @@ def test_valid_money_is_normalised() -> None:
 @pytest.mark.parametrize(
     ("amount", "currency", "shown"),
     [
-        (1250, "EUR", "12.50 EUR"),
-        (5, "USD", "0.05 USD"),
-        (123456, "EUR", "1,234.56 EUR"),
-        (-300, "GBP", "-3.00 GBP"),
-        (500, "JPY", "500 JPY"),
+        (1250, "EUR", "€12.50"),
+        (5, "USD", "$0.05"),
+        (123456, "EUR", "€1,234.56"),
+        (-300, "GBP", "-£3.00"),
+        (500, "JPY", "¥500"),
     ],
 )
 def test_money_is_formatted_at_the_edge(amount: int, currency: str, shown: str) -> None:
-    assert format_money(amount, currency) == shown
+    assert money_text(amount, currency) == shown  # outside a request: English
 
 
 @pytest.mark.parametrize(

@@ -84,7 +84,7 @@ def test_failed_takes_a_topup_credit_back(
     _succeed_then_dispute(app, client, payment_id, 700)
     assert _wallet_balance(app, payment_id) == 700  # under review, the credit stands
     page = _resolve(admin_client, payment_id, "failed")
-    assert "wallet credit of 700 EUR taken back" in page
+    assert "wallet credit of €7.00 taken back" in page
     assert payment(app, payment_id).status == PaymentStatus.FAILED
     assert _wallet_balance(app, payment_id) == 0
     assert _ledger(app) == [

@@ -60,7 +60,7 @@ def test_a_receipt_is_written_once_and_sent_once(app: Flask, sandbox: Any, mail_
     [message] = mail_sink.messages()
     assert message["Subject"] == f"Your receipt for payment #{payment_id}"
     assert message["To"] == receipt.recipient
-    assert "10.00 EUR" in message.get_body(("plain",)).get_content()
+    assert "€10.00" in message.get_body(("plain",)).get_content()
     sent = _one(app, EmailKind.RECEIPT)
     assert sent.status == OutboxStatus.SENT and sent.attempts == 1
     with app.app_context():

@@ -70,7 +70,7 @@ def test_a_signed_webhook_for_another_amount_never_credits_a_topup(
     assert seen.provider_payment_id is None  # not overwritten by the report
     assert _wallet_balance(app, payment_id) == 0
     reason = _last_reason(app, payment_id)
-    assert "amount 1, ours is 500000" in reason and "currency 'USD', ours is 'EUR'" in reason
+    assert "amount $0.01, ours is €5,000.00" in reason and "currency 'USD', ours is 'EUR'" in reason
     assert _mismatches("stripe", "webhook") == before + 1
     with app.app_context():
         assert webhook_stats()["report_mismatches_today"] >= 1
@@ -101,7 +101,7 @@ def test_a_matching_webhook_still_succeeds_the_payment(app: Flask, client: Flask
 @pytest.mark.parametrize(
     ("field", "value", "expected"),
     [
-        ("amount", 1, "amount 1, ours is 1000"),
+        ("amount", 1, "amount €0.01, ours is €10.00"),
         ("currency", "usd", "currency 'USD', ours is 'EUR'"),
         ("metadata.payment_id", "424242", "payment_id '424242'"),
     ],
@@ -175,11 +175,11 @@ KEY = "00000000-0000-4000-8000-000000000007"
         ({"provider_payment_id": "pi_1"}, "pi_2", Report(1000, "EUR", "7"), True, "'pi_2'"),
         ({}, "pi_1", Report(1000, "EUR", "8"), True, "payment_id '8'"),
         ({}, "pi_1", Report(1000, "EUR", reference="other"), True, "reference 'other'"),
-        ({}, "pi_1", Report(999, "EUR", "7"), True, "amount 999"),
-        ({}, "pi_1", Report(1000, "EUR", "7", received_minor=1), True, "amount received 1"),
+        ({}, "pi_1", Report(999, "EUR", "7"), True, "amount €9.99, ours is €10.00"),
+        ({}, "pi_1", Report(1000, "EUR", "7", received_minor=1), True, "amount received €0.01"),
         # A failure is checked on what it says: silence is no contradiction.
         ({}, "pi_1", Report(), False, None),
-        ({}, "pi_1", Report(5, None, None), False, "amount 5"),
+        ({}, "pi_1", Report(5, None, None), False, "amount €0.05"),
     ],
 )
 def test_mismatch_table(

@@ -1,0 +1,43 @@
+"""The language switcher, and how each request's language is chosen: the customer's
+choice (a cookie the switcher sets), else the browser's Accept-Language, else English."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, redirect, request, url_for
+from werkzeug.wrappers import Response
+
+from services.locales import SUPPORTED_LOCALES
+
+bp = Blueprint("language", __name__)
+COOKIE = "lang"
+COOKIE_MAX_AGE_S = 365 * 24 * 3600  # a preference, kept for a year
+
+
+def select_locale() -> str:
+    """Flask-Babel's locale selector."""
+    chosen = request.cookies.get(COOKIE)
+    if chosen in SUPPORTED_LOCALES:
+        return chosen
+    return request.accept_languages.best_match(SUPPORTED_LOCALES) or SUPPORTED_LOCALES[0]
+
+
+@bp.get("/language/<code>")
+def switch(code: str) -> Response:
+    """Remember the language and go back where the customer was (a path of ours only)."""
+    target = request.args.get("next", "")
+    parts = urlsplit(target)
+    if not target.startswith("/") or target.startswith("//") or parts.scheme or parts.netloc:
+        target = url_for("shop.catalog")
+    response = redirect(target)
+    if code in SUPPORTED_LOCALES:
+        response.set_cookie(
+            COOKIE,
+            code,
+            max_age=COOKIE_MAX_AGE_S,
+            samesite="Lax",
+            httponly=True,
+            secure=request.is_secure,
+        )
+    return response

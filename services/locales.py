@@ -1,0 +1,25 @@
+"""The customer's language: which locales the shop speaks, the one of this request
+(Flask-Babel's choice, see blueprints/language.py), and money as that locale reads it."""
+
+from __future__ import annotations
+
+from flask import has_request_context
+from flask_babel import get_locale
+
+from models.money import DEFAULT_LOCALE, Money, format
+
+SUPPORTED_LOCALES = ("en", "it")  # every customer page, email and message, in both
+LANGUAGE_NAMES = {"en": "English", "it": "Italiano"}  # each in its own language
+
+
+def current_locale() -> str:
+    """This request's locale; the default outside a request (jobs, commands)."""
+    if not has_request_context():
+        return DEFAULT_LOCALE
+    locale = get_locale()
+    return str(locale) if locale is not None else DEFAULT_LOCALE
+
+
+def money_text(amount_minor: int, currency: str, locale: str | None = None) -> str:
+    """An amount as a person reads it, in `locale` or this request's."""
+    return format(Money(amount_minor, currency), locale or current_locale())
