@@ -15,7 +15,7 @@ from models import OrderStatus, PaymentStatus, WebhookState
 from models.types import MAX_ROW_ID
 from services import metrics
 from services.customers import load_session_user
-from services.locales import LANGUAGE_NAMES, current_locale, money_text
+from services.locales import LANGUAGE_NAMES, current_locale, datetime_text, money_text
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -100,6 +100,7 @@ def register_blueprints(app: Flask) -> None:
 def register_template_helpers(app: Flask) -> None:
     # Every amount a page or email shows, in the reader's locale (services/locales.py).
     app.jinja_env.filters["money"] = money_text
+    app.jinja_env.filters["datetime_text"] = datetime_text
     app.jinja_env.globals.update(current_locale=current_locale, LANGUAGE_NAMES=LANGUAGE_NAMES)
     # State names come from their enums in templates too (never a second list of strings).
     app.jinja_env.globals.update(

@@ -311,6 +311,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             dev_secrets=dev_secrets,
         ),
         "MAIL_FROM": env.get("MAIL_FROM", "Payments Monolith <shop@localhost>"),
+        # Who sells, as receipts say it (a receipt names the seller and where it is).
+        "SHOP_NAME": env.get("SHOP_NAME", "Payments Monolith"),
+        "SHOP_ADDRESS": env.get("SHOP_ADDRESS", "Via dell'Esempio 1, 00100 Roma, Italia"),
         "ADMIN_ALERT_EMAIL": env.get("ADMIN_ALERT_EMAIL", "ops@localhost"),
         "SMTP_TIMEOUT_S": number(env, "SMTP_TIMEOUT_S", 10.0),
         "EMAIL_MAX_ATTEMPTS": _int(env, "EMAIL_MAX_ATTEMPTS", 8),

@@ -16,7 +16,7 @@ from models import money
 from models.money import InvalidAmountError
 from services import admin_auth
 from services.errors import ClientError
-from services.locales import current_locale, money_text
+from services.locales import amount_message, current_locale, money_text
 from services.refund_views import refund_page
 from services.refunds import refund_payment, refund_wallet_order
 
@@ -71,7 +71,10 @@ class RefundsView(AdminOnly, BaseView):
             amount = money.parse(raw, currency, current_locale()) if raw else None
             key = uuid.UUID(form.get("idempotency_key", ""))
         except (InvalidAmountError, ValueError) as exc:
-            flash(str(exc) if isinstance(exc, InvalidAmountError) else "Reload the page.", "error")
+            flash(
+                amount_message(exc) if isinstance(exc, InvalidAmountError) else "Reload the page.",
+                "error",
+            )
             return None
         return {
             "amount_minor": amount.amount_minor if amount else left_minor,

@@ -14,6 +14,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from flask_babel import gettext as _
 from flask_login import current_user, login_required, login_user, logout_user
 
 from services.customers import (
@@ -21,8 +22,10 @@ from services.customers import (
     TooManyAttemptsError,
     authenticate,
     end_sessions,
+    remember_locale,
     sign_up,
 )
+from services.locales import current_locale
 
 bp = Blueprint("auth", __name__)
 
@@ -54,9 +57,10 @@ def login() -> ResponseReturnValue:
             flash(TOO_MANY_ATTEMPTS, "error")
             return render_template("auth/login.html"), 429
         if customer is None:
-            flash("Email or password is wrong.", "error")
+            flash(_("Email or password is wrong."), "error")
             return render_template("auth/login.html"), 400
         login_user(customer)
+        remember_locale(customer, current_locale())
         return redirect(safe_next(request.args.get("next"), url_for("shop.catalog")))
     return render_template("auth/login.html")
 
@@ -69,13 +73,14 @@ def signup() -> ResponseReturnValue:
                 request.form.get("email", ""),
                 request.form.get("password", ""),
                 current_app.config["CURRENCIES"],
+                current_locale(),
             )
         except AccountError as exc:
             flash(str(exc), "error")
             return render_template("auth/signup.html"), 400
         # The same answer whether the account was created or the email already had one:
         # sign-up must not tell a stranger who shops here.
-        flash("Your account is ready: log in with your email and password.", "ok")
+        flash(_("Your account is ready: log in with your email and password."), "ok")
         return redirect(url_for("auth.login"), code=303)
     return render_template("auth/signup.html")
 

@@ -16,6 +16,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from flask_babel import gettext as _
 from flask_login import current_user, login_required
 
 from extensions import db
@@ -58,12 +59,15 @@ def add_to_cart() -> ResponseReturnValue:
         quantity = 0
     product = active_product(sku)
     if product is None or not 1 <= quantity <= MAX_QUANTITY:
-        flash(f"Choose a product from the catalog and 1 to {MAX_QUANTITY} pieces.", "error")
+        flash(
+            _("Choose a product from the catalog and 1 to %(most)s pieces.", most=MAX_QUANTITY),
+            "error",
+        )
         return redirect(url_for("shop.catalog"))
     cart = _cart()
     cart[sku] = min(cart.get(sku, 0) + quantity, MAX_QUANTITY)
     session["cart"] = cart
-    flash(f"Added {product.name}.", "ok")
+    flash(_("Added %(name)s.", name=product.name), "ok")
     return redirect(url_for("checkout.cart"))
 
 

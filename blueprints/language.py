@@ -6,8 +6,10 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from flask import Blueprint, redirect, request, url_for
+from flask_login import current_user
 from werkzeug.wrappers import Response
 
+from services.customers import remember_locale
 from services.locales import SUPPORTED_LOCALES
 
 bp = Blueprint("language", __name__)
@@ -31,6 +33,8 @@ def switch(code: str) -> Response:
     if not target.startswith("/") or target.startswith("//") or parts.scheme or parts.netloc:
         target = url_for("shop.catalog")
     response = redirect(target)
+    if code in SUPPORTED_LOCALES and current_user.is_authenticated:
+        remember_locale(current_user, code)  # their emails follow
     if code in SUPPORTED_LOCALES:
         response.set_cookie(
             COOKIE,

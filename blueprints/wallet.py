@@ -6,6 +6,7 @@ import uuid
 
 from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from flask_babel import gettext as _
 from flask_login import current_user, login_required
 
 from extensions import db
@@ -14,7 +15,7 @@ from models.money import InvalidAmountError, Money, validate_money
 from services.cards import card_entry
 from services.checkout import parse_idempotency_key, start_topup_payment
 from services.errors import ClientError, form_message
-from services.locales import current_locale, money_text
+from services.locales import amount_message, current_locale, money_text
 from services.wallet import wallet_of
 from services.wallet_payments import pay_order_from_wallet
 from services.wallet_views import ledger_page, wallets_of
@@ -75,7 +76,7 @@ def topup() -> ResponseReturnValue:
     except (ClientError, InvalidAmountError) as exc:
         # The form again, with the reason: a 4xx, and nothing was written.
         db.session.rollback()
-        flash(form_message(exc) if isinstance(exc, ClientError) else str(exc), "error")
+        flash(form_message(exc) if isinstance(exc, ClientError) else amount_message(exc), "error")
         status = exc.status if isinstance(exc, ClientError) else 400
         return _topup_form(currency[:3]), status
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
@@ -115,7 +116,7 @@ def pay_order(order_id: int) -> ResponseReturnValue:
     try:
         uuid.UUID(operation_id)
     except ValueError:
-        flash("This form is out of date; please try again.", "error")
+        flash(_("This form is out of date; please try again."), "error")
         return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
     try:
         pay_order_from_wallet(current_user, order_id, operation_id)
@@ -124,5 +125,5 @@ def pay_order(order_id: int) -> ResponseReturnValue:
             abort(404)
         flash(str(exc), "error")
         return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
-    flash(f"Order #{order_id} is paid from your wallet.", "ok")
+    flash(_("Order #%(id)s is paid from your wallet.", id=order_id), "ok")
     return redirect(url_for("wallet.overview"), code=303)

@@ -23,6 +23,8 @@ class Customer(UserMixin, db.Model):  # type: ignore[name-defined]
     # Part of every session's identity: logging out bumps it, so a copied or replayed
     # cookie (session or remember-me) of that account stops working everywhere.
     session_version: Mapped[int] = mapped_column(default=0, server_default="0")
+    # The language the customer last chose or browsed in: their emails are written in it.
+    locale: Mapped[str] = mapped_column(String(8), default="en", server_default="en")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     def get_id(self) -> str:

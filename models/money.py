@@ -4,6 +4,7 @@ the currency's own exponent). Nothing else turns text into money or money into t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -29,15 +30,34 @@ MAX_AMOUNT_TEXT = 40
 EXAMPLE_AMOUNT = Decimal("1234.50")  # shown in the locale's own form when a text is refused
 
 
+def N_(message: str) -> str:
+    """Marks a message for translation (pybabel's keyword); services/locales.py translates."""
+    return message
+
+
 class InvalidAmountError(ValueError):
-    """An amount or currency was refused; the message says how to type it."""
+    """An amount or currency was refused; the message says how to type it. `template`
+    and `params` let the message be said in the reader's language."""
+
+    def __init__(self, template: str, *, in_locale: str = DEFAULT_LOCALE, **params: object) -> None:
+        self.template, self.params = template, params
+        super().__init__(self.say(in_locale, lambda message: message))
+
+    def say(self, locale: str, translate: Callable[[str], str]) -> str:
+        """The message in `locale`: translated, and its amounts formatted there."""
+        values = {
+            name: format(value, locale) if isinstance(value, Money) else value
+            for name, value in self.params.items()
+        }
+        text = translate(self.template)
+        return text % values if values else text
 
 
 def exponent_of(currency: str) -> int:
     """Digits after the decimal point of a known currency (EUR 2, JPY 0)."""
     code = currency.upper()
     if code not in KNOWN_CURRENCIES:
-        raise InvalidAmountError("currency must be a known ISO 4217 code")
+        raise InvalidAmountError(N_("currency must be a known ISO 4217 code"))
     return int(get_currency_precision(code))
 
 
@@ -63,6 +83,11 @@ def format(money: Money, locale: str | None = None) -> str:  # shadows the built
     return str(format_currency(money.major, money.currency, locale=locale or DEFAULT_LOCALE))
 
 
+MEANT_ANOTHER_AMOUNT = N_(
+    "'%(typed)s' is not an amount here: did you mean %(meant)s? Type it like %(example)s."
+)
+
+
 def parse(text: str, currency: str, locale: str | None = None) -> Money:
     """What a person typed, read strictly in `locale` ("12,50" is 12.50 in it, de and fr;
     "1,234.56" is 1234.56 in en). Refused with InvalidAmountError, saying how to type it:
@@ -73,47 +98,76 @@ def parse(text: str, currency: str, locale: str | None = None) -> Money:
     code = currency.upper()
     exponent = exponent_of(code)
     raw = text.strip()
-    how = _how_to_type(code, locale)
+    example = _example(code, locale)
     if not raw or len(raw) > MAX_AMOUNT_TEXT:
-        raise InvalidAmountError(f"Enter an amount, {how}.")
+        raise InvalidAmountError(
+            N_("Enter an amount, like %(example)s."), in_locale=locale, example=example
+        )
     allowed = set("0123456789") | {get_decimal_symbol(locale), get_group_symbol(locale)}
     if any(ch not in allowed for ch in raw):
-        raise InvalidAmountError(f"Type digits only, {how}.")
+        raise InvalidAmountError(
+            N_("Type digits only, like %(example)s."), in_locale=locale, example=example
+        )
     try:
         value = parse_decimal(raw, locale=locale, strict=True)
     except NumberFormatError as exc:
-        raise InvalidAmountError(_refusal(raw, exc, code, locale) + f" Type it {how}.") from None
+        meant = _meant(raw, exc, code, locale)
+        if meant is not None:
+            raise InvalidAmountError(
+                MEANT_ANOTHER_AMOUNT,
+                in_locale=locale,
+                typed=raw,
+                meant=meant,
+                example=example,
+            ) from None
+        raise InvalidAmountError(
+            N_("'%(typed)s' is not an amount here. Type it like %(example)s."),
+            in_locale=locale,
+            typed=raw,
+            example=example,
+        ) from None
     if not value.is_finite() or value <= 0:
-        raise InvalidAmountError(f"The amount must be more than zero, {how}.")
+        raise InvalidAmountError(
+            N_("The amount must be more than zero, like %(example)s."),
+            in_locale=locale,
+            example=example,
+        )
     minor = value.scaleb(exponent)
     if minor != minor.to_integral_value():
+        if not exponent:
+            raise InvalidAmountError(
+                N_("%(currency)s has no decimals: type whole amounts, like %(example)s."),
+                in_locale=locale,
+                currency=code,
+                example=example,
+            )
         raise InvalidAmountError(
-            f"{code} has {exponent} decimal{'s' if exponent != 1 else ''} at most: type it {how}."
-            if exponent
-            else f"{code} has no decimals: type whole amounts, {how}."
+            N_("%(currency)s has %(decimals)s decimals at most: type it like %(example)s."),
+            in_locale=locale,
+            currency=code,
+            decimals=exponent,
+            example=example,
         )
     return Money(int(minor), code)
 
 
-def _how_to_type(currency: str, locale: str) -> str:
+def _example(currency: str, locale: str) -> str:
     exponent = exponent_of(currency)
     pattern = "#,##0" + ("." + "0" * exponent if exponent else "")
-    example = format_decimal(EXAMPLE_AMOUNT, format=pattern, locale=locale)
-    return f"like {example}"
+    return str(format_decimal(EXAMPLE_AMOUNT, format=pattern, locale=locale))
 
 
-def _refusal(raw: str, exc: NumberFormatError, currency: str, locale: str) -> str:
-    """Babel's reading of what was meant, as money of this locale where it is one."""
+def _meant(raw: str, exc: NumberFormatError, currency: str, locale: str) -> Money | None:
+    """Babel's reading of what was meant (the other convention), where it is money here."""
+    group = get_group_symbol(locale)
     for suggestion in getattr(exc, "suggestions", None) or []:
+        if suggestion.replace(group, "") == raw.replace(group, ""):
+            continue  # only the separators moved: not another reading
         try:
-            meant = parse(suggestion, currency, locale)
+            return parse(suggestion, currency, locale)
         except InvalidAmountError:
             continue
-        if suggestion.replace(get_group_symbol(locale), "") != raw.replace(
-            get_group_symbol(locale), ""
-        ):
-            return f"{raw!r} is not an amount here: did you mean {format(meant, locale)}?"
-    return f"{raw!r} is not an amount here."
+    return None
 
 
 def validate_money(
@@ -122,17 +176,20 @@ def validate_money(
     """(amount_minor, currency) of an API request if positive, at most `max_minor`, in a
     known and allowed currency; messages name the field and major units."""
     if isinstance(amount_minor, bool) or not isinstance(amount_minor, int):
-        raise InvalidAmountError("amount_minor must be an integer number of minor units")
+        raise InvalidAmountError(N_("amount_minor must be an integer number of minor units"))
     if amount_minor <= 0:
-        raise InvalidAmountError("amount_minor must be positive")
+        raise InvalidAmountError(N_("amount_minor must be positive"))
     if not isinstance(currency, str) or currency.upper() not in KNOWN_CURRENCIES:
-        raise InvalidAmountError("currency must be a known ISO 4217 code")
+        raise InvalidAmountError(N_("currency must be a known ISO 4217 code"))
     code = currency.upper()
     if code not in allowed:
-        raise InvalidAmountError(f"currency must be one of {', '.join(allowed)}")
+        raise InvalidAmountError(
+            N_("currency must be one of %(allowed)s"), allowed=", ".join(allowed)
+        )
     if amount_minor > max_minor:
         raise InvalidAmountError(
-            f"amount_minor must be at most {max_minor} ({format(Money(max_minor, code))})"
+            N_("The amount must be at most %(max)s."),
+            max=Money(max_minor, code),
         )
     return amount_minor, code
 

@@ -41,7 +41,7 @@ def normalize_email(email: str) -> str:
     return email
 
 
-def sign_up(email: str, password: str, wallet_currencies: list[str]) -> None:
+def sign_up(email: str, password: str, wallet_currencies: list[str], locale: str = "en") -> None:
     """Create the account unless the email is taken; the two cases look alike to the
     caller (same answer, same work), so sign-up does not reveal who has an account.
 
@@ -49,10 +49,12 @@ def sign_up(email: str, password: str, wallet_currencies: list[str]) -> None:
     """
     # Taken: the owner logs in with their own password; nothing to tell anyone else.
     with suppress(EmailTakenError):
-        create_customer(email, password, wallet_currencies)
+        create_customer(email, password, wallet_currencies, locale)
 
 
-def create_customer(email: str, password: str, wallet_currencies: list[str]) -> Customer:
+def create_customer(
+    email: str, password: str, wallet_currencies: list[str], locale: str = "en"
+) -> Customer:
     """Create a customer with an empty wallet per currency. Commits.
 
     Raises AccountError when the email is invalid or taken, or the password too short.
@@ -60,7 +62,7 @@ def create_customer(email: str, password: str, wallet_currencies: list[str]) -> 
     email = normalize_email(email)
     if len(password) < MIN_PASSWORD_LENGTH:
         raise AccountError(f"Use a password of at least {MIN_PASSWORD_LENGTH} characters.")
-    customer = Customer(email=email, password_hash=generate_password_hash(password))
+    customer = Customer(email=email, password_hash=generate_password_hash(password), locale=locale)
     db.session.add(customer)
     try:
         db.session.flush()
@@ -130,3 +132,10 @@ def session_customer(session_id: object) -> tuple[int, int] | None:
     if kind != "customer" or customer_id is None or not is_version:
         return None
     return customer_id, int(raw_version)
+
+
+def remember_locale(customer: Customer, locale: str) -> None:
+    """The language this customer's emails are written in from now on. Commits."""
+    if customer.locale != locale:
+        customer.locale = locale
+        db.session.commit()

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
-from flask import has_request_context
-from flask_babel import get_locale
+from datetime import UTC, datetime
 
-from models.money import DEFAULT_LOCALE, Money, format
+from babel.dates import format_datetime
+from flask import has_request_context
+from flask_babel import get_locale, gettext
+
+from models.money import DEFAULT_LOCALE, InvalidAmountError, Money, format
 
 SUPPORTED_LOCALES = ("en", "it")  # every customer page, email and message, in both
 LANGUAGE_NAMES = {"en": "English", "it": "Italiano"}  # each in its own language
@@ -20,6 +23,18 @@ def current_locale() -> str:
     return str(locale) if locale is not None else DEFAULT_LOCALE
 
 
+def datetime_text(moment: datetime, locale: str | None = None) -> str:
+    """A time as a person reads it in `locale` or this request's, in UTC, to the minute."""
+    return str(
+        format_datetime(moment, format="medium", tzinfo=UTC, locale=locale or current_locale())
+    )
+
+
 def money_text(amount_minor: int, currency: str, locale: str | None = None) -> str:
     """An amount as a person reads it, in `locale` or this request's."""
     return format(Money(amount_minor, currency), locale or current_locale())
+
+
+def amount_message(refused: InvalidAmountError) -> str:
+    """Why an amount was refused, in this request's language, amounts formatted there."""
+    return refused.say(current_locale(), gettext)

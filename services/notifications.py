@@ -14,9 +14,10 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
-from email.utils import parseaddr
+from email.utils import format_datetime, parseaddr
 
 from flask import current_app, render_template
+from flask_babel import force_locale, gettext
 from sqlalchemy import or_, select
 
 from extensions import db
@@ -30,6 +31,7 @@ from models import (
     PaymentTransition,
     Refund,
 )
+from models.money import DEFAULT_LOCALE, N_
 from models.types import utcnow
 from providers.outcomes import Declined, Succeeded
 from providers.smtp import SmtpMailer, SmtpSettings
@@ -41,12 +43,12 @@ from services.sweeps import SWEEP_BATCH
 
 GATEWAY = "smtp"  # its breaker and metrics, beside the payment providers'
 SUBJECTS = {
-    EmailKind.WELCOME: "Welcome to Payments Monolith",
-    EmailKind.RECEIPT: "Your receipt for payment #{id}",
-    EmailKind.WALLET_RECEIPT: "Your receipt for order #{id}",
-    EmailKind.PAYMENT_FAILED: "Your payment #{id} did not go through",
-    EmailKind.REFUND: "Your refund #{id}",
-    EmailKind.REVIEW_ALERT: "Payment #{id} needs review",
+    EmailKind.WELCOME: N_("Welcome to Payments Monolith"),
+    EmailKind.RECEIPT: N_("Your receipt for payment #%(id)s"),
+    EmailKind.WALLET_RECEIPT: N_("Your receipt for order #%(id)s"),
+    EmailKind.PAYMENT_FAILED: N_("Your payment #%(id)s did not go through"),
+    EmailKind.REFUND: N_("Your refund #%(id)s"),
+    EmailKind.REVIEW_ALERT: N_("Payment #%(id)s needs review"),
 }
 
 
@@ -68,16 +70,35 @@ def render_email(row: OutboxMessage) -> EmailMessage:
     """The message of an outbox row: plain text and HTML from templates/email/."""
     context = {"public_url": current_app.config["PUBLIC_URL"], **_subject_of(row)}
     message = EmailMessage()
-    message["Subject"] = SUBJECTS[row.kind].format(id=row.subject_id)
-    message["From"] = current_app.config["MAIL_FROM"]
-    message["To"] = row.recipient
-    message["Message-ID"] = message_id(row)
-    message.set_content(render_template(f"email/{row.kind.value}.txt", **context))
-    message.add_alternative(
-        render_template(f"email/{row.kind.value}.html", subject=message["Subject"], **context),
-        subtype="html",
-    )
+    # In the customer's language (the admins' alerts in English), amounts formatted there.
+    with force_locale(_locale_of(row, context)):
+        message["Subject"] = gettext(SUBJECTS[row.kind], id=row.subject_id)
+        message["From"] = current_app.config["MAIL_FROM"]
+        message["To"] = row.recipient
+        message["Date"] = format_datetime(row.created_at)
+        message["Message-ID"] = message_id(row)
+        message.set_content(render_template(f"email/{row.kind.value}.txt", **context))
+        message.add_alternative(
+            render_template(f"email/{row.kind.value}.html", subject=message["Subject"], **context),
+            subtype="html",
+        )
     return message
+
+
+def _locale_of(row: OutboxMessage, context: dict[str, object]) -> str:
+    """The recipient customer's language; English for the admins' alerts."""
+    subject = context.get("customer") or context.get("order") or context.get("payment")
+    refund = context.get("refund")
+    if isinstance(refund, Refund):
+        subject = db.session.get(Payment, refund.payment_id) if refund.payment_id else None
+        subject = subject or (db.session.get(Order, refund.order_id) if refund.order_id else None)
+    if row.kind == EmailKind.REVIEW_ALERT or subject is None:
+        return DEFAULT_LOCALE
+    customer_id = (
+        subject.id if isinstance(subject, Customer) else getattr(subject, "customer_id", None)
+    )
+    customer = db.session.get(Customer, customer_id) if customer_id else None
+    return customer.locale if customer is not None else DEFAULT_LOCALE
 
 
 @dataclass
@@ -112,7 +133,9 @@ def _subject_of(row: OutboxMessage) -> dict[str, object]:
         .order_by(PaymentTransition.id.desc())
         .limit(1)
     )
-    return {"payment": get(Payment, row.subject_id), "reason": reason or ""}
+    payment = get(Payment, row.subject_id)
+    order = get(Order, payment.order_id) if payment is not None and payment.order_id else None
+    return {"payment": payment, "order": order, "reason": reason or ""}
 
 
 def send_email(outbox_id: int) -> None:
