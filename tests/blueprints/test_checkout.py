@@ -68,10 +68,10 @@ def test_the_same_form_submitted_twice_makes_one_payment_and_one_charge(
     assert first.headers["Location"] == second.headers["Location"]
     assert payments(app) == 1
     status = shopper.get(first.headers["Location"]).get_data(as_text=True)
-    assert "Payment in progress" in status and 'data-refresh-s=' in status
+    assert "Payment in progress" in status and "data-refresh-s=" in status
     run_jobs(app)
     done = shopper.get(first.headers["Location"]).get_data(as_text=True)
-    assert "your payment succeeded" in done and 'data-refresh-s=' not in done
+    assert "your payment succeeded" in done and "data-refresh-s=" not in done
     payment_id = int(first.headers["Location"].rsplit("/", 1)[1])
     assert sandbox.succeeded_charges(str(payment_id)) == 1
 
@@ -158,7 +158,10 @@ def test_unknown_payment_is_shown_honestly(shopper: FlaskClient, app: Flask) -> 
         found.status = PaymentStatus.UNKNOWN
         db.session.commit()
     page = shopper.get(location).get_data(as_text=True)
-    assert "we are confirming your payment with the bank; you will not be charged twice" in page.lower()
+    assert (
+        "we are confirming your payment with the bank; you will not be charged twice"
+        in page.lower()
+    )
 
 
 def test_pages_need_login(client: FlaskClient) -> None:
