@@ -3,12 +3,11 @@ choice (a cookie the switcher sets), else the browser's Accept-Language, else En
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from flask import Blueprint, redirect, request, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
+from blueprints.auth import safe_next
 from services.customers import remember_locale
 from services.locales import SUPPORTED_LOCALES
 
@@ -28,11 +27,7 @@ def select_locale() -> str:
 @bp.get("/language/<code>")
 def switch(code: str) -> Response:
     """Remember the language and go back where the customer was (a path of ours only)."""
-    target = request.args.get("next", "")
-    parts = urlsplit(target)
-    if not target.startswith("/") or target.startswith("//") or parts.scheme or parts.netloc:
-        target = url_for("shop.catalog")
-    response = redirect(target)
+    response = redirect(safe_next(request.args.get("next"), url_for("shop.catalog")))
     if code in SUPPORTED_LOCALES and current_user.is_authenticated:
         remember_locale(current_user, code)  # their emails follow
     if code in SUPPORTED_LOCALES:
