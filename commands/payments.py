@@ -9,15 +9,26 @@ import click
 from flask.cli import AppGroup
 
 from extensions import db
-from models import Refund
+from models import Refund, money
+from models.money import InvalidAmountError
 from services.errors import ClientError
+from services.locales import money_text
+from services.refund_views import currency_of
 from services.refunds import refund_payment, refund_wallet_order
 
 payments_cli = AppGroup("payments", help="Refunds.")
 ACTOR = "cli"
 
 
+AMOUNT_HELP = (
+    "What to refund, as a person types it in --locale (12.50 in en, 12,50 in it). "
+    "Default: all that is left."
+)
+LOCALE_HELP = "How --amount is written (a Babel locale: en, it, de, ...)."
+
+
 def _print(refund: Refund, is_new: bool) -> None:
+    """The refund as JSON (integer minor units, like the API), the amount also as read."""
     click.echo(
         json.dumps(
             {
@@ -27,22 +38,38 @@ def _print(refund: Refund, is_new: bool) -> None:
                 "order_id": refund.order_id,
                 "amount_minor": refund.amount_minor,
                 "currency": refund.currency,
+                "amount": money_text(refund.amount_minor, refund.currency),
                 "is_new": is_new,
-            }
+            },
+            ensure_ascii=False,
         )
     )
 
 
+def _amount(typed: str | None, currency: str | None, locale: str) -> int | None:
+    """--amount through money.parse (the one door from text to money)."""
+    if typed is None:
+        return None
+    if currency is None:
+        raise click.ClickException("nothing to refund there")
+    try:
+        return money.parse(typed, currency, locale).amount_minor
+    except InvalidAmountError as exc:
+        raise click.BadParameter(str(exc), param_hint="--amount") from None
+
+
 @payments_cli.command("refund")
 @click.argument("payment_id", type=int)
-@click.option("--amount-minor", type=int, default=None, help="Default: all that is left.")
+@click.option("--amount", default=None, help=AMOUNT_HELP)
+@click.option("--locale", default="en", show_default=True, help=LOCALE_HELP)
 @click.option("--reason", required=True, help="Why (at least 5 characters; recorded).")
 @click.option("--key", type=click.UUID, default=None, help="Idempotency key (default: new).")
 def refund_command(
-    payment_id: int, amount_minor: int | None, reason: str, key: uuid.UUID | None
+    payment_id: int, amount: str | None, locale: str, reason: str, key: uuid.UUID | None
 ) -> None:
     """Refund a charged payment through its provider; print the refund as JSON. The
     provider is asked by a job: the status printed is where the refund starts."""
+    amount_minor = _amount(amount, currency_of(payment_id=payment_id), locale)
     try:
         refund, is_new = refund_payment(
             payment_id, amount_minor, reason, ACTOR, key or uuid.uuid4()
@@ -55,13 +82,15 @@ def refund_command(
 
 @payments_cli.command("refund-wallet-order")
 @click.argument("order_id", type=int)
-@click.option("--amount-minor", type=int, default=None, help="Default: all that is left.")
+@click.option("--amount", default=None, help=AMOUNT_HELP)
+@click.option("--locale", default="en", show_default=True, help=LOCALE_HELP)
 @click.option("--reason", required=True, help="Why (at least 5 characters; recorded).")
 @click.option("--key", type=click.UUID, default=None, help="Idempotency key (default: new).")
 def refund_wallet_order_command(
-    order_id: int, amount_minor: int | None, reason: str, key: uuid.UUID | None
+    order_id: int, amount: str | None, locale: str, reason: str, key: uuid.UUID | None
 ) -> None:
     """Refund an order paid from the wallet, to the wallet; print the refund as JSON."""
+    amount_minor = _amount(amount, currency_of(order_id=order_id), locale)
     try:
         refund, is_new = refund_wallet_order(
             order_id, amount_minor, reason, ACTOR, key or uuid.uuid4()

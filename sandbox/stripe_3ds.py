@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import hmac
 import json
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
+from babel.numbers import format_currency, get_currency_precision
 from flask import Blueprint, Response, abort, g, redirect, render_template_string, request
 
 from sandbox.app import store
@@ -21,7 +23,7 @@ PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>3D Secure 2 Test Page</title></head>
 <body>
 <h1>3D Secure 2 Test Page</h1>
-<p>This is a test payment of {{ amount }} {{ currency }}. Complete or fail the
+<p>This is a test payment of {{ amount }}. Complete or fail the
 authentication; in live mode the customer's bank shows its own page here.</p>
 {% for action, label in (("complete", "Complete authentication"),
                          ("fail", "Fail authentication")) %}
@@ -50,10 +52,12 @@ def challenge(intent_id: str) -> str:
     intent = _load(intent_id, request.args.get("client_secret", ""))
     if intent is None:
         abort(404)
+    currency = intent["currency"].upper()
+    # Stripe's amounts are minor units of the currency: a person reads major ones.
+    major = Decimal(intent["amount"]).scaleb(-get_currency_precision(currency))
     return render_template_string(
         PAGE,
-        amount=intent["amount"],
-        currency=intent["currency"].upper(),
+        amount=format_currency(major, currency, locale="en"),
         client_secret=intent["client_secret"],
     )
 

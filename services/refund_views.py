@@ -72,3 +72,13 @@ def refund_page(what: str, target_id: int) -> RefundPage | None:
 
 def _refunds(*where: object) -> list[Refund]:
     return list(db.session.scalars(select(Refund).where(*where).order_by(Refund.id)))  # type: ignore[arg-type]
+
+
+def currency_of(*, payment_id: int | None = None, order_id: int | None = None) -> str | None:
+    """The currency a refund of this payment or order is in; None when there is none."""
+    target = (
+        db.session.get(Payment, payment_id)
+        if payment_id is not None
+        else db.session.get(Order, order_id or 0)
+    )
+    return target.currency if target is not None else None

@@ -11,10 +11,12 @@ from typing import Any
 
 from flask import Flask
 
+from models import Refund
 from tests.helpers import (
     FAST_PROVIDER_CONFIG,
     charged,
     committed_payment,
+    rows,
     run_jobs,
     sandbox_refunds,
 )
@@ -28,8 +30,10 @@ def test_the_command_prints_the_refund(app: Flask, runner: Any, sandbox: Any) ->
         "payments",
         "refund",
         str(payment_id),
-        "--amount-minor",
-        "250",
+        "--amount",
+        "2,50",
+        "--locale",
+        "it",
         "--reason",
         "broken mug",
     ]
@@ -37,6 +41,7 @@ def test_the_command_prints_the_refund(app: Flask, runner: Any, sandbox: Any) ->
     assert first.exit_code == 0, first.output
     shown = json.loads(first.output)
     assert shown["status"] == "pending" and shown["amount_minor"] == 250 and shown["is_new"]
+    assert shown["amount"] == "€2.50"
     again = json.loads(runner.invoke(args=[*args, "--key", key]).output)
     assert again["id"] == shown["id"] and not again["is_new"]
     run_jobs(app)
@@ -46,9 +51,15 @@ def test_the_command_prints_the_refund(app: Flask, runner: Any, sandbox: Any) ->
 def test_a_refused_refund_says_why_and_exits_1(app: Flask, runner: Any, sandbox: Any) -> None:
     payment_id = charged(app, committed_payment(app))
     refused = runner.invoke(
-        args=["payments", "refund", str(payment_id), "--amount-minor", "5000", "--reason", "typo!"]
+        args=["payments", "refund", str(payment_id), "--amount", "50", "--reason", "typo!"]
     )
     assert refused.exit_code == 1 and "refund_exceeds_charge" in refused.output
+    assert "at most €10.00 is left to refund" in refused.output
+    unread = runner.invoke(
+        args=["payments", "refund", str(payment_id), "--amount", "5,50", "--reason", "typo!"]
+    )
+    assert unread.exit_code == 2 and "did you mean €5.50?" in unread.output  # en: 5.50
+    assert rows(app, Refund) == 0
     missing = runner.invoke(args=["payments", "refund", "99999", "--reason", "nobody"])
     assert missing.exit_code == 1 and "payment_not_found" in missing.output
 
