@@ -17,6 +17,7 @@ from services.catalog_admin import (
     set_active,
 )
 from services.errors import ClientError
+from services.locales import current_locale
 
 
 def _actor() -> str:
@@ -38,7 +39,7 @@ class CatalogView(AdminOnly, BaseView):
     @expose("/new", methods=["POST"])
     def new(self) -> ResponseReturnValue:
         try:
-            product = create_product(request.form.to_dict(), _actor())
+            product = create_product(request.form.to_dict(), _actor(), current_locale())
         except ClientError as exc:
             flash(str(exc), "error")
             return self.render(
@@ -57,7 +58,7 @@ class CatalogView(AdminOnly, BaseView):
             abort(404)
         if request.method == "POST":
             try:
-                edit_product(product_id, request.form.to_dict(), _actor())
+                edit_product(product_id, request.form.to_dict(), _actor(), current_locale())
                 flash("Saved. Orders already placed keep their prices.", "success")
                 return redirect(url_for(".product", product_id=product_id), code=303)
             except ClientError as exc:

@@ -13,6 +13,7 @@ from babel.numbers import (
     format_currency,
     format_decimal,
     get_currency_precision,
+    get_currency_symbol,
     get_decimal_symbol,
     get_group_symbol,
     parse_decimal,
@@ -90,14 +91,15 @@ MEANT_ANOTHER_AMOUNT = N_(
 
 def parse(text: str, currency: str, locale: str | None = None) -> Money:
     """What a person typed, read strictly in `locale` ("12,50" is 12.50 in it, de and fr;
-    "1,234.56" is 1234.56 in en). Refused with InvalidAmountError, saying how to type it:
+    "1,234.56" is 1234.56 in en; the currency's own symbol or code may stand before or
+    after it, as `format` prints it). Refused with InvalidAmountError, saying how to type it:
     anything but digits and the locale's separators (signs, exponents, spaces, symbols),
     a text that reads differently in the other convention and is not valid here, more
     decimals than the currency has, zero."""
     locale = locale or DEFAULT_LOCALE
     code = currency.upper()
     exponent = exponent_of(code)
-    raw = text.strip()
+    raw = _without_currency(text.strip(), code, locale)
     example = _example(code, locale)
     if not raw or len(raw) > MAX_AMOUNT_TEXT:
         raise InvalidAmountError(
@@ -149,6 +151,20 @@ def parse(text: str, currency: str, locale: str | None = None) -> Money:
             example=example,
         )
     return Money(int(minor), code)
+
+
+SPACES = " \xa0\u202f"  # what Babel puts between an amount and its currency
+
+
+def _without_currency(raw: str, currency: str, locale: str) -> str:
+    """The amount without this currency's own symbol or code before or after it, so what
+    `format` prints is read back (parse(format(m)) == m); any other symbol stays, refused."""
+    for affix in (str(get_currency_symbol(currency, locale=locale)), currency):
+        if raw.startswith(affix):
+            return raw[len(affix) :].lstrip(SPACES)
+        if raw.endswith(affix):
+            return raw[: -len(affix)].rstrip(SPACES)
+    return raw
 
 
 def _example(currency: str, locale: str) -> str:

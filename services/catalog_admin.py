@@ -13,15 +13,16 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from extensions import db
-from models import Product, ProductChange
+from models import Product, ProductChange, money
 from models.money import InvalidAmountError, validate_money
 from services.errors import ConflictError, NotFoundError, UnprocessableError
 
 SKU_RE = re.compile(r"[A-Z0-9][A-Z0-9_-]{0,63}")
 
 
-def clean(form: dict[str, Any]) -> dict[str, Any]:
-    """The product's fields from a form, validated; UnprocessableError names the field."""
+def clean(form: dict[str, Any], locale: str = "en") -> dict[str, Any]:
+    """The product's fields from a form, validated (the price as a person types it in
+    `locale`); UnprocessableError names the field."""
     sku = str(form.get("sku", "")).strip().upper()
     if not SKU_RE.fullmatch(sku):
         raise UnprocessableError("SKU: 1 to 64 letters, digits, '-' or '_'", code="invalid_sku")
@@ -31,13 +32,11 @@ def clean(form: dict[str, Any]) -> dict[str, Any]:
     description = str(form.get("description", "")).strip()
     if len(description) > 1000:
         raise UnprocessableError("description: at most 1000 characters", code="invalid_text")
-    raw_price = str(form.get("price_minor", "")).strip()
-    if not raw_price.isdigit() or len(raw_price) > 15:
-        raise UnprocessableError("price: a whole number of minor units", code="invalid_amount")
     try:
+        typed = money.parse(str(form.get("price", "")), str(form.get("currency", "")), locale)
         price, currency = validate_money(
-            int(raw_price),
-            str(form.get("currency", "")).strip(),
+            typed.amount_minor,
+            typed.currency,
             max_minor=current_app.config["MAX_AMOUNT_MINOR"],
             allowed=current_app.config["CURRENCIES"],
         )
@@ -52,16 +51,16 @@ def clean(form: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def create_product(form: dict[str, Any], actor: str) -> Product:
-    fields = clean(form)
+def create_product(form: dict[str, Any], actor: str, locale: str = "en") -> Product:
+    fields = clean(form, locale)
     product = Product(**fields, is_active=True)
     _save(product, "created", {k: [None, v] for k, v in fields.items()}, actor)
     return product
 
 
-def edit_product(product_id: int, form: dict[str, Any], actor: str) -> Product:
+def edit_product(product_id: int, form: dict[str, Any], actor: str, locale: str = "en") -> Product:
     product = _locked(product_id)
-    fields = clean(form)
+    fields = clean(form, locale)
     changes = {k: [getattr(product, k), v] for k, v in fields.items() if getattr(product, k) != v}
     for key, value in fields.items():
         setattr(product, key, value)

@@ -18,10 +18,10 @@ def test_an_admin_creates_edits_and_retires_a_product(
         "csrf_token": csrf_token_from(page),
         "sku": "TEA-1",
         "name": "Tea",
-        "price_minor": "450",
+        "price": "4.50",
         "currency": "EUR",
     }
-    bad = admin_client.post("/admin/catalog/new", data={**form, "price_minor": "-1"})
+    bad = admin_client.post("/admin/catalog/new", data={**form, "price": "-1"})
     assert bad.status_code == 422
     created = admin_client.post("/admin/catalog/new", data=form)
     assert created.status_code == 303

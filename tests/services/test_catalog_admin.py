@@ -17,14 +17,15 @@ from services.checkout import create_order
 from services.errors import ClientError
 from tests.factories import make_customer
 
-MUG = {"sku": "mug-2", "name": " Big  mug ", "price_minor": "1500", "currency": "EUR"}
+MUG = {"sku": "mug-2", "name": " Big  mug ", "price": "15.00", "currency": "EUR"}
 
 
 @pytest.mark.parametrize(
     ("field", "value", "code"),
     [("sku", "bad sku!", "invalid_sku"), ("name", "  ", "invalid_name"),
-     ("price_minor", "0", "invalid_amount"), ("price_minor", "12.50", "invalid_amount"),
-     ("price_minor", "9" * 20, "invalid_amount"), ("currency", "XXX", "invalid_amount")],
+     ("price", "0", "invalid_amount"), ("price", "12,50", "invalid_amount"),
+     ("price", "9" * 20, "invalid_amount"),
+     ("currency", "XXX", "invalid_amount")],
 )  # fmt: skip
 def test_bad_products_are_refused(app_ctx: Flask, field: str, value: str, code: str) -> None:
     with pytest.raises(ClientError) as refused:
@@ -37,7 +38,7 @@ def test_create_edit_retire_recorded_and_orders_keep_their_prices(app_ctx: Flask
     assert (product.sku, product.name) == ("MUG-2", "Big mug")
     customer = make_customer()
     order = create_order(customer, {"MUG-2": 2})
-    edit_product(product.id, {**MUG, "price_minor": "1900"}, "ops@example.com")
+    edit_product(product.id, {**MUG, "price": "19,00"}, "ops@example.com", "it")
     line = db.session.scalar(select(OrderLine).where(OrderLine.order_id == order.id))
     assert line is not None and line.unit_price_minor == 1500 and order.total_minor == 3000
     set_active(product.id, False, "boss@example.com")
