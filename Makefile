@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean messages
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required" if sys.version_info < (3, 11) else 0)'
@@ -23,6 +23,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+
+# Translations (docs/i18n.md): extract the messages, update the catalogs, compile them.
+messages: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg -k N_ -k _ --no-location --sort-output --omit-header -o translations/messages.pot .
+	$(BIN)/pybabel update -i translations/messages.pot -d translations -D messages --no-fuzzy-matching --ignore-obsolete
+	$(BIN)/pybabel compile -d translations -D messages
 
 # Every benchmark and the drills (about 25 minutes; results in bench/results/).
 # Benchmarks and drills run on a throwaway PostgreSQL (or BENCH_DATABASE_URL /

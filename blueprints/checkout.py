@@ -37,6 +37,7 @@ from services.checkout import (
 from services.customers import session_customer
 from services.errors import ClientError, NotFoundError, form_message
 from services.intake import NewPayment, pay_order_by_session
+from services.order_views import order_page
 from services.presenters import refunds_of
 from services.wallet_views import wallet_in
 
@@ -103,6 +104,16 @@ def place_order() -> ResponseReturnValue:
 @login_required
 def orders() -> ResponseReturnValue:
     return render_template("checkout/orders.html", orders=recent_orders(current_user))
+
+
+@bp.get("/orders/<id:order_id>")
+@login_required
+def order(order_id: int) -> ResponseReturnValue:
+    try:
+        page = order_page(current_user, order_id)
+    except NotFoundError:
+        abort(404)
+    return render_template("checkout/order.html", page=page)
 
 
 @bp.get("/orders/<id:order_id>/checkout")

@@ -109,6 +109,7 @@ def test_customer_pages_show_amounts_never_minor_units(
         "/cart",
         "/orders",
         f"/orders/{shop['open']}/checkout",
+        f"/orders/{shop['paid']}",
         f"/payments/{shop['payment']}",
         "/wallet",
         "/wallet/topup",
