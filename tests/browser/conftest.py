@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,11 @@ from flask import Flask
 
 from tests.helpers import serving
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+ARTIFACTS = PROJECT_DIR / "test-artifacts"
+# axe-core, the accessibility engine, from the npm registry (its own package, pinned).
+AXE_VERSION = "4.14.1"
+AXE_CACHE = PROJECT_DIR / ".venv" / f"axe-core-{AXE_VERSION}.min.js"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
@@ -78,3 +83,25 @@ def live_server(app: Flask) -> Iterator[str]:
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def axe_script() -> str:
+    """axe-core's script, fetched once with npm into .venv (make clean removes it)."""
+    if not AXE_CACHE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.skip("npm is not installed: axe-core cannot be fetched")
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(
+                [npm, "pack", f"axe-core@{AXE_VERSION}", "--pack-destination", tmp, "--silent"],
+                check=True,
+                capture_output=True,
+                timeout=300,
+            )
+            tarball = next(Path(tmp).glob("axe-core-*.tgz"))
+            with tarfile.open(tarball) as archive:
+                member = archive.extractfile("package/axe.min.js")
+                assert member is not None
+                AXE_CACHE.write_bytes(member.read())
+    return AXE_CACHE.read_text()
