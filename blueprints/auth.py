@@ -76,7 +76,7 @@ def signup() -> ResponseReturnValue:
                 current_locale(),
             )
         except AccountError as exc:
-            flash(str(exc), "error")
+            flash(_(exc.template, **exc.params), "error")
             return render_template("auth/signup.html"), 400
         # The same answer whether the account was created or the email already had one:
         # sign-up must not tell a stranger who shops here.

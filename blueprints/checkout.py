@@ -94,7 +94,7 @@ def place_order() -> ResponseReturnValue:
     try:
         order = create_order(current_user, _cart())
     except ClientError as exc:
-        flash(str(exc), "error")
+        flash(form_message(exc), "error")
         return redirect(url_for("checkout.cart"))
     session.pop("cart", None)
     return redirect(url_for("checkout.checkout", order_id=order.id), code=303)

@@ -123,7 +123,7 @@ def pay_order(order_id: int) -> ResponseReturnValue:
     except ClientError as exc:
         if exc.status == 404:
             abort(404)
-        flash(str(exc), "error")
+        flash(form_message(exc), "error")
         return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
     flash(_("Order #%(id)s is paid from your wallet.", id=order_id), "ok")
     return redirect(url_for("wallet.overview"), code=303)

@@ -12,6 +12,7 @@ from werkzeug.security import generate_password_hash
 
 from extensions import db
 from models import Customer, EmailKind, Wallet
+from models.money import N_
 from models.types import parse_row_id
 from services import login_throttle
 from services.login_throttle import TooManyAttemptsError
@@ -23,7 +24,12 @@ __all__ = ["AccountError", "TooManyAttemptsError"]
 
 
 class AccountError(ValueError):
-    """Sign-up or login was refused; the message is safe to show to the person."""
+    """Sign-up or login was refused; the message is safe to show to the person, and
+    `template` and `params` let the page say it in their language."""
+
+    def __init__(self, template: str, **params: object) -> None:
+        self.template, self.params = template, params
+        super().__init__(template % params if params else template)
 
 
 class EmailTakenError(AccountError):
@@ -37,7 +43,7 @@ def hash_token(token: str) -> str:
 def normalize_email(email: str) -> str:
     email = email.strip().lower()
     if "@" not in email or len(email) > 254 or email.startswith("@") or email.endswith("@"):
-        raise AccountError("Enter a valid email address.")
+        raise AccountError(N_("Enter a valid email address."))
     return email
 
 
@@ -61,7 +67,9 @@ def create_customer(
     """
     email = normalize_email(email)
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise AccountError(f"Use a password of at least {MIN_PASSWORD_LENGTH} characters.")
+        raise AccountError(
+            N_("Use a password of at least %(min)s characters."), min=MIN_PASSWORD_LENGTH
+        )
     customer = Customer(email=email, password_hash=generate_password_hash(password), locale=locale)
     db.session.add(customer)
     try:
@@ -69,7 +77,7 @@ def create_customer(
     except IntegrityError:
         # The email was taken (UNIQUE), so the insert failed: report it, write nothing.
         db.session.rollback()
-        raise EmailTakenError("An account with this email already exists.") from None
+        raise EmailTakenError(N_("An account with this email already exists.")) from None
     for currency in wallet_currencies:
         db.session.add(Wallet(customer_id=customer.id, currency=currency, balance_minor=0))
     queue_email(EmailKind.WELCOME, customer.id, customer_id=customer.id)

@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Customer, LedgerEntry, LedgerKind, Wallet
-from models.money import InvalidAmountError, validate_money
+from models.money import InvalidAmountError, Money, validate_money
 from models.types import utcnow
 from services import metrics
 from services.errors import ClientError
@@ -111,7 +111,8 @@ def apply_movement(
             return _replay(earlier, wallet_id, amount_minor)
         raise InsufficientFundsError(
             f"the balance {money_text(balance, wallet_currency)} is less than "
-            f"{money_text(-amount_minor, wallet_currency)}"
+            f"{money_text(-amount_minor, wallet_currency)}",
+            details={"balance": Money(balance, wallet_currency)},
         )
     balance_after = balance + amount_minor
     now = utcnow()

@@ -62,8 +62,16 @@ def test_pay_an_order_from_the_wallet_once(shopper: FlaskClient, app: Flask) -> 
 def test_insufficient_funds_leave_the_order_open(shopper: FlaskClient, app: Flask) -> None:
     order_id = place_order(shopper)
     response = shopper.post(f"/wallet/pay/{order_id}", data=wallet_form(shopper, order_id))
-    assert "balance €0.00 is less than €28.00" in shopper.get(
+    assert "Your wallet holds €0.00: not enough for this." in shopper.get(
         response.headers["Location"]
+    ).get_data(as_text=True)
+    italian = shopper.post(
+        f"/wallet/pay/{order_id}",
+        data=wallet_form(shopper, order_id),
+        headers={"Accept-Language": "it"},
+    )
+    assert "Il tuo borsellino contiene 0,00\xa0€: non basta." in shopper.get(
+        italian.headers["Location"], headers={"Accept-Language": "it"}
     ).get_data(as_text=True)
     with app.app_context():
         assert db.session.get(Order, order_id).status == OrderStatus.OPEN  # type: ignore[union-attr]

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 from flask import Flask
 
 from services.customers import create_customer
