@@ -3,7 +3,7 @@ choice (a cookie the switcher sets), else the browser's Accept-Language, else En
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, request, url_for
+from flask import Blueprint, has_request_context, redirect, request, url_for
 from flask_login import current_user
 from werkzeug.wrappers import Response
 
@@ -16,8 +16,11 @@ COOKIE = "lang"
 COOKIE_MAX_AGE_S = 365 * 24 * 3600  # a preference, kept for a year
 
 
-def select_locale() -> str:
-    """Flask-Babel's locale selector."""
+def select_locale() -> str | None:
+    """Flask-Babel's locale selector (None outside a request: the default, English; an
+    email forces its recipient's)."""
+    if not has_request_context():
+        return None
     chosen = request.cookies.get(COOKIE)
     if chosen in SUPPORTED_LOCALES:
         return chosen

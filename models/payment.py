@@ -143,6 +143,10 @@ class Payment(db.Model):  # type: ignore[name-defined]
     # Where the customer authenticates (3-D Secure) while the payment requires action.
     action_url: Mapped[str | None] = mapped_column(String(2048))
     decline_code: Mapped[str | None] = mapped_column(String(64))
+    # The card, as the provider's answer names it (brand, last four digits): receipts say
+    # it. Never the number: it never reaches us.
+    card_brand: Mapped[str | None] = mapped_column(String(20))
+    card_last4: Mapped[str | None] = mapped_column(String(4))
     # "Never sent" is a recorded fact: first_sent_at is set (committed) before every
     # call and cleared again only when the call provably never reached the provider.
     first_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

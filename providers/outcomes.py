@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,11 +42,29 @@ def _minor(value: object) -> int | None:
 
 
 @dataclass(frozen=True)
+class CardShown:
+    """What a receipt may say of the card (never its number): brand and last four digits."""
+
+    brand: str
+    last4: str
+
+    @classmethod
+    def of(cls, brand: object, last4: object) -> CardShown | None:
+        """From untrusted JSON: None unless a short lower-case brand and four digits."""
+        if not isinstance(brand, str) or not isinstance(last4, str):
+            return None
+        if not re.fullmatch(r"[a-z_]{1,20}", brand) or not re.fullmatch(r"[0-9]{4}", last4):
+            return None
+        return cls(brand, last4)
+
+
+@dataclass(frozen=True)
 class Succeeded:
     """The provider says it charged the customer. Final once its report matches the payment."""
 
     provider_payment_id: str
     report: Report = Report()
+    card: CardShown | None = None  # for the receipt, where the provider said
 
 
 @dataclass(frozen=True)

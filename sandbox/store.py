@@ -53,7 +53,12 @@ CREATE TABLE IF NOT EXISTS requests (
     method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL, api_version TEXT);
 """
 # Columns added after a state file may already exist (make run keeps one under instance/).
-ADDED_COLUMNS = (("payment_intents", "body", "TEXT"), ("requests", "api_version", "TEXT"))
+ADDED_COLUMNS = (
+    ("payment_intents", "body", "TEXT"),
+    ("requests", "api_version", "TEXT"),
+    ("payment_methods", "brand", "TEXT"),
+    ("payment_methods", "last4", "TEXT"),
+)
 
 
 class Store:

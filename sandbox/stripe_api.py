@@ -19,6 +19,7 @@ from werkzeug.exceptions import HTTPException
 
 from sandbox import stripe_params as params_of
 from sandbox.app import RequestFaults, settings, store, with_faults
+from sandbox.stripe_cards import payment_method_object
 from sandbox.stripe_charges import cancel, capture, confirm, update
 from sandbox.stripe_idempotency import idempotent, stripe_error
 from sandbox.stripe_lists import decode_page, encode_page, page, search_condition
@@ -55,6 +56,30 @@ def require_api_key() -> Response | None:
 def stripe_headers(response: Response) -> Response:
     response.headers["Request-Id"] = g.get("stripe_request_id", "")
     response.headers["Stripe-Version"] = request.headers.get("Stripe-Version", API_VERSION)
+    return response
+
+
+@bp.after_request
+def expand_payment_method(response: Response) -> Response:
+    """`expand[]=payment_method` on a PaymentIntent answer (create, confirm, retrieve, and
+    `data.payment_method` on lists): the PaymentMethod object instead of its id."""
+    wanted = {
+        value
+        for source in (request.args, request.form)
+        for key, value in source.items(multi=True)
+        if key == "expand" or key.startswith("expand[")  # expand[]=x or expand[0]=x
+    }
+    if not wanted & {"payment_method", "data.payment_method"} or not response.is_json:
+        return response
+    body = response.get_json(silent=True)
+    if not isinstance(body, dict):
+        return response
+    data = body.get("data")
+    for intent in data if isinstance(data, list) else [body]:
+        method = intent.get("payment_method") if isinstance(intent, dict) else None
+        if isinstance(method, str) and intent.get("object") == "payment_intent":
+            intent["payment_method"] = payment_method_object(method) or method
+    response.set_data(json.dumps(body))
     return response
 
 

@@ -37,6 +37,34 @@ CORS = {
 STRIPE_JS = Path(__file__).with_name("stripe_v3.js")
 
 
+# The cards behind Stripe's fixed test PaymentMethods (brand, last four digits).
+TEST_METHOD_CARDS = {
+    "pm_card_visa": ("visa", "4242"),
+    "pm_card_mastercard": ("mastercard", "4444"),
+    "pm_card_chargeDeclined": ("visa", "0002"),
+    "pm_card_chargeDeclinedInsufficientFunds": ("visa", "9995"),
+    "pm_card_authenticationRequired": ("visa", "3184"),
+    "pm_card_refundFail": ("visa", "5556"),
+}
+
+
+def payment_method_object(method_id: str) -> dict[str, Any] | None:
+    """A PaymentMethod as `expand[]=payment_method` returns it: the card's brand and last
+    four digits, never its number."""
+    card = TEST_METHOD_CARDS.get(method_id)
+    if card is None:
+        rows = store().query("SELECT brand, last4 FROM payment_methods WHERE id = ?", (method_id,))
+        if not rows or rows[0]["brand"] is None:
+            return None
+        card = (rows[0]["brand"], rows[0]["last4"])
+    return {
+        "id": method_id,
+        "object": "payment_method",
+        "type": "card",
+        "card": {"brand": card[0], "last4": card[1], "funding": "credit", "country": "US"},
+    }
+
+
 def card_outcome(payment_method: str) -> tuple[str, str | None] | None:
     """What confirming with this payment method does (a pm_card_* id or a created one)."""
     if payment_method in PAYMENT_METHODS:
@@ -111,8 +139,16 @@ def _card_method(params: dict[str, Any]) -> dict[str, Any] | Response:
     method_id = new_id("pm")
     with store().transaction() as conn:
         conn.execute(
-            "INSERT INTO payment_methods (id, outcome, decline_code, created) VALUES (?, ?, ?, ?)",
-            (method_id, outcome, decline_code, int(time.time())),
+            "INSERT INTO payment_methods (id, outcome, decline_code, created, brand, last4) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                method_id,
+                outcome,
+                decline_code,
+                int(time.time()),
+                BRANDS.get(number[0], "unknown"),
+                number[-4:],
+            ),
         )
     # Only the brand, the last four digits and the expiry come back: never the number.
     return {

@@ -228,6 +228,8 @@ def apply_outcome(
     if isinstance(outcome, Succeeded):
         if payment.provider_payment_id is None:
             payment.provider_payment_id = outcome.provider_payment_id
+        if outcome.card is not None:
+            payment.card_brand, payment.card_last4 = outcome.card.brand, outcome.card.last4
         move(
             payment,
             PaymentStatus.SUCCEEDED,

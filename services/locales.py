@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from babel.dates import format_datetime
-from flask import has_request_context
+from flask import has_app_context
 from flask_babel import get_locale, gettext
 
 from models.money import DEFAULT_LOCALE, InvalidAmountError, Money, format
@@ -16,8 +16,8 @@ LANGUAGE_NAMES = {"en": "English", "it": "Italiano"}  # each in its own language
 
 
 def current_locale() -> str:
-    """This request's locale; the default outside a request (jobs, commands)."""
-    if not has_request_context():
+    """This request's locale (or the one an email forces); the default outside an app."""
+    if not has_app_context():
         return DEFAULT_LOCALE
     locale = get_locale()
     return str(locale) if locale is not None else DEFAULT_LOCALE

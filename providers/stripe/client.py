@@ -26,10 +26,10 @@ from providers.outcomes import (
     NotSent,
     Outcome,
     Report,
-    Succeeded,
     Unknown,
 )
 from providers.stripe.common import error_of, is_within, lookup_failed
+from providers.stripe.intents import intent_outcome, intent_report, payment_ref
 from providers.stripe.refunds import StripeRefunds
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class StripeProvider(StripeRefunds):
         if response.status_code == 400:
             intent = error_of(response).get("payment_intent")
             if isinstance(intent, dict) and intent.get("id") == request.provider_payment_id:
-                return _intent_outcome(intent)
+                return intent_outcome(intent)
         return self._outcome_of(response)
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:
@@ -173,6 +173,8 @@ class StripeProvider(StripeRefunds):
             # Cards only (this API version refuses payment_method_types: read-only now).
             "allowed_payment_method_types[]": "card",
             "metadata[payment_id]": str(request.payment_id),
+            # The card's brand and last four digits, for the receipt.
+            "expand[]": "payment_method",
         }
         if request.payment_method:
             form["payment_method"] = request.payment_method
@@ -194,12 +196,14 @@ class StripeProvider(StripeRefunds):
     def _retrieve(self, intent_id: str) -> LookupOutcome:
         try:
             response = self.session.get(
-                f"{self.api_base}/v1/payment_intents/{intent_id}", timeout=self.policy.timeout
+                f"{self.api_base}/v1/payment_intents/{intent_id}",
+                params={"expand[]": "payment_method"},
+                timeout=self.policy.timeout,
             )
         except requests.RequestException as exc:
             return classify_exception(exc)
         if response.status_code == 200:
-            return _intent_outcome(json_object(response))
+            return intent_outcome(json_object(response))
         error = error_of(response)
         if response.status_code == 404 and error.get("code") == "resource_missing":
             return Absent(f"no payment_intent {intent_id}")
@@ -256,7 +260,7 @@ class StripeProvider(StripeRefunds):
             body = json_object(response)
             data = body.get("data")
             intents = [i for i in data if isinstance(i, dict)] if isinstance(data, list) else []
-            ours += [i for i in intents if _payment_ref(i) == str(request.payment_id)]
+            ours += [i for i in intents if payment_ref(i) == str(request.payment_id)]
             last_id = intents[-1].get("id") if intents else None
             if body.get("has_more") is not True or not isinstance(last_id, str):
                 break
@@ -283,7 +287,7 @@ class StripeProvider(StripeRefunds):
                 request.payment_id,
                 request.idempotency_key,
             )
-        return _intent_outcome(succeeded[0] if succeeded else intents[-1])
+        return intent_outcome(succeeded[0] if succeeded else intents[-1])
 
     def _outcome_of(
         self,
@@ -294,7 +298,7 @@ class StripeProvider(StripeRefunds):
         status = response.status_code
         body = json_object(response)
         if 200 <= status < 300:
-            return (parse or _intent_outcome)(body)
+            return (parse or intent_outcome)(body)
         error = body.get("error")
         if not isinstance(error, dict):
             error = {}
@@ -328,59 +332,3 @@ class StripeProvider(StripeRefunds):
                 intent_report(intent) if intent else Report(),
             )
         return Declined(code, error.get("message", f"request rejected ({status})"))
-
-
-def intent_report(intent: dict[str, Any]) -> Report:
-    """What a PaymentIntent says it is for; a succeeded one also says what it received."""
-    is_succeeded = intent.get("status") == "succeeded"
-    return Report.of(
-        intent.get("amount"),
-        intent.get("currency"),
-        payment_ref=_payment_ref(intent),
-        received=intent.get("amount_received") if is_succeeded else None,
-    )
-
-
-def redirect_url(intent: dict[str, Any]) -> str | None:
-    """Where the customer authenticates: next_action.redirect_to_url.url (https, or any
-    URL of the sandbox in development: the checks on it are the caller's)."""
-    action = intent.get("next_action")
-    if not isinstance(action, dict) or action.get("type") != "redirect_to_url":
-        return None
-    target = action.get("redirect_to_url")
-    url = target.get("url") if isinstance(target, dict) else None
-    return url if isinstance(url, str) and url.startswith(("https://", "http://")) else None
-
-
-def _intent_outcome(intent: dict[str, Any]) -> Outcome:
-    intent_id = intent.get("id")
-    status = intent.get("status")
-    if not isinstance(intent_id, str):
-        return Unknown("malformed response: no payment_intent id")
-    if status == "succeeded":
-        return Succeeded(intent_id, intent_report(intent))
-    if status in ("requires_payment_method", "canceled"):
-        error = intent.get("last_payment_error")
-        if not isinstance(error, dict):
-            error = {}
-        return Declined(
-            str(error.get("decline_code") or error.get("code") or status),
-            str(error.get("message", "")),
-            intent_id,
-            intent_report(intent),
-        )
-    if status == "requires_action":
-        return ActionRequired(intent_id, redirect_url(intent), intent_report(intent))
-    # processing, requires_confirmation, requires_capture: not final; the id is kept.
-    return Unknown(
-        f"payment_intent {intent_id} is {status}",
-        is_provider_failure=False,
-        provider_payment_id=intent_id,
-        report=intent_report(intent),
-    )
-
-
-def _payment_ref(intent: dict[str, Any]) -> str | None:
-    metadata = intent.get("metadata")
-    ref = metadata.get("payment_id") if isinstance(metadata, dict) else None
-    return ref if isinstance(ref, str) else None

@@ -15,7 +15,7 @@ from providers.events import (
     event_time,
     required_field,
 )
-from providers.stripe.client import intent_report
+from providers.stripe.intents import intent_report
 from providers.stripe.refunds import refund_report
 
 

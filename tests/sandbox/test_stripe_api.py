@@ -117,6 +117,27 @@ def test_search_lags_behind_and_lists_do_not(sdk: stripe.StripeClient, sandbox: 
     assert [i.id for i in sdk.v1.payment_intents.search(params=query).data] == [created.id]
 
 
+def test_expanding_the_payment_method_shows_the_card_but_never_its_number(
+    sdk: stripe.StripeClient,
+) -> None:
+    options: Any = {**CARD, "expand": ["payment_method"]}
+    created = _create(sdk, confirm=True, payment_method="pm_card_visa", **options)
+    card: Any = created.payment_method.card
+    assert (card.brand, card.last4) == ("visa", "4242")
+    method = sdk.v1.payment_methods.create(
+        params={
+            "type": "card",
+            "card": {"number": "5555555555554444", "exp_month": 12, "exp_year": 2034, "cvc": "123"},
+        }
+    )
+    plain: Any = CARD
+    intent = _create(sdk, confirm=True, payment_method=method.id, **plain)
+    assert isinstance(intent.payment_method, str)  # not expanded: the id
+    again: Any = sdk.v1.payment_intents.retrieve(intent.id, params={"expand": ["payment_method"]})
+    shown = again.payment_method.card
+    assert (shown.brand, shown.last4) == ("mastercard", "4444") and "number" not in shown
+
+
 def test_lists_filter_on_creation_time(sdk: stripe.StripeClient) -> None:
     created = _create(sdk)
     now = int(time.time())

@@ -15,7 +15,7 @@ from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
 
 from extensions import db
-from models import EmailKind, OutboxMessage, OutboxStatus
+from models import Customer, EmailKind, OutboxMessage, OutboxStatus, Payment
 from models.types import utcnow
 from services.charging import charge_payment
 from services.customers import create_customer
@@ -60,11 +60,33 @@ def test_a_receipt_is_written_once_and_sent_once(app: Flask, sandbox: Any, mail_
     [message] = mail_sink.messages()
     assert message["Subject"] == f"Your receipt for payment #{payment_id}"
     assert message["To"] == receipt.recipient
-    assert "€10.00" in message.get_body(("plain",)).get_content()
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert "€10.00" in text and "Paid with Visa ending in 4242." in text  # as Stripe said
+    assert "Paid with Visa ending in 4242." in html and "1 x Thing: €10.00" in text
+    assert app.config["SHOP_NAME"] in text and "00100 Roma, Italia" in html
+    assert message["Date"]  # and a Message-ID below: what mail clients need
     sent = _one(app, EmailKind.RECEIPT)
     assert sent.status == OutboxStatus.SENT and sent.attempts == 1
     with app.app_context():
         assert message["Message-ID"] == message_id(sent)
+
+
+def test_a_customer_who_shops_in_italian_gets_italian_emails(
+    app: Flask, sandbox: Any, mail_sink: Any
+) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        customer = db.session.get(Customer, db.session.get(Payment, payment_id).customer_id)  # type: ignore[union-attr]
+        assert customer is not None
+        customer.locale = "it"
+        db.session.commit()
+        charge_payment(payment_id)
+    run_notification_jobs(app)
+    receipts = [m for m in mail_sink.messages() if str(payment_id) in m["Subject"]]
+    assert [m["Subject"] for m in receipts] == [f"La tua ricevuta per il pagamento n. {payment_id}"]
+    text = receipts[0].get_body(("plain",)).get_content()
+    assert "10,00\xa0€" in text and "Pagato con Visa che termina con 4242." in text
 
 
 def test_a_hanging_smtp_server_keeps_the_email_and_retries(
