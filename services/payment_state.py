@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import event, select
+from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
 from extensions import db
@@ -19,6 +19,7 @@ from models import (
     PaymentPurpose,
     PaymentStatus,
     PaymentTransition,
+    Refund,
     TransitionSource,
 )
 from models.types import utcnow
@@ -260,15 +261,29 @@ def reverse_effect(payment: Payment) -> str | None:
     generation = payment.effect_reversals + 1
     undone: str | None = None
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
-        wallet.apply_movement(
-            payment.wallet_id,
-            -payment.amount_minor,
-            payment.currency,
-            operation_id=f"reversal:{payment.id}:{generation}",
-            kind=LedgerKind.REVERSAL,
-            reference=f"payment {payment.id}",
+        # Only what is still there: a refund of the top-up already took its part from
+        # the wallet (refund_state.take_from_wallet), and must not be taken twice.
+        refunded = db.session.scalar(
+            select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
+                Refund.payment_id == payment.id, Refund.is_effect_applied.is_(True)
+            )
         )
-        undone = f"wallet credit of {money_text(payment.amount_minor, payment.currency)} taken back"
+        left = payment.amount_minor - int(refunded or 0)
+        if left > 0:
+            wallet.apply_movement(
+                payment.wallet_id,
+                -left,
+                payment.currency,
+                operation_id=f"reversal:{payment.id}:{generation}",
+                kind=LedgerKind.REVERSAL,
+                reference=f"payment {payment.id}",
+            )
+        undone = f"wallet credit of {money_text(left, payment.currency)} taken back" + (
+            f" (the rest, {money_text(payment.amount_minor - left, payment.currency)}, "
+            "was refunded already)"
+            if left < payment.amount_minor
+            else ""
+        )
     else:
         order = _locked_order(payment)
         if order is not None and order.status == OrderStatus.PAID:

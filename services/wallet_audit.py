@@ -27,6 +27,7 @@ from models import (
     Wallet,
 )
 from models.types import utcnow
+from services.locales import money_text
 from services.refund_state import WALLET
 
 log = logging.getLogger(__name__)
@@ -98,25 +99,40 @@ def _topups_against_ledger() -> list[str]:
         .group_by(LedgerEntry.reference)
         .subquery()
     )
+    # What the top-up's refunds took from the wallet (and gave back when they failed).
+    refunded = (
+        select(Refund.payment_id, func.sum(LedgerEntry.amount_minor).label("net"))
+        .join(Refund, LedgerEntry.reference == literal("refund ") + cast(Refund.id, String))
+        .where(LedgerEntry.kind == LedgerKind.REFUND, Refund.payment_id.is_not(None))
+        .group_by(Refund.payment_id)
+        .subquery()
+    )
     rows = db.session.execute(
         select(
             Payment.id,
             Payment.status,
             Payment.amount_minor,
+            Payment.currency,
             Payment.is_effect_applied,
             func.coalesce(credited.c.net, 0),
+            func.coalesce(refunded.c.net, 0),
         )
         .outerjoin(credited, credited.c.reference == literal("payment ") + cast(Payment.id, String))
+        .outerjoin(refunded, refunded.c.payment_id == Payment.id)
         .where(Payment.purpose == PaymentPurpose.WALLET_TOPUP)
         .order_by(Payment.id)
     ).all()
     problems = []
-    for payment_id, status, amount, is_applied, net in rows:
-        expected = amount if is_applied else 0
-        if net != expected:
+    for payment_id, status, amount, currency, is_applied, net, refunds_net in rows:
+        # Per top-up: its credit, minus its refunds, minus its reversals, is what it still
+        # holds in the wallet: all of it less the refunds while applied, nothing once undone.
+        holds = net + refunds_net
+        expected = amount + refunds_net if is_applied else 0
+        if holds != expected or holds < 0:
             problems.append(
-                f"top-up payment {payment_id} ({status.value}): ledger credits {net}, "
-                f"expected {expected}"
+                f"top-up payment {payment_id} ({status.value}): credit minus refunds minus "
+                f"reversals is {money_text(holds, currency)}, expected "
+                f"{money_text(expected, currency)}"
             )
         if is_applied != (status == PaymentStatus.SUCCEEDED) and status not in UNDECIDED:
             problems.append(

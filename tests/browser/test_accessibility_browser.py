@@ -107,4 +107,13 @@ def test_customer_pages_are_accessible_and_fit_a_phone(
                 browser.save_screenshot(str(artifacts / f"phone-top-up-review-{language}.png"))
     browser.get(pages["checkout"])
     browser.save_screenshot(str(artifacts / "phone-checkout.png"))
+    browser.delete_all_cookies()  # the pages of someone who is not signed in
+    for width in WIDTHS:
+        browser.set_window_size(width, 900)
+        for name in ("login", "signup"):
+            browser.get(f"{live_server}/{name}")
+            if problems := _violations(browser, axe_script):
+                found[f"{name} {width}px"] = [v["id"] for v in problems]
+            if (overflow := _overflow(browser)) > 0:
+                found[f"{name} {width}px scrolls sideways"] = overflow
     assert found == {}, json.dumps(found, indent=1)

@@ -4,17 +4,29 @@ ledger with the payments."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from extensions import db
-from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentStatus, Wallet
+from models import (
+    Customer,
+    LedgerEntry,
+    LedgerKind,
+    Order,
+    OrderStatus,
+    Payment,
+    PaymentStatus,
+    Wallet,
+)
 from services import wallet
 from services.charging import charge_payment
 from services.customers import issue_api_token
+from services.refunds import refund_payment
 from services.wallet_audit import audit_wallets
 from tests.blueprints.test_admin import _token, unknown_payment
 from tests.helpers import (
@@ -22,6 +34,7 @@ from tests.helpers import (
     committed_topup,
     last_state,
     payment,
+    run_jobs,
     signed_post,
     stripe_event,
 )
@@ -93,6 +106,68 @@ def test_failed_takes_a_topup_credit_back(
     ]
     with app.app_context():
         assert audit_wallets().mismatches == []
+
+
+@pytest.mark.parametrize("refunded", [2000, 500], ids=["refunded in full", "refunded in part"])
+def test_failed_after_a_refund_takes_back_only_what_is_left(
+    app: Flask, client: FlaskClient, admin_client: FlaskClient, sandbox: Any, refunded: int
+) -> None:
+    """The reported hole: a top-up of 20.00 refunded in full, then a late failure report
+    and an admin's Failed took another 20.00 from the wallet; the audit saw nothing."""
+    payment_id = committed_topup(app, amount_minor=2000)
+    with app.app_context():
+        charge_payment(payment_id)
+        refund_payment(payment_id, refunded, "the customer asked", "ops", uuid.uuid4())
+    run_jobs(app)
+    assert _wallet_balance(app, payment_id) == 2000 - refunded
+    found = payment(app, payment_id)
+    with app.app_context():  # other money in the wallet, which the decision must not touch
+        wallet.credit(db.session.get(Wallet, found.wallet_id), 5000, "other-money")  # type: ignore[arg-type]
+    signed_post(
+        client,
+        stripe_event(
+            payment_id,
+            "payment_intent.payment_failed",
+            intent_id=found.provider_payment_id or "",
+            amount=2000,
+        ),
+    )
+    last_state(app)
+    assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
+    page = _resolve(admin_client, payment_id, "failed")
+    assert payment(app, payment_id).status == PaymentStatus.FAILED
+    assert _wallet_balance(app, payment_id) == 5000  # before: 3000 + refunded, a double debit
+    left = 2000 - refunded
+    assert f"wallet credit of €{left / 100:.2f} taken back" in page
+    with app.app_context():
+        assert audit_wallets().mismatches == []
+
+
+def test_the_audit_sees_a_top_up_taken_back_twice(app: Flask, sandbox: Any) -> None:
+    payment_id = committed_topup(app, amount_minor=2000)
+    with app.app_context():
+        charge_payment(payment_id)
+        refund_payment(payment_id, 2000, "the customer asked", "ops", uuid.uuid4())
+        found = db.session.get(Payment, payment_id)
+        assert found is not None and found.wallet_id is not None
+        wallet.credit(db.session.get(Wallet, found.wallet_id), 2000, "unrelated-credit")  # type: ignore[arg-type]
+        # What the old decision did: the whole credit taken back over the refund.
+        wallet.apply_movement(
+            found.wallet_id,
+            -2000,
+            "EUR",
+            operation_id=f"reversal:{payment_id}:1",
+            kind=LedgerKind.REVERSAL,
+            reference=f"payment {payment_id}",
+        )
+        found.status, found.is_effect_applied = PaymentStatus.FAILED, False
+        db.session.commit()
+        problems = audit_wallets().mismatches
+    assert any(
+        f"top-up payment {payment_id} (failed): credit minus refunds minus reversals is -€20.00"
+        in p
+        for p in problems
+    ), problems
 
 
 def test_failed_reopens_the_order(
