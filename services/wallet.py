@@ -108,7 +108,7 @@ def apply_movement(
         # not "insufficient funds" for money it already spent.
         earlier = _existing(operation_id)
         if earlier is not None:
-            return _replay(earlier, wallet_id, amount_minor)
+            return _replay(earlier, wallet_id, amount_minor, kind, reference)
         raise InsufficientFundsError(
             f"the balance {money_text(balance, wallet_currency)} is less than "
             f"{money_text(-amount_minor, wallet_currency)}",
@@ -128,7 +128,7 @@ def apply_movement(
         earlier = _existing(operation_id)
         if earlier is None:
             raise WalletError("the operation id is being used right now; retry")
-        return _replay(earlier, wallet_id, amount_minor)
+        return _replay(earlier, wallet_id, amount_minor, kind, reference)
     hot.set_balance(wallet_id, balance_after, now)
     _expire_cached(wallet_id)
     return Movement(entry_id, wallet_id, operation_id, amount_minor, balance_after, is_replay=False)
@@ -194,8 +194,17 @@ def _existing(operation_id: str) -> LedgerEntry | None:
     return db.session.scalar(select(LedgerEntry).where(LedgerEntry.operation_id == operation_id))
 
 
-def _replay(entry: LedgerEntry, wallet_id: int, amount_minor: int) -> Movement:
-    if entry.wallet_id != wallet_id or entry.amount_minor != amount_minor:
+def _replay(
+    entry: LedgerEntry, wallet_id: int, amount_minor: int, kind: LedgerKind, reference: str
+) -> Movement:
+    """The earlier movement of this operation id, if it is this very movement; one key on
+    another operation (a debit's key for an order's payment) is refused, never replayed."""
+    if (entry.wallet_id, entry.amount_minor, entry.kind, entry.reference) != (
+        wallet_id,
+        amount_minor,
+        kind,
+        reference,
+    ):
         raise OperationConflictError(
             f"operation id {entry.operation_id} was already used for another movement"
         )

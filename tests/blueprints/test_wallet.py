@@ -228,6 +228,40 @@ def test_api_wallet_debits(
     assert {w["currency"]: w["balance_minor"] for w in balances}["EUR"] == 40
 
 
+@pytest.mark.parametrize("debit_first", [True, False], ids=["debit then order", "order then debit"])
+def test_one_key_on_two_endpoints_is_refused_never_replayed(
+    app: Flask, client: FlaskClient, debit_first: bool
+) -> None:
+    """The reported hole: a debit with key K, then the order's wallet payment with K
+    answered 200 with the debit's movement while the order stayed open (and the reverse)."""
+    from tests.helpers import api_customer, seed_catalog
+
+    with app.app_context():
+        seed_catalog()
+    _, headers = api_customer(app, "two-keys@example.com")
+    fund(app, "two-keys@example.com", 10000)
+    order = client.post(
+        "/api/orders", json={"items": [{"sku": "MUG", "quantity": 2}]}, headers=headers
+    ).get_json()
+    keyed = {**headers, "Idempotency-Key": str(uuid.uuid4())}
+    debit = {"amount_minor": order["total_minor"], "currency": "EUR", "reference": "coffee"}
+
+    def pay_debit() -> Any:
+        return client.post("/api/wallet/debits", json=debit, headers=keyed)
+
+    def pay_order() -> Any:
+        return client.post(f"/api/orders/{order['id']}/wallet-payments", headers=keyed)
+
+    first, second = (pay_debit, pay_order) if debit_first else (pay_order, pay_debit)
+    assert first().status_code == 201
+    refused = second()
+    assert refused.status_code == 422, refused.get_json()
+    assert refused.get_json()["error"]["code"] == "operation_id_reused"
+    status = client.get(f"/api/orders/{order['id']}", headers=headers).get_json()["status"]
+    assert status == ("open" if debit_first else "paid")
+    assert ledger_rows(app) == 2  # the funding and the one movement
+
+
 @pytest.mark.parametrize(
     ("body", "key", "status", "code"),
     [
