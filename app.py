@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import IntegerConverter
 
 import logs
@@ -30,6 +31,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         raise SystemExit(3) from None
     if config:
         app.config.update(config)
+    trust_proxies(app)
     app.url_map.converters["id"] = RowIdConverter
     register_extensions(app)
     metrics.track_in_flight(app)
@@ -38,6 +40,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     register_commands(app)
     configure_logging(app)
     return app
+
+
+def trust_proxies(app: Flask) -> None:
+    """Behind TRUSTED_PROXIES balancers, the client's address and scheme are the ones the
+    nearest of them saw (docs/scaling.md); by default nobody's forwarded headers count."""
+    count = app.config.get("TRUSTED_PROXIES", 0)
+    if count:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=count, x_proto=count)  # type: ignore[method-assign]
 
 
 class RowIdConverter(IntegerConverter):

@@ -92,6 +92,36 @@ def _retention_days(env: Mapping[str, str]) -> int:
     return days
 
 
+LIVE_KEY_PREFIXES = ("sk_live_", "rk_live_", "pk_live_")
+LOOPBACK_HOSTS = ("127.", "localhost", "[::1]")
+
+
+def _production_signs(env: Mapping[str, str]) -> list[str]:
+    """The settings that only a live deployment has: live Stripe keys, and https
+    addresses of providers or of the shop itself (development talks to the sandbox)."""
+    signs = [name for name, value in env.items() if value.startswith(LIVE_KEY_PREFIXES)]
+    for name, value in env.items():
+        if not (name.endswith("_API_BASE") or name == "PUBLIC_URL"):
+            continue
+        host = value.removeprefix("https://")
+        if value.startswith("https://") and not host.startswith(LOOPBACK_HOSTS):
+            signs.append(name)
+    return sorted(set(signs))
+
+
+MAX_TRUSTED_PROXIES = 5  # more hops than any real front has
+
+
+def _trusted_proxies(env: Mapping[str, str]) -> int:
+    count = _int(env, "TRUSTED_PROXIES", 0)
+    if not 0 <= count <= MAX_TRUSTED_PROXIES:
+        raise ConfigError(
+            f"TRUSTED_PROXIES must be 0 to {MAX_TRUSTED_PROXIES} (the proxies in front of "
+            f"the web program), got {count}"
+        )
+    return count
+
+
 def dev_ports(env: Mapping[str, str]) -> dict[str, int]:
     """DEV_PORTS as set in `env`; ConfigError naming a variable that is no port."""
     ports = {name: _int(env, name, default) for name, default in DEV_PORTS.items()}
@@ -156,6 +186,15 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     if app_env not in ("development", "production"):
         raise ConfigError(f"APP_ENV must be 'development' or 'production', got {app_env!r}")
     is_production = app_env == "production"
+    if not is_production and (signs := _production_signs(env)):
+        # Forgetting APP_ENV must not run a live deployment on the published development
+        # secrets (a cookie signed with the dev key opened the admin; a webhook signed
+        # with the sandbox's secret paid an order).
+        raise ConfigError(
+            f"{', '.join(signs)} look like production, but APP_ENV is "
+            f"{env.get('APP_ENV') or 'unset'} (development, with its published secrets). "
+            "Set APP_ENV=production, or remove them to develop."
+        )
 
     redis_url = env.get("REDIS_URL", "")
     if is_production and not env.get("DATABASE_URL", "").strip():
@@ -313,6 +352,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "MAIL_FROM": env.get("MAIL_FROM", "Payments Monolith <shop@localhost>"),
         # Who sells, as receipts say it (a receipt names the seller and where it is).
         "SHOP_NAME": env.get("SHOP_NAME", "Payments Monolith"),
+        # How many proxies (load balancers) stand in front of the web program and append
+        # to X-Forwarded-For / X-Forwarded-Proto: the client's address is read that many
+        # hops back (werkzeug's ProxyFix). 0: the headers are ignored, as anyone can send
+        # them. Wrong either way, and the login throttle counts the wrong address.
+        "TRUSTED_PROXIES": _trusted_proxies(env),
         "SHOP_ADDRESS": env.get("SHOP_ADDRESS", "Via dell'Esempio 1, 00100 Roma, Italia"),
         "ADMIN_ALERT_EMAIL": env.get("ADMIN_ALERT_EMAIL", "ops@localhost"),
         "SMTP_TIMEOUT_S": number(env, "SMTP_TIMEOUT_S", 10.0),

@@ -101,6 +101,8 @@ def test_production_refuses_to_start_without_a_required_setting(missing: str) ->
         ({"STRIPE_SETTLE_S": "soon"}, "STRIPE_SETTLE_S must be a number"),
         ({"WEB_PORT": "http"}, "WEB_PORT must be an integer"),
         ({"POSTGRES_PORT": "70000"}, "POSTGRES_PORT must be a TCP port"),
+        ({"TRUSTED_PROXIES": "9"}, "TRUSTED_PROXIES must be 0 to 5"),
+        ({"TRUSTED_PROXIES": "-1"}, "TRUSTED_PROXIES must be 0 to 5"),
         ({"STRIPE_SEARCH_LAG_S": "120"}, "STRIPE_SEARCH_LAG_S is gone: search never proves"),
     ],
 )
@@ -225,3 +227,27 @@ def test_production_refuses_a_card_entry_that_would_leak(
 def test_a_secret_key_is_never_handed_to_browsers_even_in_development() -> None:
     with pytest.raises(ConfigError, match="must be a publishable key"):
         settings_from_env({"STRIPE_PUBLISHABLE_KEY": "sk_test_sandbox"})
+
+
+@pytest.mark.parametrize(
+    "live",
+    [
+        {"STRIPE_SECRET_KEY": "sk_live_51abc"},
+        {"STRIPE_PUBLISHABLE_KEY": "pk_live_51abc"},
+        {"STRIPE_API_BASE": "https://api.stripe.com"},
+        {"PUBLIC_URL": "https://shop.example"},
+    ],
+    ids=["live secret key", "live publishable key", "https provider", "https shop"],
+)
+def test_a_live_looking_deployment_without_app_env_does_not_start(live: dict[str, str]) -> None:
+    """The reported hole: with APP_ENV forgotten, sk_live_ and https URLs ran on the
+    published development secrets."""
+    for app_env in ({}, {"APP_ENV": "development"}):
+        with pytest.raises(ConfigError, match=f"{next(iter(live))} look like production"):
+            settings_from_env({**live, **app_env, "DATABASE_URL": "postgresql://db/shop"})
+    assert settings_from_env({**PRODUCTION, **live})["IS_PRODUCTION"] is True
+
+
+def test_development_on_loopback_and_the_sandbox_still_starts() -> None:
+    local = {"STRIPE_API_BASE": "https://127.0.0.1:8099", "PUBLIC_URL": "http://shop.test"}
+    assert settings_from_env(local)["IS_PRODUCTION"] is False

@@ -96,3 +96,29 @@ def test_a_customer_cookie_replayed_after_logout_opens_nothing(
     client.post("/logout", data={"csrf_token": token})
     replayed = _replay(app, cookie.value).get("/wallet")
     assert replayed.status_code == 302 and "/login" in replayed.headers["Location"]
+
+
+def test_behind_a_balancer_each_client_is_counted_not_the_balancer(
+    app: Flask, make_app: Any
+) -> None:
+    """The reported hole: behind one proxy every login came from the balancer's address, so
+    five wrong guesses by anyone locked the real admin and every customer out."""
+    email = _customer(app)
+    balancer = {"REMOTE_ADDR": "10.0.0.2"}
+    behind = make_app(TRUSTED_PROXIES=1)
+    attacker, owner = behind.test_client(), behind.test_client()
+
+    def through(client_address: str) -> dict[str, Any]:
+        return {**balancer, "HTTP_X_FORWARDED_FOR": client_address}
+
+    answers = [
+        _login(attacker, email, f"guess-{n}", through("203.0.113.9")).status_code for n in range(6)
+    ]
+    assert answers == [400] * 5 + [429]
+    assert _login(owner, email, "the-right-password", through("198.51.100.4")).status_code == 302
+    # Without trusted proxies the header is anyone's: it is ignored, the socket counts.
+    plain = app.test_client()
+    spoofed = {**ATTACKER, "HTTP_X_FORWARDED_FOR": "198.51.100.77"}
+    other = _customer(app, "other@example.com")
+    assert [_login(plain, other, f"g{n}", spoofed).status_code for n in range(6)][-1] == 429
+    assert _login(plain, other, "the-right-password", ATTACKER).status_code == 429
