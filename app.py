@@ -86,6 +86,7 @@ def register_blueprints(app: Flask) -> None:
         auth,
         checkout,
         errors,
+        guards,
         headers,
         health,
         language,
@@ -103,6 +104,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(api.bp)
     app.register_blueprint(webhooks.bp)
     admin.register(app)
+    guards.register(app)
     errors.register(app)
     headers.register(app)
 

@@ -8,6 +8,7 @@ webhooks.py) uses. Pure functions.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -48,11 +49,75 @@ def check_timestamp(raw: str, now: float) -> int:
     return timestamp
 
 
+MAX_JSON_DEPTH = 32  # deeper than any provider's event or any request of our API
+
+
+def strict_json(body: str | bytes) -> Any:
+    """JSON as every boundary here accepts it; ValueError naming the problem otherwise:
+    nesting deeper than MAX_JSON_DEPTH (Python's parser would hit its recursion limit),
+    NaN and Infinity, NUL and other control characters, lone surrogates in strings (none
+    can be stored or sent on)."""
+    text = body.decode("utf-8") if isinstance(body, bytes) else body  # UnicodeDecodeError
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:  # brackets outside strings: cheap, and before any recursion
+        if in_string:
+            escaped = not escaped and char == "\\"
+            in_string = escaped or char != '"'
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        elif char in "]}":
+            depth -= 1
+    value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    _check_strings(value)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite(raw: str) -> float:
+    number = float(raw)
+    if not math.isfinite(number):
+        raise ValueError(f"{raw[:20]} is too large for a number")
+    return number
+
+
+def _check_strings(value: Any) -> None:
+    """Every key and string of a parsed JSON value can be stored and sent on as text."""
+    waiting = [value]
+    while waiting:
+        item = waiting.pop()
+        if isinstance(item, str):
+            _check_text(item)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                _check_text(key)
+                waiting.append(inner)
+        elif isinstance(item, list):
+            waiting.extend(item)
+
+
+def _check_text(text: str) -> None:
+    if any(ord(char) < 0x20 and char not in "\t\n\r" for char in text):
+        raise ValueError("a JSON string holds a control character (NUL?)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a JSON string holds a lone surrogate") from None
+
+
 def load_json_object(body: bytes) -> dict[str, Any]:
     try:
-        payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise WebhookError("body is not JSON") from None
+        payload = strict_json(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WebhookError(f"body is not JSON we accept: {exc}"[:200]) from None
     if not isinstance(payload, dict):
         raise WebhookError("body is not a JSON object")
     return payload

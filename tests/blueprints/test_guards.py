@@ -1,0 +1,99 @@
+"""Hostile bodies and fields answer a clear 400 before any view, and write nothing: deep
+nesting (which crashed Python's JSON parser), NaN and huge numbers, NUL and lone
+surrogates in JSON strings (which PostgreSQL cannot store), NUL in form and query text."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from models import Customer, LedgerEntry, Order, Payment, ProcessedWebhook, Product
+from tests.blueprints.test_checkout import login
+from tests.helpers import csrf_token_from, rows, signed_post
+
+HOSTILE_JSON = {
+    "deep arrays": "[" * 2000 + "]" * 2000,
+    "deep objects": '{"a":' * 2000 + "1" + "}" * 2000,
+    "NUL": '{"items": [{"sku": "MUG\\u0000", "quantity": 1}], "reference": "x\\u0000"}',
+    "lone surrogate": '{"items": [{"sku": "\\ud800", "quantity": 1}], "reference": "\\udfff"}',
+    "NaN": '{"amount_minor": NaN, "currency": "EUR", "items": NaN}',
+    "huge number": '{"amount_minor": 1e400, "currency": "EUR", "items": [1e400]}',
+    "huge integer": '{"amount_minor": ' + "9" * 5000 + ', "currency": "EUR"}',
+}
+ENDPOINTS = ["/api/orders", "/api/wallet/debits", "/api/wallet/topups"]
+
+
+def _counts(app: Flask) -> tuple[int, ...]:
+    return tuple(rows(app, model) for model in (Order, Payment, LedgerEntry, ProcessedWebhook))
+
+
+@pytest.mark.parametrize("body", HOSTILE_JSON.values(), ids=HOSTILE_JSON.keys())
+def test_hostile_json_is_a_400_on_every_endpoint_before_the_token(
+    app: Flask, client: FlaskClient, api: dict[str, str], body: str
+) -> None:
+    before = _counts(app)
+    for path in ENDPOINTS:
+        for headers in (api, {}):  # with a token, and without: still a 400, never a 500
+            response = client.post(
+                path,
+                data=body,
+                content_type="application/json",
+                headers={**headers, "Idempotency-Key": str(uuid.uuid4())},
+            )
+            assert response.status_code in (400, 401), (path, response.status_code)
+            assert response.is_json
+    signed = signed_post(client, body.encode())
+    assert signed.status_code == 400 and signed.get_json()["error"]["code"] == "invalid_webhook"
+    assert _counts(app) == before
+
+
+def test_a_nul_in_any_form_or_query_field_is_a_400(app: Flask, client: FlaskClient) -> None:
+    page = client.get("/login").get_data(as_text=True)
+    for path in ("/login", "/signup"):
+        response = client.post(
+            path,
+            data={
+                "email": "a\x00@example.com",
+                "password": "pass\x00word1",
+                "csrf_token": csrf_token_from(page),
+            },
+        )
+        assert response.status_code == 400, path
+    assert client.get("/?q=%00").status_code == 400
+    assert client.get("/language/it?next=/%00").status_code == 400
+    assert rows(app, Customer) == 0
+
+
+def test_the_dashboard_search_and_catalog_refuse_nul_and_odd_digits(
+    app: Flask, admin_client: FlaskClient
+) -> None:
+    assert admin_client.get("/admin/search/?q=pi_%00x").status_code == 400
+    page = admin_client.get("/admin/catalog/").get_data(as_text=True)
+    form = {"csrf_token": csrf_token_from(page), "sku": "LAMP", "name": "Lamp", "currency": "EUR"}
+    assert (
+        admin_client.post(
+            "/admin/catalog/new", data={**form, "sku": "LA\x00MP", "price": "5"}
+        ).status_code
+        == 400
+    )
+    odd = admin_client.post("/admin/catalog/new", data={**form, "price": "²"})
+    assert odd.status_code == 422 and "Type digits only" in odd.get_data(as_text=True)
+    assert rows(app, Product) == 0
+
+
+def test_ordinary_text_still_passes(app: Flask, client: FlaskClient, api: dict[str, str]) -> None:
+    from services.demo_data import seed_catalog
+
+    with app.app_context():
+        seed_catalog()
+    answer: Any = client.post(
+        "/api/orders",
+        json={"items": [{"sku": "MUG-001", "quantity": 1}], "note": "tab\there\nnewline é €"},
+        headers=api,
+    )
+    assert answer.status_code == 201, answer.get_json()
+    login(client, app, "text@example.com")
