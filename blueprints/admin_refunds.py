@@ -14,6 +14,7 @@ from flask_admin import BaseView, expose
 from blueprints.admin import AdminOnly, ReadOnlyView, money_column
 from models import money
 from models.money import InvalidAmountError
+from models.types import parse_uuid
 from services import admin_auth
 from services.errors import ClientError
 from services.locales import amount_message, current_locale, money_text
@@ -69,7 +70,7 @@ class RefundsView(AdminOnly, BaseView):
         try:
             raw = form.get("amount", "").strip()
             amount = money.parse(raw, currency, current_locale()) if raw else None
-            key = uuid.UUID(form.get("idempotency_key", ""))
+            key = parse_uuid(form.get("idempotency_key", ""))
         except (InvalidAmountError, ValueError) as exc:
             flash(
                 amount_message(exc) if isinstance(exc, InvalidAmountError) else "Reload the page.",
@@ -94,7 +95,7 @@ class RefundsView(AdminOnly, BaseView):
             raw = form.get("amount_minor", "")
             if not raw.isdigit() or len(raw) > 15:
                 raise InvalidAmountError("This form is out of date; enter the amount again.")
-            key = uuid.UUID(form.get("idempotency_key", ""))
+            key = parse_uuid(form.get("idempotency_key", ""))
             refund_with = refund_payment if what == "payment" else refund_wallet_order
             refund, is_new = refund_with(
                 target_id, int(raw), form.get("reason", ""), admin.email, key

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -11,6 +10,7 @@ from flask import Blueprint, g, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from extensions import csrf, db
+from models.types import parse_uuid
 from services import wallet
 from services.checkout import (
     create_order,
@@ -97,7 +97,7 @@ def _lean_payment(order_id: int) -> NewPayment | None:
     if not token or not isinstance(body, dict):
         return None
     try:
-        key = uuid.UUID(raw_key.strip())
+        key = parse_uuid(raw_key)
     except ValueError:
         return None
     return pay_order_by_token(hash_token(token), order_id, key, body.get("payment_method"))

@@ -21,6 +21,7 @@ from flask_login import current_user, login_required
 
 from extensions import db
 from models import Order, OrderStatus
+from models.types import parse_uuid
 from services.authentication import request_check
 from services.cards import card_entry
 from services.catalog import active_product, products_by_sku
@@ -152,7 +153,7 @@ def _lean_payment(order_id: int) -> NewPayment | None:
     if signed_in is None:
         return None
     try:
-        key = uuid.UUID(request.form.get("idempotency_key", "").strip())
+        key = parse_uuid(request.form.get("idempotency_key", ""))
     except ValueError:
         return None
     card = request.form.get("payment_method")

@@ -12,6 +12,7 @@ from flask_login import current_user, login_required
 from extensions import db
 from models import Wallet, money
 from models.money import InvalidAmountError, Money, validate_money
+from models.types import parse_uuid
 from services.cards import card_entry
 from services.checkout import parse_idempotency_key, start_topup_payment
 from services.errors import ClientError, form_message
@@ -114,7 +115,7 @@ def _reviewed_minor(raw: str) -> int:
 def pay_order(order_id: int) -> ResponseReturnValue:
     operation_id = request.form.get("operation_id", "")
     try:
-        uuid.UUID(operation_id)
+        parse_uuid(operation_id)
     except ValueError:
         flash(_("This form is out of date; please try again."), "error")
         return redirect(url_for("checkout.checkout", order_id=order_id), code=303)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import re
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +22,21 @@ def parse_row_id(raw: object) -> int | None:
         return None
     value = int(raw)
     return value if 1 <= value <= MAX_ROW_ID else None
+
+
+# The one form of an idempotency key we accept: 8-4-4-4-12 hex digits (either case).
+# uuid.UUID also takes braces, "urn:uuid:", no hyphens or hyphens anywhere: two texts
+# would then name one key, and a client could not tell which of its keys we kept.
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def parse_uuid(raw: object) -> uuid.UUID:
+    """A UUID from untrusted text, in its canonical form only (surrounding spaces are
+    ignored); ValueError for anything else."""
+    text = raw.strip() if isinstance(raw, str) else ""
+    if not UUID_RE.fullmatch(text):
+        raise ValueError("not a UUID in its canonical form (8-4-4-4-12 hex digits)")
+    return uuid.UUID(text)
 
 
 def utcnow() -> datetime:

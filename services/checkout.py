@@ -25,6 +25,7 @@ from models import (
     Wallet,
 )
 from models.money import InvalidAmountError, validate_money
+from models.types import parse_uuid
 from providers.registry import spec_for
 from services import queueing
 from services.errors import ConflictError, NotFoundError, UnprocessableError
@@ -115,7 +116,7 @@ def parse_idempotency_key(raw: str | None) -> uuid.UUID:
             "an idempotency key (UUID) is required", code="idempotency_key_missing", status=400
         )
     try:
-        return uuid.UUID(raw.strip())
+        return parse_uuid(raw)
     except ValueError:
         raise UnprocessableError(
             "the idempotency key must be a UUID", code="idempotency_key_invalid", status=400

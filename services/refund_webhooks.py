@@ -4,13 +4,11 @@ its row lock; a repeat or a late, contradicting event changes nothing or goes to
 
 from __future__ import annotations
 
-import uuid
-
 from sqlalchemy import select
 
 from extensions import db
 from models import ProcessedWebhook, Refund, RefundStatus, TransitionSource, WebhookState
-from models.types import parse_row_id
+from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
 from services.refund_jobs import mismatch
 from services.refund_state import lock_refund, move_refund
@@ -72,7 +70,7 @@ def _find(provider: str, event: ProviderEvent) -> Refund | None:
         condition = Refund.id == refund_id
     elif report.reference is not None:
         try:
-            condition = Refund.idempotency_key == uuid.UUID(report.reference)
+            condition = Refund.idempotency_key == parse_uuid(report.reference)
         except ValueError:
             raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
     for where in (

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Customer, Payment, ProcessedWebhook, Refund
-from models.types import parse_row_id
+from models.types import parse_row_id, parse_uuid
 
 MAX_HITS = 50
 
@@ -79,6 +79,6 @@ def _ids(statement: object) -> list[int]:
 
 def _uuid(text: str) -> uuid.UUID | None:
     try:
-        return uuid.UUID(text)
+        return parse_uuid(text)
     except ValueError:
         return None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import logging
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,7 +24,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from extensions import db
 from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource, WebhookState
-from models.types import parse_row_id, utcnow
+from models.types import parse_row_id, parse_uuid, utcnow
 from providers.events import ProviderEvent, WebhookError, load_json_object
 from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
@@ -267,7 +266,7 @@ def locate_payment(provider: str, event: ProviderEvent) -> tuple[int, int | None
         condition = Payment.id == payment_id
     elif report.reference is not None:
         try:
-            condition = Payment.idempotency_key == uuid.UUID(report.reference)
+            condition = Payment.idempotency_key == parse_uuid(report.reference)
         except ValueError:
             raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
     for where in (

@@ -113,6 +113,17 @@ def test_twenty_concurrent_calls_with_one_key_make_one_payment_and_one_charge(
         ({}, 400, "idempotency_key_missing"),
         ({"Idempotency-Key": "not-a-uuid"}, 400, "idempotency_key_invalid"),
         ({"Idempotency-Key": "' OR 1=1 --"}, 400, "idempotency_key_invalid"),
+        (
+            {"Idempotency-Key": "{12345678-1234-1234-1234-123456789abc}"},
+            400,
+            "idempotency_key_invalid",
+        ),
+        ({"Idempotency-Key": "12345678123412341234123456789abc"}, 400, "idempotency_key_invalid"),
+        (
+            {"Idempotency-Key": "urn:uuid:12345678-1234-1234-1234-123456789abc"},
+            400,
+            "idempotency_key_invalid",
+        ),
     ],
 )
 def test_bad_idempotency_keys(

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from extensions import db
 from models import LedgerEntry, LedgerKind, Payment, PaymentStatus, ProcessedWebhook
 from models.money import InvalidAmountError, validate_money
+from models.types import parse_uuid
 from services.locales import money_text
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 
@@ -202,3 +203,27 @@ def test_state_names_are_checked_by_the_database(app_ctx: Flask, sql: str, const
         db.session.execute(text(sql))
         db.session.flush()
     db.session.rollback()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0x" + "a" * 32,
+        "+" + "a" * 32,
+        "a" * 32,  # no hyphens
+        "{12345678-1234-1234-1234-123456789abc}",
+        "urn:uuid:12345678-1234-1234-1234-123456789abc",
+        "1234-5678-1234-1234-1234-123456789abc",  # hyphens elsewhere
+        "12345678-1234-1234-1234-123456789abg",
+        "\uff11\uff12345678-1234-1234-1234-123456789abc",  # full-width digits
+        "",
+    ],
+)
+def test_only_canonical_uuids_are_keys(text: str) -> None:
+    with pytest.raises(ValueError, match="canonical"):
+        parse_uuid(text)
+
+
+def test_a_canonical_uuid_in_either_case_is_one_key() -> None:
+    lower = parse_uuid(" 12345678-1234-1234-1234-123456789abc ")
+    assert lower == parse_uuid("12345678-1234-1234-1234-123456789ABC")
