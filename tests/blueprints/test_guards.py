@@ -97,3 +97,29 @@ def test_ordinary_text_still_passes(app: Flask, client: FlaskClient, api: dict[s
     )
     assert answer.status_code == 201, answer.get_json()
     login(client, app, "text@example.com")
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        lambda e: {**e, "id": "evt_\x00nul"},
+        lambda e: {**e, "data": {"object": {**e["data"]["object"], "currency": "e\x00r"}}},
+        lambda e: {**e, "data": {"object": {**e["data"]["object"], "amount": float("nan")}}},
+        lambda e: {**e, "data": {"object": {**e["data"]["object"], "amount": float("inf")}}},
+    ],
+    ids=["NUL in the event id", "NUL in a refund's currency", "NaN amount", "Infinity amount"],
+)
+def test_a_webhook_that_can_never_apply_is_a_400_not_a_503(
+    app: Flask, client: FlaskClient, poison: Any
+) -> None:
+    """The reported hole: these were answered 503 "try again", so the provider would
+    redeliver them forever (and a NUL in a refund's currency crashed apply jobs)."""
+    import json as std_json
+
+    from tests.helpers import stripe_event
+
+    event = poison(stripe_event(None, "charge.refund.updated"))
+    body = std_json.dumps(event).encode()  # NaN and Infinity as Python writes them
+    response = signed_post(client, body)
+    assert response.status_code == 400 and response.get_json()["error"]["code"] == "invalid_webhook"
+    assert rows(app, ProcessedWebhook) == 0
