@@ -6,6 +6,7 @@ import hashlib
 import secrets
 from contextlib import suppress
 
+from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import generate_password_hash
@@ -41,10 +42,17 @@ def hash_token(token: str) -> str:
 
 
 def normalize_email(email: str) -> str:
-    email = email.strip().lower()
-    if "@" not in email or len(email) > 254 or email.startswith("@") or email.endswith("@"):
+    """One plain address (an addr-spec, as email-validator reads it), lower-cased: never a
+    list ("a@x, victim@corp" would copy every receipt), a display name (text of a
+    stranger's in To:) or a line break (a header of its own). AccountError otherwise."""
+    try:
+        valid = validate_email(email.strip(), check_deliverability=False)
+    except EmailNotValidError:
+        raise AccountError(N_("Enter a valid email address.")) from None
+    normalized = valid.normalized.lower()
+    if len(normalized) > 254:
         raise AccountError(N_("Enter a valid email address."))
-    return email
+    return normalized
 
 
 def sign_up(email: str, password: str, wallet_currencies: list[str], locale: str = "en") -> None:

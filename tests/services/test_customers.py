@@ -14,7 +14,24 @@ from services.customers import (
 )
 
 
-@pytest.mark.parametrize("raw", ["", "no-at-sign", "@example.com", "me@", "a" * 250 + "@x.io"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "no-at-sign",
+        "@example.com",
+        "me@",
+        "a" * 250 + "@x.io",
+        # The reported holes: a list copied every receipt to a stranger, a display name
+        # put an attacker's text in To:, a line break made a header of its own.
+        "a@example.com, victim@corp.example",
+        "a@example.com;victim@corp.example",
+        "Eve <eve@example.com>",
+        '"Support" <eve@example.com>',
+        "a@example.com\r\nBcc: victim@corp.example",
+        "a@exa\nmple.com",
+    ],
+)
 def test_invalid_emails_are_refused(raw: str) -> None:
     with pytest.raises(AccountError):
         normalize_email(raw)
