@@ -114,7 +114,10 @@ def rendered_message(outbox_id: int) -> ShownMessage | None:
     row = db.session.get(OutboxMessage, outbox_id)
     if row is None:
         return None
-    message = render_email(row)
+    try:
+        message = render_email(row)
+    except (ValueError, TypeError, LookupError) as exc:
+        return ShownMessage(row, [], f"This message cannot be written: {exc}", "")
     text, html = (part.get_content() for part in message.iter_parts())
     return ShownMessage(row, [(k, str(v)) for k, v in message.items()], text, html)
 
@@ -154,7 +157,16 @@ def send_email(outbox_id: int) -> None:
         return
     row.lease_expires_at = now + timedelta(seconds=current_app.config["SMTP_TIMEOUT_S"] * 3 + 30)
     row.attempts += 1
-    message = render_email(row)
+    try:
+        message = render_email(row)
+    except (ValueError, TypeError, LookupError) as exc:
+        # A message that cannot be written (a recipient with a line break, a subject
+        # row gone): failed at once with the reason, never retried or left pending.
+        row.status, row.lease_expires_at = OutboxStatus.FAILED, None
+        row.last_error = f"cannot be written: {type(exc).__name__}: {exc}"[:500]
+        metrics.EMAILS.labels(row.kind.value, row.status.value).inc()
+        db.session.commit()
+        return
     kind, created_at = row.kind, row.created_at
     db.session.commit()
 

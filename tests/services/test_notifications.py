@@ -200,3 +200,22 @@ def test_each_cause_writes_its_email(app: Flask, sandbox: Any, mail_sink: Any) -
     subjects = {m["Subject"] for m in mail_sink.messages()}
     assert f"Payment #{tampered} needs review" in subjects
     assert f"Your refund #{refund_id}" in subjects
+
+
+def test_a_message_that_cannot_be_written_fails_at_once_with_the_reason(
+    app: Flask, admin_client: Any
+) -> None:
+    """The reported hole: a recipient with CR/LF made a row that never sent, never failed,
+    made its dashboard page a 500 and delayed genuine mail."""
+    with app.app_context():
+        customer = create_customer("crlf@example.com", "password123", ["EUR"])
+        row = db.session.scalars(select(OutboxMessage)).one()
+        row.recipient = "crlf@example.com\r\nBcc: victim@corp.example"  # as an old row could be
+        db.session.commit()
+        send_email(row.id)
+        failed = db.session.get(OutboxMessage, row.id)
+        assert failed is not None and failed.status == OutboxStatus.FAILED
+        assert failed.last_error and failed.last_error.startswith("cannot be written")
+        assert customer.id
+    page = admin_client.get(f"/admin/outbox/message/{row.id}")
+    assert page.status_code == 200 and "cannot be written" in page.get_data(as_text=True)
