@@ -26,6 +26,7 @@ from services.customers import (
     sign_up,
 )
 from services.locales import current_locale
+from services.login_throttle import count_signup
 
 bp = Blueprint("auth", __name__)
 
@@ -68,6 +69,11 @@ def login() -> ResponseReturnValue:
 @bp.route("/signup", methods=["GET", "POST"])
 def signup() -> ResponseReturnValue:
     if request.method == "POST":
+        try:
+            count_signup(request.remote_addr or "unknown")
+        except TooManyAttemptsError:
+            flash(TOO_MANY_ATTEMPTS, "error")
+            return render_template("auth/signup.html"), 429
         try:
             sign_up(
                 request.form.get("email", ""),

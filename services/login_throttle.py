@@ -105,3 +105,22 @@ def record_success(scope: str, email: str, address: str) -> None:
     keys = _keys(scope, email, address)
     with suppress(RedisError):  # without Redis the counters expire on their own
         redis_client.client.delete(keys["pair"][0], keys["account"][0])
+
+
+SIGNUP_WINDOW_S = 3600
+MAX_SIGNUPS_PER_ADDRESS = 10  # a family or an office, not a script making accounts
+
+
+def count_signup(address: str) -> None:
+    """Count a sign-up from this address; TooManyAttemptsError past the hour's limit (and
+    without Redis, as logins: refused rather than unlimited)."""
+    key = f"signup:address:{address}"
+    try:
+        pipe = redis_client.client.pipeline()
+        pipe.set(key, 0, ex=SIGNUP_WINDOW_S, nx=True)
+        pipe.incr(key)
+        count = pipe.execute()[1]
+    except RedisError:
+        raise TooManyAttemptsError() from None
+    if int(count) > MAX_SIGNUPS_PER_ADDRESS:
+        raise TooManyAttemptsError()

@@ -122,3 +122,19 @@ def test_behind_a_balancer_each_client_is_counted_not_the_balancer(
     other = _customer(app, "other@example.com")
     assert [_login(plain, other, f"g{n}", spoofed).status_code for n in range(6)][-1] == 429
     assert _login(plain, other, "the-right-password", ATTACKER).status_code == 429
+
+
+def test_one_address_making_many_accounts_is_stopped(app: Flask) -> None:
+    client = app.test_client()
+
+    def sign_up(n: int, where: dict[str, str]) -> int:
+        token = csrf_token_from(client.get("/signup", environ_base=where).get_data(as_text=True))
+        return client.post(
+            "/signup",
+            data={"email": f"bulk{n}@example.com", "password": "password123", "csrf_token": token},
+            environ_base=where,
+        ).status_code
+
+    answers = [sign_up(n, ATTACKER) for n in range(12)]
+    assert answers == [303] * 10 + [429, 429]
+    assert sign_up(99, OWNER) == 303  # another address is not held back
