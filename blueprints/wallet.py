@@ -53,7 +53,10 @@ def overview() -> ResponseReturnValue:
 @bp.route("/topup", methods=["GET", "POST"])
 @login_required
 def topup() -> ResponseReturnValue:
-    currency = (request.values.get("currency") or current_app.config["CURRENCIES"][0]).upper()
+    currencies = current_app.config["CURRENCIES"]
+    currency = str(request.values.get("currency") or "").upper()
+    if currency not in currencies:  # anything else shows the form in the first currency
+        currency = currencies[0]
     if request.method == "GET":
         return _topup_form(currency)
     reviewed = request.form.get("amount_minor")
@@ -79,7 +82,7 @@ def topup() -> ResponseReturnValue:
         db.session.rollback()
         flash(form_message(exc) if isinstance(exc, ClientError) else amount_message(exc), "error")
         status = exc.status if isinstance(exc, ClientError) else 400
-        return _topup_form(currency[:3]), status
+        return _topup_form(currency), status
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
 
 

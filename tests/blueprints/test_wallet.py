@@ -371,3 +371,12 @@ def test_api_bad_topups_write_nothing(
     assert response.get_json()["error"]["code"] == code
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
+
+
+@pytest.mark.parametrize("currency", ["abc", "XYZ", "0", "", "eur"])
+def test_the_topup_form_with_any_currency_in_its_address_answers(
+    shopper: FlaskClient, currency: str
+) -> None:
+    page = shopper.get("/wallet/topup", query_string={"currency": currency})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "<option selected>EUR</option>" in html
