@@ -67,10 +67,13 @@ def audit_wallets() -> AuditResult:
     for wallet_id, currency, balance, total in rows:
         if balance != total:
             result.mismatches.append(
-                f"wallet {wallet_id} ({currency}): balance {balance} != ledger sum {total}"
+                f"wallet {wallet_id} ({currency}): balance {money_text(balance, currency)} != "
+                f"ledger sum {money_text(total, currency)}"
             )
         if balance < 0:
-            result.mismatches.append(f"wallet {wallet_id} ({currency}): negative balance {balance}")
+            result.mismatches.append(
+                f"wallet {wallet_id} ({currency}): negative balance {money_text(balance, currency)}"
+            )
     duplicates = db.session.execute(
         select(LedgerEntry.operation_id, func.count())
         .group_by(LedgerEntry.operation_id)
@@ -159,6 +162,7 @@ def _orders_against_payments() -> list[str]:
         select(
             Order.id,
             Order.status,
+            Order.currency,
             func.coalesce(applied.c.paid_by, 0),
             func.coalesce(debited.c.net, 0),
         )
@@ -167,12 +171,12 @@ def _orders_against_payments() -> list[str]:
         .order_by(Order.id)
     ).all()
     problems = []
-    for order_id, status, card_payments, wallet_net in rows:
+    for order_id, status, currency, card_payments, wallet_net in rows:
         paid_by = card_payments + (1 if wallet_net else 0)
         if (status in PAID_LIKE) != (paid_by == 1) or paid_by > 1:
             problems.append(
                 f"order {order_id} is {status.value}, paid by {card_payments} card payment(s) "
-                f"and {-wallet_net} from a wallet"
+                f"and {money_text(-wallet_net, currency)} from a wallet"
             )
     return problems
 
@@ -192,6 +196,7 @@ def _refunds_against_ledger() -> list[str]:
             Refund.status,
             Refund.provider,
             Refund.amount_minor,
+            Refund.currency,
             Refund.is_effect_applied,
             Payment.purpose,
             func.coalesce(moved.c.net, 0),
@@ -201,7 +206,7 @@ def _refunds_against_ledger() -> list[str]:
         .order_by(Refund.id)
     ).all()
     problems = []
-    for refund_id, status, provider, amount, is_applied, purpose, net in rows:
+    for refund_id, status, provider, amount, currency, is_applied, purpose, net in rows:
         if purpose == PaymentPurpose.WALLET_TOPUP:
             expected, should_apply = -amount, status != RefundStatus.FAILED
         elif provider == WALLET:
@@ -209,7 +214,9 @@ def _refunds_against_ledger() -> list[str]:
         else:
             expected, should_apply = 0, status == RefundStatus.SUCCEEDED
         if net != (expected if is_applied else 0):
-            problems.append(f"refund {refund_id} ({status.value}): ledger moved {net}")
+            problems.append(
+                f"refund {refund_id} ({status.value}): ledger moved {money_text(net, currency)}"
+            )
         if is_applied != should_apply and status != RefundStatus.NEEDS_REVIEW:
             problems.append(
                 f"refund {refund_id} is {status.value} but its effect is "

@@ -26,7 +26,7 @@ def test_audit_finds_a_balance_changed_without_the_ledger(app: Flask, runner: An
         db.session.commit()
     bad = runner.invoke(args=["wallet", "audit"])
     assert bad.exit_code == 1
-    assert f"wallet {wallet_id} (EUR): balance 90 != ledger sum 100" in bad.output
+    assert f"wallet {wallet_id} (EUR): balance €0.90 != ledger sum €1.00" in bad.output
     with app.app_context():
         remembered = last_audit()
     assert remembered is not None and len(remembered["mismatches"]) == 1  # type: ignore[arg-type]
