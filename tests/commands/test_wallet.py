@@ -20,4 +20,4 @@ def test_the_audit_command_exits_by_the_result(app: Flask, runner: Any) -> None:
         db.session.execute(update(Wallet).where(Wallet.id == wallet_id).values(balance_minor=1))
         db.session.commit()
     broken = runner.invoke(args=["wallet", "audit"])
-    assert broken.exit_code == 1 and f"wallet {wallet_id} (EUR): balance 1" in broken.output
+    assert broken.exit_code == 1 and f"wallet {wallet_id} (EUR): balance €0.01" in broken.output
