@@ -11,6 +11,7 @@ from flask.cli import AppGroup
 from extensions import db
 from models import Refund, money
 from models.money import InvalidAmountError
+from models.types import MAX_ROW_ID
 from services.errors import ClientError
 from services.locales import money_text
 from services.refund_views import currency_of
@@ -58,8 +59,11 @@ def _amount(typed: str | None, currency: str | None, locale: str) -> int | None:
         raise click.BadParameter(str(exc), param_hint="--amount") from None
 
 
+ROW_ID = click.IntRange(1, MAX_ROW_ID)  # larger is no row of ours (and no traceback)
+
+
 @payments_cli.command("refund")
-@click.argument("payment_id", type=int)
+@click.argument("payment_id", type=ROW_ID)
 @click.option("--amount", default=None, help=AMOUNT_HELP)
 @click.option("--locale", default="en", show_default=True, help=LOCALE_HELP)
 @click.option("--reason", required=True, help="Why (at least 5 characters; recorded).")
@@ -81,7 +85,7 @@ def refund_command(
 
 
 @payments_cli.command("refund-wallet-order")
-@click.argument("order_id", type=int)
+@click.argument("order_id", type=ROW_ID)
 @click.option("--amount", default=None, help=AMOUNT_HELP)
 @click.option("--locale", default="en", show_default=True, help=LOCALE_HELP)
 @click.option("--reason", required=True, help="Why (at least 5 characters; recorded).")

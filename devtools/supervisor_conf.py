@@ -152,13 +152,19 @@ def render(layout: Layout) -> str:
     return "\n".join(parts)
 
 
+# gunicorn's access log without query strings or referrers: the bank sends a customer
+# back with the PaymentIntent's client secret in the query, which no log may keep.
+ACCESS_LOG_FORMAT = '%(h)s %(t)s "%(m)s %(U)s" %(s)s %(b)s %(M)sms'
+
+
 def _web(layout: Layout) -> str:
+    log_format = ACCESS_LOG_FORMAT.replace("%", "%%")  # supervisord expands %(...)s itself
     return _program(
         "web",
         f"{layout.bin_dir}/gunicorn wsgi:app --bind {layout.web_bind} "
         f"--workers {layout.web_workers} "
         "--worker-class gthread --threads 4 --timeout 30 --graceful-timeout 20 "
-        "--access-logfile -",
+        f"--access-logfile - --access-logformat '{log_format}'",
         layout,
         priority=10,
         stopwaitsecs=25,

@@ -76,13 +76,17 @@ def next_action(payment: Payment) -> dict[str, str] | None:
 
 
 ADMIN_DECISION = "decided by our payments team"
+IN_REVIEW = "being checked by our payments team"
 
 
 def customer_reason(transition: PaymentTransition) -> str:
     """What a customer may read of a transition: never an admin's free text (it is
-    written for colleagues and may name other customers or internal facts)."""
+    written for colleagues and may name other customers or internal facts), nor why a
+    payment went to review (a provider's answer, another payment, our own lookups)."""
     if transition.source == TransitionSource.ADMIN:
         return ADMIN_DECISION
+    if transition.to_status == PaymentStatus.NEEDS_REVIEW:
+        return IN_REVIEW
     return transition.reason
 
 

@@ -92,3 +92,10 @@ def test_ten_operators_refunding_at_once_refund_once(app: Flask, sandbox: Any) -
     assert len(made) == 1 and len(refused) == 9
     run_jobs(app)
     assert [r["amount"] for r in sandbox_refunds(sandbox)] == [1000]
+
+
+def test_an_id_beyond_any_row_is_a_usage_error_not_a_traceback(runner: Any) -> None:
+    for command in ("refund", "refund-wallet-order"):
+        done = runner.invoke(args=["payments", command, "99999999999", "--reason", "nobody"])
+        assert done.exit_code == 2 and "Traceback" not in done.output
+        assert "99999999999" in done.output and "range" in done.output

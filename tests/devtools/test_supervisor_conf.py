@@ -75,3 +75,12 @@ def test_several_hosts_split_the_programs_and_schedule_once() -> None:
     assert "program:web" not in programs["worker"] and "program:scheduler" not in programs["worker"]
     assert programs["worker-scheduler"] == programs["worker"] | {"program:scheduler"}
     assert {"program:worker-stripe", "program:worker-maintenance"} <= programs["worker"]
+
+
+def test_the_access_log_keeps_no_query_string() -> None:
+    """The bank's return carries the PaymentIntent's client secret in its query."""
+    parser = configparser.RawConfigParser()
+    parser.read_string(render(checked_in_layout("production")))
+    command = parser["program:web"]["command"].replace("%%", "%")
+    assert "--access-logformat" in command and "%(U)s" in command
+    assert not any(field in command for field in ("%(r)s", "%(q)s", "%(f)s"))
