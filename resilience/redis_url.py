@@ -63,7 +63,7 @@ def parse_sentinel_url(url: str) -> SentinelUrl:
     db = 0
     if len(parts) == 2:
         if not parts[1].isdigit():
-            raise ValueError(f"the database number must be an integer, not {parts[1]!r}")
+            raise ValueError("the database number must be an integer")
         db = int(parts[1])
     options = parse_qs(query, keep_blank_values=True)
     unknown = set(options) - {"sentinel_password"}
@@ -88,9 +88,14 @@ def _host_port(part: str) -> tuple[str, int]:
     else:
         host, _, port = part.rpartition(":") if ":" in part else (part, "", "")
     if not host:
-        raise ValueError(f"a Sentinel address needs a host: {part!r}")
+        raise ValueError("every Sentinel address needs a host")
     if port and not (port.isdigit() and 0 < int(port) < 65536):
-        raise ValueError(f"not a port: {port!r} in {part!r}")
+        # No part of the URL in the message: a password with an unescaped "/" or "?"
+        # lands here as a "host:port" (percent-encode it: %2F, %3F).
+        raise ValueError(
+            "a Sentinel address has a port that is not one (a password with '/', '?' or "
+            "'#' must be percent-encoded)"
+        )
     return host, int(port) if port else DEFAULT_SENTINEL_PORT
 
 

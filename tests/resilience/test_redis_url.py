@@ -40,7 +40,7 @@ def test_credentials_and_tls() -> None:
         ("redis+sentinel://h1,h2", "names the monitored group"),
         ("redis+sentinel://h1/g/zero", "must be an integer"),
         ("redis+sentinel://h1/g/0/extra", "path is"),
-        ("redis+sentinel://h1:99999/g", "not a port"),
+        ("redis+sentinel://h1:99999/g", "port that is not one"),
         ("redis+sentinel://h1,:26379/g", "needs a host"),
         ("redis+sentinel://h1/g?password=x", "unknown Sentinel URL option"),
     ],
@@ -96,3 +96,17 @@ def test_a_client_follows_the_failover_to_the_promoted_replica() -> None:
         assert client.connection_pool.get_master_address() == new != first  # type: ignore[attr-defined]
         client.set("after", "failover")  # written to the new primary, not a read-only replica
         assert errors <= 5
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis+sentinel://user:s3cr/etXYZ@h1:26379/mymaster/0",
+        "redis+sentinel://user:s3cr?etXYZ@h1:26379/mymaster/0",
+        "redis+sentinel://user:pw@h1:26379/mymaster/s3cretXYZ",
+    ],
+)
+def test_a_refused_url_never_echoes_its_password(url: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        parse_sentinel_url(url)
+    assert not any(piece in str(refused.value) for piece in ("s3cr", "XYZ"))
