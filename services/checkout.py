@@ -198,6 +198,7 @@ def start_order_payment(
                 "this idempotency key was used for another request", code="idempotency_key_reused"
             )
         _check_same_card(existing, payment_method)
+        db.session.rollback()  # a repeat writes nothing: the order's lock is let go
         return existing, False
     if order.status != OrderStatus.OPEN:
         db.session.rollback()
@@ -238,6 +239,7 @@ def start_topup_payment(
                 "this idempotency key was used for another request", code="idempotency_key_reused"
             )
         _check_same_card(existing, payment_method)
+        db.session.rollback()  # a repeat writes nothing
         return existing, False
     return _commit_and_enqueue(payment), True
 
@@ -263,8 +265,9 @@ def _insert_or_existing(payment: Payment, key: uuid.UUID) -> Payment | None:
             db.session.flush()
     except IntegrityError:
         # The key (or the order's one active payment) exists: the insert failed, so
-        # return the payment that won instead of writing a second one.
-        db.session.rollback()
+        # return the payment that won instead of writing a second one. Only the savepoint
+        # was rolled back: the order's lock is still ours, so the payment that blocked
+        # this one cannot fail (and vanish from the active index) while we look for it.
         by_key = db.session.scalar(select(Payment).where(Payment.idempotency_key == key))
         if by_key is not None:
             return by_key
@@ -273,8 +276,11 @@ def _insert_or_existing(payment: Payment, key: uuid.UUID) -> Payment | None:
                 Payment.order_id == payment.order_id, Payment.status != PaymentStatus.FAILED
             )
         )
-        if active is None:
-            raise
+        if active is None:  # not expected under the lock; still a client's answer
+            raise ConflictError(
+                f"order {payment.order_id} is being paid right now; try again",
+                code="order_payment_in_progress",
+            ) from None
         raise ConflictError(
             f"order {payment.order_id} already has payment {active.id} ({active.status.value})",
             code="order_payment_in_progress",

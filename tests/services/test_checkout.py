@@ -56,3 +56,41 @@ def test_the_total_comes_from_the_catalog(app_ctx: Flask) -> None:
     assert order.total_minor == 1350 and order.currency == "EUR"
     with pytest.raises(UnprocessableError, match="unknown SKU: NOPE"):
         create_order(customer, {"NOPE": 1})
+
+
+def test_a_second_payment_refused_for_an_active_one_keeps_the_order_locked_till_the_end(
+    app: Flask,
+) -> None:
+    """The reported race (2 of 30 orders, a 500 on uq_payments_active_order): the refused
+    insert used to roll the whole transaction back, letting the order's lock go, so the
+    blocking payment could fail before it was looked up, and nothing was found."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import OperationalError
+
+    from models import Customer
+    from services.checkout import start_order_payment
+    from services.errors import ConflictError
+    from tests.factories import make_order, make_payment
+    from tests.factories import TEST_CARDS
+
+    with app.app_context():
+        customer = make_customer()
+        first = make_payment(make_order(customer))
+        db.session.commit()
+        customer_id, order_id = customer.id, first.order_id
+    other = create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
+    with app.app_context():
+        shopper = db.session.get(Customer, customer_id)
+        assert shopper is not None and order_id is not None
+        with pytest.raises(ConflictError) as refused:
+            try:
+                start_order_payment(shopper, order_id, uuid.uuid4(), TEST_CARDS["stripe"])
+            finally:  # still inside the refusing transaction
+                with other.connect() as conn, pytest.raises(OperationalError, match="lock"):
+                    conn.execute(
+                        text("SELECT id FROM orders WHERE id = :id FOR UPDATE NOWAIT"),
+                        {"id": order_id},
+                    )
+        assert refused.value.code == "order_payment_in_progress"
+        db.session.rollback()
+    other.dispose()
