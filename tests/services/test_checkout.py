@@ -70,8 +70,7 @@ def test_a_second_payment_refused_for_an_active_one_keeps_the_order_locked_till_
     from models import Customer
     from services.checkout import start_order_payment
     from services.errors import ConflictError
-    from tests.factories import make_order, make_payment
-    from tests.factories import TEST_CARDS
+    from tests.factories import TEST_CARDS, make_order, make_payment
 
     with app.app_context():
         customer = make_customer()
