@@ -36,20 +36,23 @@ def register(app: Flask) -> None:
         app.register_error_handler(outage, dependency_down)
 
 
-def http_error(exc: HTTPException) -> tuple[Response | str, int]:
+def http_error(exc: HTTPException) -> tuple[Response | str, int, dict[str, str]]:
     with suppress(Exception):  # the database may be the thing that is down
         db.session.rollback()
     code = exc.code or 500
+    # The exception's own headers that a client needs: Allow on a 405, Retry-After.
+    headers = {k: v for k, v in exc.get_headers() if k in ("Allow", "Retry-After")}
+    if code == 413:
+        headers["Connection"] = "close"  # the rest of the body is not read: say so
     if request.path.startswith(JSON_PREFIXES):
         error_code = (
             "csrf_failed"
             if isinstance(exc, CSRFError)
             else (exc.name or "error").lower().replace(" ", "_")
         )
-        return jsonify(error={"code": error_code, "message": exc.description}), code
-    return render_template(
-        "error.html", code=code, name=exc.name, description=exc.description
-    ), code
+        return jsonify(error={"code": error_code, "message": exc.description}), code, headers
+    page = render_template("error.html", code=code, name=exc.name, description=exc.description)
+    return page, code, headers
 
 
 def unexpected_error(exc: Exception) -> ResponseReturnValue:
@@ -60,5 +63,7 @@ def unexpected_error(exc: Exception) -> ResponseReturnValue:
 def dependency_down(exc: Exception) -> ResponseReturnValue:
     """The database or Redis is unreachable: a 503 to retry, not a 500."""
     log.warning("dependency down on %s %s: %s", request.method, request.path, exc)
-    body, code = http_error(ServiceUnavailable("Temporarily unavailable; please try again."))
-    return body, code, {"Retry-After": "1"}
+    body, code, headers = http_error(
+        ServiceUnavailable("Temporarily unavailable; please try again.")
+    )
+    return body, code, {**headers, "Retry-After": "1"}

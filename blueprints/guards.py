@@ -6,6 +6,8 @@ clear 400, before anything is written."""
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
 from flask import Flask, abort, request
@@ -27,6 +29,43 @@ class StrictJSONProvider(DefaultJSONProvider):
 def register(app: Flask) -> None:
     app.json = StrictJSONProvider(app)
     app.before_request(refuse_control_characters)
+    app.wsgi_app = ChunkedBodyLimit(app.wsgi_app, app.config["MAX_CONTENT_LENGTH"])  # type: ignore[method-assign]
+
+
+class ChunkedBodyLimit:
+    """A body sent without Content-Length (chunked) is read, at most one byte past the
+    limit, before the app sees it: over the limit it is a 413, as with Content-Length
+    (werkzeug would hand the app the first MAX_CONTENT_LENGTH bytes, silently cut)."""
+
+    def __init__(self, app: Any, limit_bytes: int) -> None:
+        self.app, self.limit_bytes = app, limit_bytes
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        is_chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if is_chunked and not environ.get("CONTENT_LENGTH"):
+            body = environ["wsgi.input"].read(self.limit_bytes + 1)
+            if len(body) > self.limit_bytes:
+                answer = json.dumps(
+                    {
+                        "error": {
+                            "code": "request_entity_too_large",
+                            "message": f"bodies are limited to {self.limit_bytes} bytes",
+                        }
+                    }
+                ).encode()
+                start_response(
+                    "413 Request Entity Too Large",
+                    [
+                        ("Content-Type", "application/json"),
+                        ("Content-Length", str(len(answer))),
+                        ("Connection", "close"),
+                    ],
+                )
+                return [answer]
+            environ["wsgi.input"] = io.BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))
+            environ["wsgi.input_terminated"] = False
+        return self.app(environ, start_response)
 
 
 def refuse_control_characters() -> None:

@@ -123,3 +123,45 @@ def test_a_webhook_that_can_never_apply_is_a_400_not_a_503(
     response = signed_post(client, body)
     assert response.status_code == 400 and response.get_json()["error"]["code"] == "invalid_webhook"
     assert rows(app, ProcessedWebhook) == 0
+
+
+def test_a_chunked_body_over_the_limit_is_a_413_not_cut_and_accepted(
+    app: Flask, client: FlaskClient, api: dict[str, str]
+) -> None:
+    """The reported hole: a chunked body past 64 KiB was cut at the limit and the cut
+    body accepted (201 when the cut fell after the items)."""
+    import io
+    import json as std_json
+
+    from services.demo_data import seed_catalog
+
+    with app.app_context():
+        seed_catalog()
+    items = {"items": [{"sku": "MUG-001", "quantity": 1}]}
+    big = std_json.dumps({**items, "pad": "x" * app.config["MAX_CONTENT_LENGTH"]}).encode()
+    chunked = {**api, "Transfer-Encoding": "chunked", "Content-Type": "application/json"}
+
+    def send(body: bytes) -> Any:
+        return client.post(
+            "/api/orders",
+            input_stream=io.BytesIO(body),
+            headers=chunked,
+            environ_overrides={"wsgi.input_terminated": True, "CONTENT_LENGTH": ""},
+        )
+
+    refused = send(big)
+    assert refused.status_code == 413 and refused.headers["Connection"] == "close"
+    assert rows(app, Order) == 0
+    small = send(std_json.dumps(items).encode())  # a chunked body within the limit: read whole
+    assert small.status_code == 201, small.get_json()
+    plain = client.post(
+        "/api/orders", data=big, headers={**api, "Content-Type": "application/json"}
+    )
+    assert plain.status_code == 413 and plain.headers["Connection"] == "close"
+
+
+def test_a_method_not_allowed_says_which_are(client: FlaskClient) -> None:
+    for path in ("/api/orders", "/cart"):
+        response = client.put(path)
+        assert response.status_code == 405
+        assert "POST" in response.headers["Allow"] or "GET" in response.headers["Allow"]
