@@ -109,6 +109,17 @@ def _production_signs(env: Mapping[str, str]) -> list[str]:
     return sorted(set(signs))
 
 
+CALL_LOG_DAYS = (1, 3650)  # a day at least (0 or less deleted every call at once)
+
+
+def _call_log_days(env: Mapping[str, str]) -> int:
+    days = _int(env, "CALL_LOG_RETENTION_DAYS", 30)
+    low, high = CALL_LOG_DAYS
+    if not low <= days <= high:
+        raise ConfigError(f"CALL_LOG_RETENTION_DAYS must be {low} to {high} days, got {days}")
+    return days
+
+
 MAX_TRUSTED_PROXIES = 5  # more hops than any real front has
 
 
@@ -336,7 +347,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # cancelled at the provider by the sweep, and fails (unless it succeeded first).
         "SCA_TIMEOUT_S": _int(env, "SCA_TIMEOUT_S", 1800),
         # Every provider request is logged (services/call_log.py) and kept this long.
-        "CALL_LOG_RETENTION_DAYS": _int(env, "CALL_LOG_RETENTION_DAYS", 30),
+        "CALL_LOG_RETENTION_DAYS": _call_log_days(env),
         # What has been settled this long leaves the hot tables (services/retention.py).
         "RETENTION_DAYS": _retention_days(env),
         # Customer emails (services/notifications.py): the SMTP server (smtp://user:pass@

@@ -9,6 +9,7 @@ from models.outbox import EmailKind, OutboxMessage, OutboxStatus
 from models.payment import (
     ALLOWED_TRANSITIONS,
     FINAL_STATUSES,
+    SETTLED_STATUSES,
     Payment,
     PaymentPurpose,
     PaymentStatus,
@@ -32,6 +33,7 @@ __all__ = [
     "FINAL_STATUSES",
     "OPEN_REFUND_STATUSES",
     "REFUND_TRANSITIONS",
+    "SETTLED_STATUSES",
     "AdminUser",
     "ArchivedTransition",
     "Customer",

@@ -40,6 +40,9 @@ class PaymentStatus(enum.StrEnum):
 FINAL_STATUSES = frozenset(
     {PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.NEEDS_REVIEW}
 )
+# Decided, with nothing left to look into (review is final for the machines, not for
+# the person who decides it): only these let retention clear a payment's records.
+SETTLED_STATUSES = frozenset({PaymentStatus.SUCCEEDED, PaymentStatus.FAILED})
 
 # The only moves a payment may make. Terminal states never regress; a
 # conflicting terminal report goes to needs_review, which only an admin leaves.

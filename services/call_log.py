@@ -10,7 +10,7 @@ from flask import current_app
 from sqlalchemy import delete, insert
 
 from extensions import db
-from models import ProviderCall
+from models import SETTLED_STATUSES, Payment, ProviderCall
 from models.types import utcnow
 from resilience.gateway import CallRecord
 
@@ -41,8 +41,15 @@ def purge(batch: int = 5000) -> int:
     cutoff = utcnow() - timedelta(days=current_app.config["CALL_LOG_RETENTION_DAYS"])
     removed = 0
     while True:
+        # Never the calls of a payment still deciding or in review: its evidence.
+        unsettled = db.select(Payment.id).where(Payment.status.not_in(SETTLED_STATUSES))
         ids = db.session.scalars(
-            db.select(ProviderCall.id).where(ProviderCall.started_at < cutoff).limit(batch)
+            db.select(ProviderCall.id)
+            .where(
+                ProviderCall.started_at < cutoff,
+                ProviderCall.payment_id.is_(None) | ProviderCall.payment_id.not_in(unsettled),
+            )
+            .limit(batch)
         ).all()
         if not ids:
             break

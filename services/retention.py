@@ -3,8 +3,9 @@ the shop. A job (hourly) moves or deletes what has been settled for RETENTION_DA
 
 - the transitions of payments final (succeeded or failed) for that long move to
   `payment_transitions_archive`, where the payment's story still finds them;
-- webhook events applied or ignored that long ago are deleted (the payment keeps the
-  effect, the ledger the money; RETENTION_DAYS is at least 35, past every provider's
+- webhook events applied or ignored that long ago are deleted, except those of a
+  payment not yet settled (in review, a person may need them). The payment keeps the
+  effect, the ledger the money. RETENTION_DAYS is at least 35, past every provider's
   redelivery and the 30 days the backfill can reach);
 - emails sent that long ago are deleted;
 - provider calls follow CALL_LOG_RETENTION_DAYS (services/call_log.py).
@@ -25,11 +26,11 @@ from sqlalchemy import CursorResult, Delete, Select, delete, insert, select
 
 from extensions import db
 from models import (
+    SETTLED_STATUSES,
     ArchivedTransition,
     OutboxMessage,
     OutboxStatus,
     Payment,
-    PaymentStatus,
     PaymentTransition,
     ProcessedWebhook,
     WebhookState,
@@ -38,7 +39,7 @@ from models.types import utcnow
 from services import call_log
 
 BATCH = 1000
-SETTLED = (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED)
+SETTLED = tuple(SETTLED_STATUSES)
 _COLUMNS = ("id", "payment_id", "from_status", "to_status", "source", "reason", "actor",
             "created_at")  # fmt: skip
 
@@ -104,10 +105,18 @@ def _archive_transitions(cutoff: datetime) -> int:
     return _deleted(delete(hot).where(hot.c.payment_id.in_(payment_ids)))
 
 
+def unsettled_payments() -> Select[Any]:
+    """The payments whose every record is kept: not final, or in review (a person may
+    need the provider's own words, its events and the calls, to decide)."""
+    return select(Payment.id).where(Payment.status.not_in(SETTLED))
+
+
 def _delete_webhooks(cutoff: datetime) -> int:
     ids = select(ProcessedWebhook.id).where(
         ProcessedWebhook.received_at < cutoff,
         ProcessedWebhook.state.in_((WebhookState.APPLIED, WebhookState.IGNORED)),
+        ProcessedWebhook.payment_id.is_(None)
+        | ProcessedWebhook.payment_id.not_in(unsettled_payments()),
     )
     return _delete_ids(ProcessedWebhook, ids)
 

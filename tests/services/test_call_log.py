@@ -60,3 +60,24 @@ def test_old_calls_leave_the_log(app: Flask, sandbox: Any) -> None:
     with time_machine.travel(later), app.app_context():
         assert purge() == 1
     assert all_rows(app, ProviderCall) == []
+
+
+def test_the_calls_of_a_payment_in_review_are_kept_past_the_retention(
+    app: Flask, sandbox: Any
+) -> None:
+    """The reported hole: retention deleted the evidence of a payment a person must still
+    decide (its calls and webhooks)."""
+    from models import Payment, PaymentStatus
+
+    deciding, settled = committed_payment(app), committed_payment(app)
+    with app.app_context():
+        charge_payment(deciding)
+        charge_payment(settled)
+        found = db.session.get(Payment, deciding)
+        assert found is not None
+        found.status = PaymentStatus.NEEDS_REVIEW
+        db.session.commit()
+    later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
+    with time_machine.travel(later), app.app_context():
+        assert purge() == 1  # the settled one's call only
+    assert [call.payment_id for call in all_rows(app, ProviderCall)] == [deciding]

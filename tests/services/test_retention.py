@@ -135,6 +135,28 @@ def test_a_story_acted_on_after_its_archiving_is_still_whole(
     assert story == [PaymentStatus.SUCCEEDED, PaymentStatus.NEEDS_REVIEW]
 
 
+def test_the_webhooks_of_a_payment_in_review_stay(app: Flask, client: FlaskClient) -> None:
+    in_review, settled = committed_payment(app), committed_payment(app)
+    for payment_id in (in_review, settled):
+        _succeed(app, client, payment_id, 1000)
+    with app.app_context():
+        found = db.session.get(Payment, in_review)
+        assert found is not None
+        move(found, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.ADMIN, reason="checking")
+        db.session.commit()
+    _age(app, [in_review, settled])
+    with app.app_context():
+        moved = retention.run()
+    assert moved["webhooks_deleted"] == 1
+    assert _count(app, ProcessedWebhook, ProcessedWebhook.payment_id == in_review) == 1
+
+
+@pytest.mark.parametrize("days", ["0", "-30", "100000"])
+def test_a_call_log_kept_for_no_time_or_forever_is_refused(days: str) -> None:
+    with pytest.raises(ConfigError, match="CALL_LOG_RETENTION_DAYS must be 1 to 3650"):
+        settings_from_env({"CALL_LOG_RETENTION_DAYS": days})
+
+
 def test_retention_shorter_than_any_redelivery_is_refused() -> None:
     with pytest.raises(ConfigError, match="RETENTION_DAYS must be at least 35"):
         settings_from_env({"RETENTION_DAYS": "7"})
