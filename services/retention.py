@@ -6,7 +6,7 @@ the shop. A job (hourly) moves or deletes what has been settled for RETENTION_DA
 - webhook events applied or ignored that long ago are deleted, except those of a
   payment not yet settled (in review, a person may need them). The payment keeps the
   effect, the ledger the money. RETENTION_DAYS is at least 35, past every provider's
-  redelivery and the 30 days the backfill can reach);
+  redelivery and the 30 days the backfill can reach;
 - emails sent that long ago are deleted;
 - provider calls follow CALL_LOG_RETENTION_DAYS (services/call_log.py).
 
