@@ -157,19 +157,26 @@ def _request_for(refund: Refund, first_sent_at: datetime | None) -> RefundReques
     )
 
 
-def mismatch(refund: Refund, provider_refund_id: str | None, report: Report) -> str:
-    """What in the provider's answer is not the refund we asked for ('' when all is)."""
+def mismatch(
+    refund: Refund, provider_refund_id: str | None, report: Report, *, is_success: bool = True
+) -> str:
+    """What in the provider's answer is not the refund we asked for ('' when all is). A
+    success must say all of it; a refusal is checked on what it says (Stripe's 400 for
+    a create names no refund at all: nothing was refunded, and it is a failure)."""
+    if not is_success and provider_refund_id is None:
+        return ""  # a refusal of the create: no refund exists to contradict ours
     problems = []
-    if report.amount_minor != refund.amount_minor:
+    if report.amount_minor != refund.amount_minor and (is_success or report.amount_minor):
         theirs = report.currency if report.currency in KNOWN_CURRENCIES else refund.currency
         problems.append(
             f"amount {money_text(report.amount_minor or 0, theirs)} != "
             f"{money_text(refund.amount_minor, refund.currency)}"
         )
-    if report.currency != refund.currency:
+    if report.currency != refund.currency and (is_success or report.currency):
         problems.append(f"currency {report.currency} != {refund.currency}")
     ours = {str(refund.id), str(refund.idempotency_key)}
-    if not ({report.payment_ref, report.reference} & ours):
+    says_whose = report.payment_ref is not None or report.reference is not None
+    if not ({report.payment_ref, report.reference} & ours) and (is_success or says_whose):
         problems.append("the answer does not name our refund")
     if refund.provider_refund_id and provider_refund_id != refund.provider_refund_id:
         problems.append(f"refund id {provider_refund_id} != {refund.provider_refund_id}")
@@ -178,7 +185,12 @@ def mismatch(refund: Refund, provider_refund_id: str | None, report: Report) -> 
 
 def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> FollowUp:
     if isinstance(outcome, Succeeded | Declined):
-        problem = mismatch(refund, outcome.provider_payment_id, outcome.report)
+        problem = mismatch(
+            refund,
+            outcome.provider_payment_id,
+            outcome.report,
+            is_success=isinstance(outcome, Succeeded),
+        )
         if problem:
             move_refund(
                 refund,

@@ -123,3 +123,20 @@ def test_the_sweep_finds_a_refund_whose_job_was_lost(app: Flask, sandbox: Any) -
     with time_machine.travel(utcnow().timestamp() + 120), app.app_context():
         assert sweep_refunds() == 1
     assert queued_job_ids(app) == [f"refund-{refund_id}"]
+
+
+def test_a_refund_the_provider_refuses_outright_fails_instead_of_waiting_for_review(
+    app: Flask, sandbox: Any
+) -> None:
+    """The reported hole: Stripe's 400 for a refund create names no refund, so the answer
+    "did not match" and the refund sat in review with no way out; nothing was refunded."""
+    payment_id = charged(app, committed_payment(app))
+    sandbox.add_fault("error", status=400, count=1, dialect="stripe", endpoint="refund")
+    refund_id = _refund(app, payment_id)
+    with app.app_context():
+        send_refund(refund_id)
+        refund = db.session.get(Refund, refund_id)
+        assert refund is not None and refund.status == RefundStatus.FAILED, refund.status
+        assert refund.failure_code == "invalid_request_error"
+    assert sandbox_refunds(sandbox) == []
+    assert _refund(app, payment_id) != refund_id  # the charge can still be refunded
