@@ -15,7 +15,7 @@ from blueprints.admin import AdminOnly, ReadOnlyView, money_column
 from models import money
 from models.money import InvalidAmountError
 from models.types import parse_uuid
-from services import admin_auth
+from services import admin_actions, admin_auth
 from services.errors import ClientError
 from services.locales import amount_message, current_locale, money_text
 from services.refund_views import refund_page
@@ -37,6 +37,28 @@ class RefundsView(AdminOnly, BaseView):
     @expose("/order/<id:order_id>", methods=["GET", "POST"])
     def order(self, order_id: int) -> ResponseReturnValue:
         return self._page("order", order_id)
+
+    @expose("/decide/<id:refund_id>", methods=["POST"])
+    def decide(self, refund_id: int) -> ResponseReturnValue:
+        """A refund in review: the admin says what happened, with a reason."""
+        admin = admin_auth.current_admin()
+        assert admin is not None
+        form = request.form
+        back = form.get("back", "")
+        try:
+            if form.get("confirm") != "yes":
+                raise ClientError("confirm the decision: it moves money")
+            flash(
+                admin_actions.decide_refund(
+                    refund_id, form.get("outcome", ""), form.get("reason", ""), admin
+                ),
+                "success",
+            )
+        except ClientError as exc:
+            flash(str(exc), "error")
+        return redirect(
+            back if back.startswith("/admin/refunds/") else url_for("admin.index"), code=303
+        )
 
     def _page(self, what: str, target_id: int) -> ResponseReturnValue:
         page = refund_page(what, target_id)

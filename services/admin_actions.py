@@ -1,12 +1,14 @@
-"""What an admin may do to payments: ask the provider now, or decide with a reason."""
+"""What an admin may do to payments and refunds: ask the provider now, or decide with a
+reason."""
 
 from __future__ import annotations
 
 from extensions import db
-from models import AdminUser, Payment, PaymentStatus, TransitionSource
+from models import AdminUser, Payment, PaymentStatus, RefundStatus, TransitionSource
 from services import queueing
 from services.errors import ClientError, NotFoundError
 from services.payment_state import lock_payment, move, reverse_effect
+from services.refund_state import lock_refund, move_refund
 from services.wallet import WalletError
 
 RESOLVABLE = (PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)
@@ -66,3 +68,29 @@ def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> str
     payment.next_reconcile_at = None
     db.session.commit()
     return f"payment {payment_id} is {payment.status.value}" + (f"; {undone}" if undone else "")
+
+
+def decide_refund(refund_id: int, outcome: str, reason: str, admin: AdminUser) -> str:
+    """Take a refund out of review: succeeded (the money went back) or failed (it did not;
+    a top-up's money returns to the wallet), recording who and why; the effect follows in
+    the same transaction. Raises ClientError, nothing written. Commits."""
+    if outcome not in ("succeeded", "failed"):
+        raise ClientError("outcome must be succeeded or failed")
+    if len(reason.strip()) < 5:
+        raise ClientError("a reason (at least 5 characters) is required", code="reason_required")
+    refund = lock_refund(refund_id)
+    if refund is None:
+        db.session.rollback()
+        raise NotFoundError(f"no refund {refund_id}")
+    if refund.status != RefundStatus.NEEDS_REVIEW:
+        db.session.rollback()
+        raise ClientError(f"refund {refund_id} is {refund.status.value}", status=409)
+    move_refund(
+        refund,
+        RefundStatus(outcome),
+        source=TransitionSource.ADMIN,
+        reason=reason.strip()[:400],
+        actor=admin.email,
+    )
+    db.session.commit()
+    return f"refund {refund_id} is {refund.status.value}"

@@ -21,6 +21,7 @@ from models import (
     OrderStatus,
     Payment,
     PaymentStatus,
+    TransitionSource,
     Wallet,
 )
 from services import wallet
@@ -246,3 +247,45 @@ def test_a_customer_never_reads_an_admins_reason(app: Flask, admin_client: Flask
     body = seen.get_data(as_text=True)
     assert seen.status_code == 200 and seen.get_json()["status"] == "failed"
     assert "fraudster" not in body and "decided by our payments team" in body
+
+
+def test_a_refund_in_review_gets_a_decision_and_its_effect(
+    app: Flask, admin_client: FlaskClient, sandbox: Any
+) -> None:
+    """The reported dead end: a refund in review had no way out."""
+    from models import Refund, RefundStatus
+    from services.refund_state import lock_refund, move_refund
+
+    payment_id = committed_topup(app, amount_minor=2000)
+    with app.app_context():
+        charge_payment(payment_id)
+        refund, _ = refund_payment(payment_id, 800, "the customer asked", "ops", uuid.uuid4())
+        refund_id = refund.id
+        locked = lock_refund(refund_id)
+        assert locked is not None
+        move_refund(locked, RefundStatus.NEEDS_REVIEW, source=TransitionSource.WEBHOOK, reason="?")
+        db.session.commit()
+    assert _wallet_balance(app, payment_id) == 1200  # the refund's money left the wallet
+    page = admin_client.get(f"/admin/refunds/payment/{payment_id}").get_data(as_text=True)
+    assert f'data-refund="{refund_id}"' in page and "decide-refund" in page
+    form = {
+        "csrf_token": _token(admin_client, f"/admin/refunds/payment/{payment_id}"),
+        "outcome": "failed",
+        "reason": "the provider shows no refund",
+        "back": f"/admin/refunds/payment/{payment_id}",
+    }
+    unconfirmed = admin_client.post(f"/admin/refunds/decide/{refund_id}", data=form)
+    assert unconfirmed.status_code == 303
+    with app.app_context():
+        assert db.session.get(Refund, refund_id).status == RefundStatus.NEEDS_REVIEW  # type: ignore[union-attr]
+    decided = admin_client.post(
+        f"/admin/refunds/decide/{refund_id}", data={**form, "confirm": "yes"}, follow_redirects=True
+    )
+    assert f"refund {refund_id} is failed" in decided.get_data(as_text=True)
+    assert _wallet_balance(app, payment_id) == 2000  # nothing went back: the money returns
+    with app.app_context():
+        assert audit_wallets().mismatches == []
+    again = admin_client.post(
+        f"/admin/refunds/decide/{refund_id}", data={**form, "confirm": "yes"}, follow_redirects=True
+    )
+    assert "is failed" in again.get_data(as_text=True) and _wallet_balance(app, payment_id) == 2000

@@ -136,7 +136,8 @@ def test_a_refund_the_provider_refuses_outright_fails_instead_of_waiting_for_rev
     with app.app_context():
         send_refund(refund_id)
         refund = db.session.get(Refund, refund_id)
-        assert refund is not None and refund.status == RefundStatus.FAILED, refund.status
+        assert refund is not None
+        assert refund.status == RefundStatus.FAILED, refund.status
         assert refund.failure_code == "invalid_request_error"
     assert sandbox_refunds(sandbox) == []
     assert _refund(app, payment_id) != refund_id  # the charge can still be refunded
