@@ -120,6 +120,19 @@ def _call_log_days(env: Mapping[str, str]) -> int:
     return days
 
 
+MIN_EMAIL_HORIZON_S = 24 * 3600
+
+
+def _email_horizon(env: Mapping[str, str]) -> float:
+    horizon = number(env, "EMAIL_RETRY_HORIZON_S", 3 * 24 * 3600.0)
+    if horizon < MIN_EMAIL_HORIZON_S:
+        raise ConfigError(
+            f"EMAIL_RETRY_HORIZON_S must be at least {MIN_EMAIL_HORIZON_S} (a day): an SMTP "
+            f"outage of a few hours must not lose mail; got {horizon:g}"
+        )
+    return horizon
+
+
 MAX_TRUSTED_PROXIES = 5  # more hops than any real front has
 
 
@@ -371,8 +384,13 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "SHOP_ADDRESS": env.get("SHOP_ADDRESS", "Via dell'Esempio 1, 00100 Roma, Italia"),
         "ADMIN_ALERT_EMAIL": env.get("ADMIN_ALERT_EMAIL", "ops@localhost"),
         "SMTP_TIMEOUT_S": number(env, "SMTP_TIMEOUT_S", 10.0),
-        "EMAIL_MAX_ATTEMPTS": _int(env, "EMAIL_MAX_ATTEMPTS", 8),
+        # An email is retried with backoff (EMAIL_RETRY_BASE_S doubling, at most
+        # EMAIL_RETRY_MAX_S apart) until EMAIL_RETRY_HORIZON_S after it was written (a day
+        # at least: an SMTP outage of hours must not lose mail); refusals of the open
+        # breaker do not count as attempts.
         "EMAIL_RETRY_BASE_S": number(env, "EMAIL_RETRY_BASE_S", 30.0),
+        "EMAIL_RETRY_MAX_S": number(env, "EMAIL_RETRY_MAX_S", 3600.0),
+        "EMAIL_RETRY_HORIZON_S": _email_horizon(env),
         # The emails' own queue and worker (a bulkhead); a drill points it elsewhere.
         "NOTIFICATIONS_QUEUE": env.get("NOTIFICATIONS_QUEUE", NOTIFICATIONS_QUEUE),
         # /metrics: with a token, only `Authorization: Bearer <token>` reads it; production

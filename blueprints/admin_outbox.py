@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort
+from flask import abort, flash, redirect, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import expose
 from markupsafe import Markup
 
 from blueprints.admin import ReadOnlyView
+from services import admin_auth, notifications
 from services.notifications import rendered_message
 
 
@@ -44,3 +45,13 @@ class OutboxView(ReadOnlyView):
         if shown is None:
             abort(404)
         return self.render("dashboard/email.html", message=shown)
+
+    @expose("/resend/<id:outbox_id>", methods=["POST"])
+    def resend(self, outbox_id: int) -> ResponseReturnValue:
+        admin = admin_auth.current_admin()
+        assert admin is not None
+        if notifications.resend(outbox_id, admin.email):
+            flash(f"Email #{outbox_id} is queued to be sent again.", "success")
+        else:
+            flash(f"Email #{outbox_id} is not failed: nothing to send again.", "error")
+        return redirect(url_for(".message", outbox_id=outbox_id), code=303)

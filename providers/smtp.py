@@ -8,6 +8,7 @@ with credentials), `smtps://user:pass@host:465` (TLS from the first byte), or
 
 from __future__ import annotations
 
+import logging
 import smtplib
 import ssl
 from dataclasses import dataclass
@@ -17,6 +18,10 @@ from urllib.parse import unquote, urlsplit
 from providers.outcomes import Declined, NotSent, Succeeded, Unknown
 
 Outcome = Succeeded | Declined | NotSent | Unknown
+log = logging.getLogger(__name__)
+# Refusals of our own credentials or set-up (530 authentication required, 534 mechanism
+# too weak, 535 credentials invalid, 538 encryption required): never the message's fault.
+OUR_CONFIGURATION_CODES = frozenset({530, 534, 535, 538})
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,11 @@ class SmtpMailer:
             return _refused(exc.recipients)
         except smtplib.SMTPResponseException as exc:
             what = f"SMTP {exc.smtp_code}: {exc.smtp_error!r}"[:300]
+            if exc.smtp_code in OUR_CONFIGURATION_CODES:
+                # Our credentials or set-up, not the message: retried (the breaker opens
+                # and the dashboard and alerts say so) until an operator fixes SMTP_URL.
+                log.error("SMTP refused our authentication (%s): check SMTP_URL", what)
+                return NotSent(f"SMTP authentication or configuration: {what}")
             if 500 <= exc.smtp_code < 600:
                 return Declined(f"smtp_{exc.smtp_code}", what)  # refused for good
             return NotSent(what, is_provider_failure=True)  # 4xx: try again later

@@ -39,6 +39,8 @@ BREAKER_REJECTIONS = Counter(
     "breaker_rejections_total", "Calls refused by an open circuit", ["provider"]
 )
 
+CIRCUIT_OPEN = "circuit open"  # the reason of a call the open breaker refused
+
 
 @dataclass(frozen=True)
 class CallContext:
@@ -169,7 +171,7 @@ class Gateway:
         decision = self.admit()
         if not decision.is_allowed:
             return NotSent(
-                "circuit open", seconds_until(decision.retry_at_ms), is_provider_failure=False
+                CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False
             )
         return self.call(decision, context, request, is_failure)
 

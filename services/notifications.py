@@ -3,9 +3,11 @@ hanging payment provider never delays a receipt) and the sweep that finds lost r
 
 Delivery is at least once. Every attempt of a row carries the same Message-ID, so a
 receiver can drop the copy of an attempt whose answer was lost. Failures are retried
-with exponential backoff and jitter up to EMAIL_MAX_ATTEMPTS, then the row is `failed`
-with the reason (the dashboard's outbox shows it). SMTP calls pass the same gateway as
-payment providers (breaker "smtp", metrics, logs).
+with exponential backoff and jitter (at most EMAIL_RETRY_MAX_S apart) until
+EMAIL_RETRY_HORIZON_S (a day at least) after the row was written, then the row is
+`failed` with the reason (the dashboard's outbox shows it, and can send it again).
+Refusals of the open breaker are not attempts: they wait for the breaker. SMTP calls
+pass the same gateway as payment providers (breaker "smtp", metrics, logs).
 """
 
 from __future__ import annotations
@@ -33,14 +35,15 @@ from models import (
 )
 from models.money import DEFAULT_LOCALE, N_
 from models.types import utcnow
-from providers.outcomes import Declined, Succeeded
+from providers.outcomes import Declined, NotSent, Succeeded
 from providers.smtp import SmtpMailer, SmtpSettings
-from resilience.gateway import CallContext
+from resilience.gateway import CIRCUIT_OPEN, CallContext
 from services import metrics
 from services.outbox import enqueue_send
 from services.provider_clients import gateway_for
 from services.sweeps import SWEEP_BATCH
 
+MIN_ATTEMPTS = 3  # tries a message gets before it may fail for time (after a resend too)
 GATEWAY = "smtp"  # its breaker and metrics, beside the payment providers'
 SUBJECTS = {
     EmailKind.WELCOME: N_("Welcome to Payments Monolith"),
@@ -179,17 +182,25 @@ def send_email(outbox_id: int) -> None:
     assert row is not None
     row.lease_expires_at = None
     delay_s = None
+    config = current_app.config
+    if isinstance(outcome, NotSent) and outcome.reason == CIRCUIT_OPEN:
+        row.attempts -= 1  # not an attempt: the breaker said wait, nothing was tried
     if isinstance(outcome, Succeeded):
         row.status, row.sent_at, row.last_error = OutboxStatus.SENT, utcnow(), None
         metrics.EMAIL_LATENCY.observe((row.sent_at - created_at).total_seconds())
-    elif isinstance(outcome, Declined) or row.attempts >= current_app.config["EMAIL_MAX_ATTEMPTS"]:
-        row.status = OutboxStatus.FAILED
-        row.last_error = f"after {row.attempts} attempts: {_reason(outcome)}"[:500]
     else:
-        base = current_app.config["EMAIL_RETRY_BASE_S"]
-        delay_s = base * 2 ** (row.attempts - 1) * random.uniform(1.0, 1.5)
-        row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
-        row.last_error = _reason(outcome)[:500]
+        backoff_s = config["EMAIL_RETRY_BASE_S"] * 2 ** max(0, row.attempts - 1)
+        delay_s = min(backoff_s, config["EMAIL_RETRY_MAX_S"]) * random.uniform(1.0, 1.5)
+        if isinstance(outcome, NotSent) and outcome.retry_after_s:
+            delay_s = max(delay_s, outcome.retry_after_s)  # the breaker's own time
+        horizon = created_at + timedelta(seconds=config["EMAIL_RETRY_HORIZON_S"])
+        is_past = utcnow() + timedelta(seconds=delay_s) > horizon
+        if isinstance(outcome, Declined) or (is_past and row.attempts >= MIN_ATTEMPTS):
+            row.status, delay_s = OutboxStatus.FAILED, None
+            row.last_error = f"after {row.attempts} attempts: {_reason(outcome)}"[:500]
+        else:
+            row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
+            row.last_error = _reason(outcome)[:500]
     metrics.EMAILS.labels(kind.value, row.status.value).inc()
     attempts = row.attempts
     db.session.commit()
@@ -222,3 +233,20 @@ def sweep_outbox(now: datetime | None = None) -> int:
     for outbox_id in ids:
         enqueue_send(outbox_id, suffix="-sweep")
     return len(ids)
+
+
+def resend(outbox_id: int, actor: str) -> bool:
+    """Send a failed email again (an admin's action, once SMTP works again): pending, with
+    MIN_ATTEMPTS tries at least. False when it is not failed. Commits, then
+    enqueues."""
+    row = db.session.scalar(
+        select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
+    )
+    if row is None or row.status != OutboxStatus.FAILED:
+        db.session.rollback()
+        return False
+    row.status, row.attempts, row.next_attempt_at = OutboxStatus.PENDING, 0, None
+    row.last_error = f"sent again by {actor}; before: {row.last_error or ''}"[:500]
+    db.session.commit()  # the same row, the same Message-ID: a receiver drops a copy
+    enqueue_send(outbox_id, suffix=f"-resend-{int(utcnow().timestamp())}")
+    return True

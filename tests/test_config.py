@@ -102,6 +102,7 @@ def test_production_refuses_to_start_without_a_required_setting(missing: str) ->
         ({"WEB_PORT": "http"}, "WEB_PORT must be an integer"),
         ({"POSTGRES_PORT": "70000"}, "POSTGRES_PORT must be a TCP port"),
         ({"TRUSTED_PROXIES": "9"}, "TRUSTED_PROXIES must be 0 to 5"),
+        ({"EMAIL_RETRY_HORIZON_S": "3600"}, "EMAIL_RETRY_HORIZON_S must be at least 86400"),
         ({"TRUSTED_PROXIES": "-1"}, "TRUSTED_PROXIES must be 0 to 5"),
         ({"STRIPE_SEARCH_LAG_S": "120"}, "STRIPE_SEARCH_LAG_S is gone: search never proves"),
     ],

@@ -67,3 +67,12 @@ def test_a_permanent_refusal_is_final() -> None:
     with busy_smtp_server("554 5.7.1 rejected as spam") as url:
         refused = _send(url)
     assert isinstance(refused, Declined) and refused.code == "smtp_554"
+
+
+def test_a_refusal_of_our_own_authentication_is_retried_not_final() -> None:
+    """The reported hole: a 530 failed the message at once and for good, though the fault
+    was our SMTP_URL, not the message."""
+    with busy_smtp_server("530 5.7.0 Authentication required") as url:
+        outcome = _send(url)
+    assert isinstance(outcome, NotSent) and outcome.is_provider_failure
+    assert "authentication or configuration" in outcome.reason

@@ -131,13 +131,16 @@ def test_a_refusing_server_ends_failed_with_the_reason(app: Flask, make_app: Any
     with app.app_context():
         create_customer("late@example.com", "password123", ["EUR"])
     row = _one(app, EmailKind.WELCOME)
-    nobody = make_app(SMTP_URL=f"smtp://127.0.0.1:{free_port()}", EMAIL_MAX_ATTEMPTS=2)
-    for minutes in (0, 10):
-        with time_machine.travel(utcnow() + timedelta(minutes=minutes)), nobody.app_context():
+    nobody = make_app(SMTP_URL=f"smtp://127.0.0.1:{free_port()}")
+    # Retried for the whole horizon (a day at least), then failed with the reason.
+    for hours in (0, 1, 30, 80):
+        with time_machine.travel(utcnow() + timedelta(hours=hours)), nobody.app_context():
             send_email(row.id)
+        if hours < 80:
+            assert _one(app, EmailKind.WELCOME).status == OutboxStatus.PENDING, hours
     failed = _one(app, EmailKind.WELCOME)
-    assert failed.status == OutboxStatus.FAILED and failed.attempts == 2
-    assert "after 2 attempts: could not connect" in (failed.last_error or "")
+    assert failed.status == OutboxStatus.FAILED and failed.attempts == 4
+    assert "after 4 attempts: could not connect" in (failed.last_error or "")
 
 
 def test_the_sweep_sends_what_lost_its_job(app: Flask, mail_sink: Any) -> None:
@@ -219,3 +222,38 @@ def test_a_message_that_cannot_be_written_fails_at_once_with_the_reason(
         assert customer.id
     page = admin_client.get(f"/admin/outbox/message/{row.id}")
     assert page.status_code == 200 and "cannot be written" in page.get_data(as_text=True)
+
+
+def test_the_open_breaker_counts_no_attempt_and_a_failed_email_can_be_sent_again(
+    app: Flask, admin_client: Any, mail_sink: Any
+) -> None:
+    from services.provider_clients import breaker_for
+    from tests.helpers import csrf_token_from
+
+    with app.app_context():
+        create_customer("again@example.com", "password123", ["EUR"])
+        breaker_for("smtp").force("open", actor="test", reason="SMTP outage")
+    row = _one(app, EmailKind.WELCOME)
+    for minutes in (0, 20, 60):
+        with time_machine.travel(utcnow() + timedelta(minutes=minutes)), app.app_context():
+            send_email(row.id)
+    waiting = _one(app, EmailKind.WELCOME)
+    assert waiting.status == OutboxStatus.PENDING and waiting.attempts == 0  # none counted
+    assert "circuit open" in (waiting.last_error or "")
+    with app.app_context():
+        breaker_for("smtp").force("reset", actor="test", reason="SMTP is back")
+        found = db.session.get(OutboxMessage, row.id)
+        assert found is not None
+        found.status, found.last_error = OutboxStatus.FAILED, "given up earlier"
+        db.session.commit()
+    page = admin_client.get(f"/admin/outbox/message/{row.id}").get_data(as_text=True)
+    assert "Send again" in page
+    sent = admin_client.post(
+        f"/admin/outbox/resend/{row.id}",
+        data={"csrf_token": csrf_token_from(page)},
+        follow_redirects=True,
+    )
+    assert "queued to be sent again" in sent.get_data(as_text=True)
+    run_notification_jobs(app)
+    assert [m["To"] for m in mail_sink.messages()] == ["again@example.com"]
+    assert _one(app, EmailKind.WELCOME).status == OutboxStatus.SENT
