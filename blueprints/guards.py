@@ -1,8 +1,9 @@
-"""What a request's JSON, form and query must be before any view reads them: JSON as
+"""What a request must be before any view reads it: headers and address within the
+app's own limits, a body within MAX_CONTENT_LENGTH (chunked too), JSON as
 every boundary here accepts it (providers.events.strict_json: bounded nesting, finite
 numbers, text without NUL or lone surrogates), and form and query text without NUL or
 other control characters (PostgreSQL stores no NUL; nobody types one). Refused with a
-clear 400, before anything is written."""
+clear 4xx (JSON where the app answers before Flask), before anything is written."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from flask.json.provider import DefaultJSONProvider
 from providers.events import strict_json
 
 ALLOWED_CONTROLS = "\t\n\r"  # a textarea's own
+# The app's own limits, below gunicorn's (raised in devtools/supervisor_conf.py), so a
+# client gets this JSON answer rather than the server's HTML page.
+MAX_TARGET_BYTES = 4096  # path and query
+MAX_HEADER_BYTES = 8190  # one header's value
+MAX_HEADERS = 80
 
 
 class StrictJSONProvider(DefaultJSONProvider):
@@ -41,27 +47,19 @@ class ChunkedBodyLimit:
         self.app, self.limit_bytes = app, limit_bytes
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        refused = _oversized(environ)
+        if refused is not None:
+            return _json_answer(start_response, *refused)
         is_chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
         if is_chunked and not environ.get("CONTENT_LENGTH"):
             body = environ["wsgi.input"].read(self.limit_bytes + 1)
             if len(body) > self.limit_bytes:
-                answer = json.dumps(
-                    {
-                        "error": {
-                            "code": "request_entity_too_large",
-                            "message": f"bodies are limited to {self.limit_bytes} bytes",
-                        }
-                    }
-                ).encode()
-                start_response(
+                return _json_answer(
+                    start_response,
                     "413 Request Entity Too Large",
-                    [
-                        ("Content-Type", "application/json"),
-                        ("Content-Length", str(len(answer))),
-                        ("Connection", "close"),
-                    ],
+                    "request_entity_too_large",
+                    f"bodies are limited to {self.limit_bytes} bytes",
                 )
-                return [answer]
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
             environ["wsgi.input_terminated"] = False
@@ -81,3 +79,30 @@ def _is_not_text(text: str) -> bool:
     return any(ord(char) < 0x20 and char not in ALLOWED_CONTROLS for char in text) or (
         "\x7f" in text
     )
+
+
+def _oversized(environ: dict[str, Any]) -> tuple[str, str, str] | None:
+    target = len(environ.get("PATH_INFO", "")) + len(environ.get("QUERY_STRING", ""))
+    if target > MAX_TARGET_BYTES:
+        return "414 URI Too Long", "uri_too_long", f"path and query: {MAX_TARGET_BYTES} bytes"
+    headers = [value for key, value in environ.items() if key.startswith("HTTP_")]
+    if len(headers) > MAX_HEADERS or any(len(str(v)) > MAX_HEADER_BYTES for v in headers):
+        return (
+            "431 Request Header Fields Too Large",
+            "request_header_fields_too_large",
+            f"at most {MAX_HEADERS} headers of {MAX_HEADER_BYTES} bytes each",
+        )
+    return None
+
+
+def _json_answer(start_response: Any, status: str, code: str, message: str) -> list[bytes]:
+    answer = json.dumps({"error": {"code": code, "message": message}}).encode()
+    start_response(
+        status,
+        [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(answer))),
+            ("Connection", "close"),
+        ],
+    )
+    return [answer]

@@ -164,6 +164,9 @@ def _web(layout: Layout) -> str:
         f"{layout.bin_dir}/gunicorn wsgi:app --bind {layout.web_bind} "
         f"--workers {layout.web_workers} "
         "--worker-class gthread --threads 4 --timeout 30 --graceful-timeout 20 "
+        # Above the app's own limits (blueprints/guards.py), which answer in JSON first.
+        "--limit-request-line 8190 --limit-request-field_size 16380 "
+        "--limit-request-fields 120 "
         f"--access-logfile - --access-logformat '{log_format}'",
         layout,
         priority=10,

@@ -4,6 +4,7 @@ surrogates in JSON strings (which PostgreSQL cannot store), NUL in form and quer
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -165,3 +166,32 @@ def test_a_method_not_allowed_says_which_are(client: FlaskClient) -> None:
         response = client.put(path)
         assert response.status_code == 405
         assert "POST" in response.headers["Allow"] or "GET" in response.headers["Allow"]
+
+
+def test_oversized_headers_and_addresses_answer_in_json_before_the_server_would(
+    client: FlaskClient,
+) -> None:
+    """The reported hole: gunicorn answered these with its own HTML page under /api."""
+    huge = client.get("/api/orders", headers={"X-Padding": "x" * 9000})
+    assert huge.status_code == 431 and huge.is_json
+    assert huge.get_json()["error"]["code"] == "request_header_fields_too_large"
+    many = client.get("/api/orders", headers={f"X-H{n}": "1" for n in range(90)})
+    assert many.status_code == 431
+    long_path = client.get("/api/orders?" + "q=" + "x" * 5000)
+    assert long_path.status_code == 414 and long_path.is_json
+    assert client.get("/api/wallet", headers={"X-Padding": "x" * 8000}).status_code == 401
+
+
+def test_gunicorn_limits_stand_above_the_apps_own() -> None:
+    from blueprints.guards import MAX_HEADER_BYTES, MAX_HEADERS, MAX_TARGET_BYTES
+    from devtools.supervisor_conf import checked_in_layout, render
+
+    command = next(
+        line
+        for line in render(checked_in_layout("production")).splitlines()
+        if line.startswith("command=") and "gunicorn" in line
+    )
+    numbers = dict(re.findall(r"--limit-request-(line|field_size|fields) (\d+)", command))
+    assert int(numbers["line"]) > MAX_TARGET_BYTES
+    assert int(numbers["field_size"]) > MAX_HEADER_BYTES
+    assert int(numbers["fields"]) > MAX_HEADERS
