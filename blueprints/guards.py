@@ -43,7 +43,7 @@ class ChunkedBodyLimit:
     limit, before the app sees it: over the limit it is a 413, as with Content-Length
     (werkzeug would hand the app the first MAX_CONTENT_LENGTH bytes, silently cut)."""
 
-    def __init__(self, app: Any, limit_bytes: int) -> None:
+    def __init__(self, app: Any, limit_bytes: int | None) -> None:
         self.app, self.limit_bytes = app, limit_bytes
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
@@ -51,7 +51,7 @@ class ChunkedBodyLimit:
         if refused is not None:
             return _json_answer(start_response, *refused)
         is_chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
-        if is_chunked and not environ.get("CONTENT_LENGTH"):
+        if is_chunked and not environ.get("CONTENT_LENGTH") and self.limit_bytes is not None:
             body = environ["wsgi.input"].read(self.limit_bytes + 1)
             if len(body) > self.limit_bytes:
                 return _json_answer(
