@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dev_defaults import DEV_SMTP_URL, dev_urls, production_signs
 from providers.registry import PROVIDERS
-from providers.settings import ConfigError, number, secret
+from providers.settings import ConfigError, integer, number, secret
 from providers.spec import SettingsContext
 from resilience.redis_url import is_sentinel_url, parse_sentinel_url
 
@@ -21,19 +22,6 @@ __all__ = ["ConfigError", "settings_from_env"]
 PROJECT_DIR = Path(__file__).resolve().parent
 INSTANCE_DIR = PROJECT_DIR / "instance"
 
-# The loopback ports `make run` binds, each settable (macOS's AirPlay takes 5000): the
-# web program, the sandbox, and the embedded Redis, PostgreSQL and mail sink (.eml files
-# in instance/mail) that it starts when REDIS_URL, DATABASE_URL and SMTP_URL are unset.
-# The development defaults of those URLs follow them.
-DEV_PORTS = {
-    "WEB_PORT": 5000,
-    "SANDBOX_PORT": 8099,
-    "REDIS_PORT": 6390,
-    "POSTGRES_PORT": 5439,  # not 5432: a machine's own PostgreSQL may be there
-    "MAIL_SINK_PORT": 8025,
-}
-EMBEDDED_DATABASE = "payments"  # the embedded cluster's database (data in instance/postgres)
-DEV_SMTP_URL = f"smtp://127.0.0.1:{DEV_PORTS['MAIL_SINK_PORT']}"  # refused in production
 NOTIFICATIONS_QUEUE = "notifications"
 
 # The session key used only in development; the providers' development secrets live in
@@ -68,56 +56,10 @@ def breaker_settings(**overrides: float) -> dict[str, float]:
 MIN_SECRET_KEY_BYTES = 32
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
-
-
 MIN_RETENTION_DAYS = 35  # past every redelivery, and the 30 days the backfill reaches
 
 
-def _retention_days(env: Mapping[str, str]) -> int:
-    days = _int(env, "RETENTION_DAYS", 90)
-    if days < MIN_RETENTION_DAYS:
-        raise ConfigError(
-            f"RETENTION_DAYS must be at least {MIN_RETENTION_DAYS} (a provider may redeliver "
-            f"or the backfill find an event that old; its record must still be there), "
-            f"got {days}"
-        )
-    return days
-
-
-LIVE_KEY_PREFIXES = ("sk_live_", "rk_live_", "pk_live_")
-LOOPBACK_HOSTS = ("127.", "localhost", "[::1]")
-
-
-def _production_signs(env: Mapping[str, str]) -> list[str]:
-    """The settings that only a live deployment has: live Stripe keys, and https
-    addresses of providers or of the shop itself (development talks to the sandbox)."""
-    signs = [name for name, value in env.items() if value.startswith(LIVE_KEY_PREFIXES)]
-    for name, value in env.items():
-        if not (name.endswith("_API_BASE") or name == "PUBLIC_URL"):
-            continue
-        host = value.removeprefix("https://")
-        if value.startswith("https://") and not host.startswith(LOOPBACK_HOSTS):
-            signs.append(name)
-    return sorted(set(signs))
-
-
 CALL_LOG_DAYS = (1, 3650)  # a day at least (0 or less deleted every call at once)
-
-
-def _call_log_days(env: Mapping[str, str]) -> int:
-    days = _int(env, "CALL_LOG_RETENTION_DAYS", 30)
-    low, high = CALL_LOG_DAYS
-    if not low <= days <= high:
-        raise ConfigError(f"CALL_LOG_RETENTION_DAYS must be {low} to {high} days, got {days}")
-    return days
 
 
 MIN_EMAIL_HORIZON_S = 24 * 3600
@@ -134,38 +76,6 @@ def _email_horizon(env: Mapping[str, str]) -> float:
 
 
 MAX_TRUSTED_PROXIES = 5  # more hops than any real front has
-
-
-def _trusted_proxies(env: Mapping[str, str]) -> int:
-    count = _int(env, "TRUSTED_PROXIES", 0)
-    if not 0 <= count <= MAX_TRUSTED_PROXIES:
-        raise ConfigError(
-            f"TRUSTED_PROXIES must be 0 to {MAX_TRUSTED_PROXIES} (the proxies in front of "
-            f"the web program), got {count}"
-        )
-    return count
-
-
-def dev_ports(env: Mapping[str, str]) -> dict[str, int]:
-    """DEV_PORTS as set in `env`; ConfigError naming a variable that is no port."""
-    ports = {name: _int(env, name, default) for name, default in DEV_PORTS.items()}
-    for name, port in ports.items():
-        if not 1 <= port <= 65535:
-            raise ConfigError(f"{name} must be a TCP port (1-65535), got {port}")
-    return ports
-
-
-def dev_urls(env: Mapping[str, str]) -> dict[str, str]:
-    """The development defaults of the URLs, on the ports of `dev_ports`."""
-    ports = dev_ports(env)
-    return {
-        "DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{ports['POSTGRES_PORT']}/"
-        + EMBEDDED_DATABASE,
-        "REDIS_URL": f"redis://127.0.0.1:{ports['REDIS_PORT']}/0",
-        "SANDBOX_URL": f"http://127.0.0.1:{ports['SANDBOX_PORT']}",
-        "PUBLIC_URL": f"http://127.0.0.1:{ports['WEB_PORT']}",
-        "SMTP_URL": f"smtp://127.0.0.1:{ports['MAIL_SINK_PORT']}",
-    }
 
 
 def _database_url(env: Mapping[str, str], default: str) -> str:
@@ -210,7 +120,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     if app_env not in ("development", "production"):
         raise ConfigError(f"APP_ENV must be 'development' or 'production', got {app_env!r}")
     is_production = app_env == "production"
-    if not is_production and (signs := _production_signs(env)):
+    if not is_production and (signs := production_signs(env)):
         # Forgetting APP_ENV must not run a live deployment on the published development
         # secrets (a cookie signed with the dev key opened the admin; a webhook signed
         # with the sandbox's secret paid an order).
@@ -251,7 +161,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     # Total time of one call including retries and backoff: below the RQ job timeout
     # (60 s) and the breaker's probe lease, so a call never outlives either.
     call_budget_s = number(env, "PROVIDER_CALL_BUDGET_S", DEFAULT_CALL_BUDGET_S)
-    lease_s = _int(env, "PAYMENT_LEASE_S", JOB_TIMEOUT_S)
+    lease_s = integer(env, "PAYMENT_LEASE_S", JOB_TIMEOUT_S)
     if lease_s < 2 * call_budget_s:
         raise ConfigError(
             f"PAYMENT_LEASE_S={lease_s} must outlive a charge and a lookup "
@@ -304,11 +214,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         "REMEMBER_COOKIE_SECURE": is_production,
         # Largest request body accepted (pages, API, webhooks): larger ones get 413.
-        "MAX_CONTENT_LENGTH": _int(env, "MAX_CONTENT_LENGTH", 64 * 1024),
+        "MAX_CONTENT_LENGTH": integer(env, "MAX_CONTENT_LENGTH", 64 * 1024),
         # Webhook bodies over this are refused (413) before anything is parsed.
-        "WEBHOOK_MAX_BODY_BYTES": _int(env, "WEBHOOK_MAX_BODY_BYTES", 64 * 1024),
+        "WEBHOOK_MAX_BODY_BYTES": integer(env, "WEBHOOK_MAX_BODY_BYTES", 64 * 1024),
         # Money limits: one payment or wallet operation never exceeds this.
-        "MAX_AMOUNT_MINOR": _int(env, "MAX_AMOUNT_MINOR", 1_000_000),
+        "MAX_AMOUNT_MINOR": integer(env, "MAX_AMOUNT_MINOR", 1_000_000),
         "CURRENCIES": [c.upper() for c in _list(env, "CURRENCIES", "EUR,USD,GBP")],
         "PAYMENTS_PROVIDERS": providers,
         "PAYMENTS_DEFAULT_PROVIDER": default_provider,
@@ -324,7 +234,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # Circuit breakers: {setting: {provider: value}} (resilience/breaker.py).
         "BREAKERS": breakers,
         # Job throttling per provider queue (resilience/throttle.py).
-        "THROTTLE_MAX_EXCEPTIONS": _int(env, "THROTTLE_MAX_EXCEPTIONS", 5),
+        "THROTTLE_MAX_EXCEPTIONS": integer(env, "THROTTLE_MAX_EXCEPTIONS", 5),
         "THROTTLE_WINDOW_S": number(env, "THROTTLE_WINDOW_S", 60),
         "THROTTLE_DECAY_S": number(env, "THROTTLE_DECAY_S", 30),
         "THROTTLE_JITTER_S": number(env, "THROTTLE_JITTER_S", 10),
@@ -332,37 +242,46 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # while its own provider's circuit is open.
         "PAYMENTS_FAILOVER_PROVIDER": env.get("PAYMENTS_FAILOVER_PROVIDER", ""),
         # At most this many repeats of a safe request (3 attempts in all).
-        "PROVIDER_MAX_RETRIES": _int(env, "PROVIDER_MAX_RETRIES", 2),
+        "PROVIDER_MAX_RETRIES": integer(env, "PROVIDER_MAX_RETRIES", 2),
         # A provider's Retry-After is honoured up to this; a longer wait is the job's to
         # take (deferral), not a sleeping worker's.
-        "PROVIDER_RETRY_AFTER_CAP_S": _int(env, "PROVIDER_RETRY_AFTER_CAP_S", 5),
+        "PROVIDER_RETRY_AFTER_CAP_S": integer(env, "PROVIDER_RETRY_AFTER_CAP_S", 5),
         # A charge job holds its payment this long at most: the RQ job timeout, longer
         # than any provider call budget, so a live job never loses its lease.
         "PAYMENT_LEASE_S": lease_s,
         # How often the scheduler runs each periodic job (jobs/schedule.py).
-        "SWEEP_INTERVAL_S": _int(env, "SWEEP_INTERVAL_S", 30),
-        "WEBHOOK_RETRY_INTERVAL_S": _int(env, "WEBHOOK_RETRY_INTERVAL_S", 30),
-        "BACKFILL_INTERVAL_S": _int(env, "BACKFILL_INTERVAL_S", 60),
+        "SWEEP_INTERVAL_S": integer(env, "SWEEP_INTERVAL_S", 30),
+        "WEBHOOK_RETRY_INTERVAL_S": integer(env, "WEBHOOK_RETRY_INTERVAL_S", 30),
+        "BACKFILL_INTERVAL_S": integer(env, "BACKFILL_INTERVAL_S", 60),
         # Reconciliation of unknown outcomes: growing delays between lookups, then review.
         "RECONCILE_DELAYS_S": [
             int(v) for v in _list(env, "RECONCILE_DELAYS_S", "60,300,900,3600,21600")
         ],
-        "RECONCILE_MAX_ATTEMPTS": _int(env, "RECONCILE_MAX_ATTEMPTS", 8),
+        "RECONCILE_MAX_ATTEMPTS": integer(env, "RECONCILE_MAX_ATTEMPTS", 8),
         # A pending payment untouched this long has lost its job (worker killed, Redis
         # flushed, enqueue failed): the sweep enqueues it again.
-        "PENDING_SWEEP_GRACE_S": _int(env, "PENDING_SWEEP_GRACE_S", 30),
+        "PENDING_SWEEP_GRACE_S": integer(env, "PENDING_SWEEP_GRACE_S", 30),
         # How long a charge is deferred when the provider was provably not reached.
-        "CHARGE_DEFER_S": _int(env, "CHARGE_DEFER_S", 15),
+        "CHARGE_DEFER_S": integer(env, "CHARGE_DEFER_S", 15),
         # Where customers reach this shop: the provider sends them back here after 3-D
         # Secure (PUBLIC_URL/payments/<id>/return).
         "PUBLIC_URL": public_url,
         # A payment still waiting for the customer's authentication after this long is
         # cancelled at the provider by the sweep, and fails (unless it succeeded first).
-        "SCA_TIMEOUT_S": _int(env, "SCA_TIMEOUT_S", 1800),
+        "SCA_TIMEOUT_S": integer(env, "SCA_TIMEOUT_S", 1800),
         # Every provider request is logged (services/call_log.py) and kept this long.
-        "CALL_LOG_RETENTION_DAYS": _call_log_days(env),
+        "CALL_LOG_RETENTION_DAYS": integer(
+            env, "CALL_LOG_RETENTION_DAYS", 30, low=CALL_LOG_DAYS[0], high=CALL_LOG_DAYS[1]
+        ),
         # What has been settled this long leaves the hot tables (services/retention.py).
-        "RETENTION_DAYS": _retention_days(env),
+        "RETENTION_DAYS": integer(
+            env,
+            "RETENTION_DAYS",
+            90,
+            low=MIN_RETENTION_DAYS,
+            why="a provider may redeliver or the backfill find an event that old; "
+            "its record must still be there",
+        ),
         # Customer emails (services/notifications.py): the SMTP server (smtp://user:pass@
         # host:587 with STARTTLS, smtps://... with TLS; it holds a password, so production
         # requires its own), the sender, where review alerts go, and the retry policy.
@@ -376,12 +295,19 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "MAIL_FROM": env.get("MAIL_FROM", "Payments Monolith <shop@localhost>"),
         # Who sells, as receipts say it (a receipt names the seller and where it is).
         "SHOP_NAME": env.get("SHOP_NAME", "Payments Monolith"),
+        "SHOP_ADDRESS": env.get("SHOP_ADDRESS", "Via dell'Esempio 1, 00100 Roma, Italia"),
         # How many proxies (load balancers) stand in front of the web program and append
         # to X-Forwarded-For / X-Forwarded-Proto: the client's address is read that many
         # hops back (werkzeug's ProxyFix). 0: the headers are ignored, as anyone can send
         # them. Wrong either way, and the login throttle counts the wrong address.
-        "TRUSTED_PROXIES": _trusted_proxies(env),
-        "SHOP_ADDRESS": env.get("SHOP_ADDRESS", "Via dell'Esempio 1, 00100 Roma, Italia"),
+        "TRUSTED_PROXIES": integer(
+            env,
+            "TRUSTED_PROXIES",
+            0,
+            low=0,
+            high=MAX_TRUSTED_PROXIES,
+            why="the proxies in front of the web program",
+        ),
         "ADMIN_ALERT_EMAIL": env.get("ADMIN_ALERT_EMAIL", "ops@localhost"),
         "SMTP_TIMEOUT_S": number(env, "SMTP_TIMEOUT_S", 10.0),
         # An email is retried with backoff (EMAIL_RETRY_BASE_S doubling, at most

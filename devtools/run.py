@@ -23,7 +23,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
-from config import EMBEDDED_DATABASE, INSTANCE_DIR, PROJECT_DIR, ConfigError, dev_ports, dev_urls
+from config import INSTANCE_DIR, PROJECT_DIR, ConfigError
+from dev_defaults import EMBEDDED_DATABASE, dev_ports, dev_urls
 from devtools.servers import redis_server_binary
 from devtools.supervisor_conf import Layout, render
 from providers.registry import PROVIDERS

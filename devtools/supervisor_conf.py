@@ -230,7 +230,7 @@ def checked_in_layout(mode: str) -> Layout:
             web_workers=4,
         )
     if mode == "dev":
-        from config import DEV_PORTS
+        from dev_defaults import DEV_PORTS
 
         return Layout(
             project_dir="%(here)s/..",

@@ -22,6 +22,37 @@ def number(env: Mapping[str, str], name: str, default: float) -> float:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
 
 
+def integer(
+    env: Mapping[str, str],
+    name: str,
+    default: int,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    why: str = "",
+) -> int:
+    """An integer setting; its default when unset; ConfigError naming it when malformed
+    or outside low..high (`why` says what the bounds protect)."""
+    raw = env.get(name)
+    if raw is None or raw == "":
+        value = default
+    else:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = (
+            f"at least {low}"
+            if high is None
+            else f"at most {high}"
+            if low is None
+            else f"{low} to {high}"
+        )
+        raise ConfigError(f"{name} must be {bounds}{f' ({why})' if why else ''}, got {value}")
+    return value
+
+
 def secret(
     env: Mapping[str, str],
     name: str,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from providers.settings import ConfigError, provider_base, secret
+from providers.settings import ConfigError, integer, provider_base, secret
 
 DEV = frozenset({"dev-secret"})
 
@@ -29,3 +31,14 @@ def test_production_wants_https_unless_told_otherwise() -> None:
     allowed = {"BASE": url, "ALLOW_INSECURE_PROVIDER_URLS": "1"}
     assert provider_base(allowed, "BASE", "", is_production=True) == url
     assert provider_base({}, "BASE", url, is_production=False) == url
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [("ten", "N must be an integer"), ("0", "N must be 1 to 5 (a reason), got 0"), ("6", "1 to 5")],
+)
+def test_an_integer_setting_names_itself_and_its_bounds(raw: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        integer({"N": raw}, "N", 3, low=1, high=5, why="a reason")
+    assert integer({}, "N", 3, low=1, high=5) == 3
+    assert integer({"N": "5"}, "N", 3, low=1) == 5
