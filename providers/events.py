@@ -54,27 +54,15 @@ MAX_JSON_DEPTH = 32  # deeper than any provider's event or any request of our AP
 
 def strict_json(body: str | bytes) -> Any:
     """JSON as every boundary here accepts it; ValueError naming the problem otherwise:
-    nesting deeper than MAX_JSON_DEPTH (Python's parser would hit its recursion limit),
-    NaN and Infinity, NUL and other control characters, lone surrogates in strings (none
-    can be stored or sent on)."""
+    nesting deeper than MAX_JSON_DEPTH (past about a thousand levels Python's parser
+    raises RecursionError), NaN and Infinity, NUL and other control characters, lone
+    surrogates in strings (none can be stored or sent on)."""
     text = body.decode("utf-8") if isinstance(body, bytes) else body  # UnicodeDecodeError
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:  # brackets outside strings: cheap, and before any recursion
-        if in_string:
-            escaped = not escaped and char == "\\"
-            in_string = escaped or char != '"'
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > MAX_JSON_DEPTH:
-                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-        elif char in "]}":
-            depth -= 1
-    value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-    _check_strings(value)
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    _check(value)
     return value
 
 
@@ -89,19 +77,22 @@ def _finite(raw: str) -> float:
     return number
 
 
-def _check_strings(value: Any) -> None:
-    """Every key and string of a parsed JSON value can be stored and sent on as text."""
-    waiting = [value]
+def _check(value: Any) -> None:
+    """Every key and string of a parsed JSON value can be stored and sent on as text, and
+    it nests at most MAX_JSON_DEPTH levels (walked without recursion)."""
+    waiting = [(value, 1)]
     while waiting:
-        item = waiting.pop()
+        item, depth = waiting.pop()
         if isinstance(item, str):
             _check_text(item)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                _check_text(key)
-                waiting.append(inner)
-        elif isinstance(item, list):
-            waiting.extend(item)
+        elif isinstance(item, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            if isinstance(item, dict):
+                for key in item:
+                    _check_text(key)
+            inner = item.values() if isinstance(item, dict) else item
+            waiting.extend((child, depth + 1) for child in inner)
 
 
 def _check_text(text: str) -> None:

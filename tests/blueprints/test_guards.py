@@ -195,3 +195,17 @@ def test_gunicorn_limits_stand_above_the_apps_own() -> None:
     assert int(numbers["line"]) > MAX_TARGET_BYTES
     assert int(numbers["field_size"]) > MAX_HEADER_BYTES
     assert int(numbers["fields"]) > MAX_HEADERS
+
+
+def test_brackets_inside_a_string_are_text_not_nesting(
+    app: Flask, client: FlaskClient, api: dict[str, str]
+) -> None:
+    """A string with brackets after an escaped quote is text, whatever it looks like."""
+    from services.demo_data import seed_catalog
+
+    with app.app_context():
+        seed_catalog()
+    note = 'a \\" then ' + "[" * 60  # one escaped quote, then brackets: all text
+    body = '{"items": [{"sku": "MUG-001", "quantity": 1}], "note": "' + note + '"}'
+    response = client.post("/api/orders", data=body, content_type="application/json", headers=api)
+    assert response.status_code == 201, response.get_json()
