@@ -114,13 +114,11 @@ class RefundsView(AdminOnly, BaseView):
             flash("Confirm the refund on its review.", "error")
             return False
         try:
-            raw = form.get("amount_minor", "")
-            if not raw.isdigit() or len(raw) > 15:
-                raise InvalidAmountError("This form is out of date; enter the amount again.")
+            amount_minor = money.reviewed_minor(form.get("amount_minor", ""))
             key = parse_uuid(form.get("idempotency_key", ""))
             refund_with = refund_payment if what == "payment" else refund_wallet_order
             refund, is_new = refund_with(
-                target_id, int(raw), form.get("reason", ""), admin.email, key
+                target_id, amount_minor, form.get("reason", ""), admin.email, key
             )
         except (ClientError, InvalidAmountError, ValueError) as exc:
             flash(str(exc), "error")

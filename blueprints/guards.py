@@ -35,13 +35,14 @@ class StrictJSONProvider(DefaultJSONProvider):
 def register(app: Flask) -> None:
     app.json = StrictJSONProvider(app)
     app.before_request(refuse_control_characters)
-    app.wsgi_app = ChunkedBodyLimit(app.wsgi_app, app.config["MAX_CONTENT_LENGTH"])  # type: ignore[method-assign]
+    app.wsgi_app = RequestLimits(app.wsgi_app, app.config["MAX_CONTENT_LENGTH"])  # type: ignore[method-assign]
 
 
-class ChunkedBodyLimit:
-    """A body sent without Content-Length (chunked) is read, at most one byte past the
-    limit, before the app sees it: over the limit it is a 413, as with Content-Length
-    (werkzeug would hand the app the first MAX_CONTENT_LENGTH bytes, silently cut)."""
+class RequestLimits:
+    """Before the app sees a request: a path, query or header over the app's own limits
+    is a JSON 414/431, and a body sent without Content-Length (chunked) is read, at most
+    one byte past the limit: over it, a 413, as with Content-Length (werkzeug would hand
+    the app the first MAX_CONTENT_LENGTH bytes, silently cut)."""
 
     def __init__(self, app: Any, limit_bytes: int | None) -> None:
         self.app, self.limit_bytes = app, limit_bytes

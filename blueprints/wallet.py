@@ -11,7 +11,7 @@ from flask_login import current_user, login_required
 
 from extensions import db
 from models import Wallet, money
-from models.money import InvalidAmountError, Money, validate_money
+from models.money import InvalidAmountError, Money, reviewed_minor, validate_money
 from models.types import parse_uuid
 from services.cards import card_entry
 from services.checkout import parse_idempotency_key, start_topup_payment
@@ -73,7 +73,7 @@ def topup() -> ResponseReturnValue:
                 allowed=[target.currency],
             )
             return _topup_review(amount)
-        amount_minor = _reviewed_minor(reviewed)
+        amount_minor = reviewed_minor(reviewed)
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         card = request.form.get("payment_method")
         payment, _ = start_topup_payment(current_user, target, amount_minor, key, card)
@@ -104,13 +104,6 @@ def _topup_review(amount: Money) -> str:
         idempotency_key=uuid.uuid4(),  # born with the reviewed intent: a double click pays once
         card=card_entry(),
     )
-
-
-def _reviewed_minor(raw: str) -> int:
-    """The amount the review page showed (minor units, from our own hidden field)."""
-    if not raw.isdigit() or len(raw) > 15:
-        raise InvalidAmountError("This form is out of date; enter the amount again.")
-    return int(raw)
 
 
 @bp.post("/pay/<id:order_id>")

@@ -186,6 +186,14 @@ def _meant(raw: str, exc: NumberFormatError, currency: str, locale: str) -> Mone
     return None
 
 
+def reviewed_minor(raw: object) -> int:
+    """The amount a review page showed and posted back (integer minor units, from our
+    own hidden field): digits only, at most 15; InvalidAmountError for anything else."""
+    if not isinstance(raw, str) or not raw.isascii() or not raw.isdigit() or len(raw) > 15:
+        raise InvalidAmountError(N_("This form is out of date; enter the amount again."))
+    return int(raw)
+
+
 def validate_money(
     amount_minor: object, currency: object, *, max_minor: int, allowed: list[str]
 ) -> tuple[int, str]:
@@ -217,5 +225,6 @@ __all__ = [
     "exponent_of",
     "format",
     "parse",
+    "reviewed_minor",
     "validate_money",
 ]

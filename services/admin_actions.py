@@ -35,10 +35,7 @@ def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> str
     credit back. Raises ClientError (nothing written) when the credit was already
     spent. Returns what happened, for the admin. Commits.
     """
-    if outcome not in ("succeeded", "failed"):
-        raise ClientError("outcome must be succeeded or failed")
-    if len(reason.strip()) < 5:
-        raise ClientError("a reason (at least 5 characters) is required", code="reason_required")
+    _check_decision(outcome, reason)
     payment = lock_payment(payment_id)
     if payment is None:
         db.session.rollback()
@@ -74,10 +71,7 @@ def decide_refund(refund_id: int, outcome: str, reason: str, admin: AdminUser) -
     """Take a refund out of review: succeeded (the money went back) or failed (it did not;
     a top-up's money returns to the wallet), recording who and why; the effect follows in
     the same transaction. Raises ClientError, nothing written. Commits."""
-    if outcome not in ("succeeded", "failed"):
-        raise ClientError("outcome must be succeeded or failed")
-    if len(reason.strip()) < 5:
-        raise ClientError("a reason (at least 5 characters) is required", code="reason_required")
+    _check_decision(outcome, reason)
     refund = lock_refund(refund_id)
     if refund is None:
         db.session.rollback()
@@ -94,3 +88,11 @@ def decide_refund(refund_id: int, outcome: str, reason: str, admin: AdminUser) -
     )
     db.session.commit()
     return f"refund {refund_id} is {refund.status.value}"
+
+
+def _check_decision(outcome: str, reason: str) -> None:
+    """An admin's decision says what happened and why (ClientError otherwise)."""
+    if outcome not in ("succeeded", "failed"):
+        raise ClientError("outcome must be succeeded or failed")
+    if len(reason.strip()) < 5:
+        raise ClientError("a reason (at least 5 characters) is required", code="reason_required")

@@ -35,7 +35,7 @@ from providers.outcomes import (
     Succeeded,
     Unknown,
 )
-from resilience.gateway import CallContext, Gateway, seconds_until
+from resilience.gateway import CIRCUIT_OPEN, CallContext, Gateway, seconds_until
 from services import failover, metrics, queueing, reports
 from services.payment_state import lock_order_of, lock_payment, lock_payment_row, move
 from services.provider_clients import gateway_for, provider_for
@@ -101,7 +101,7 @@ def charge_payment(payment_id: int) -> None:
     if not decision.is_allowed:
         follow_up = failover.reroute(payment) or _defer_charge(
             payment,
-            NotSent("circuit open", seconds_until(decision.retry_at_ms), is_provider_failure=False),
+            NotSent(CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False),
             payment.first_sent_at,
             is_marked=False,
         )
@@ -191,9 +191,7 @@ def _resend(
 ) -> Outcome:
     decision = gateway.admit()
     if not decision.is_allowed:
-        return NotSent(
-            "circuit open", seconds_until(decision.retry_at_ms), is_provider_failure=False
-        )
+        return NotSent(CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False)
     payment = lock_payment(payment_id)
     assert payment is not None
     _mark_sending(payment, utcnow())

@@ -29,7 +29,7 @@ from providers.outcomes import (
     Succeeded,
     Unknown,
 )
-from resilience.gateway import CallContext
+from resilience.gateway import CIRCUIT_OPEN, CallContext
 from services import queueing
 from services.locales import money_text
 from services.provider_clients import gateway_for, provider_for
@@ -55,7 +55,7 @@ def send_refund(refund_id: int) -> None:
     decision = gateway.admit()
     if not decision.is_allowed:
         refund.lease_expires_at = None
-        follow_up = _defer(refund, NotSent("circuit open", is_provider_failure=False))
+        follow_up = _defer(refund, NotSent(CIRCUIT_OPEN, is_provider_failure=False))
         db.session.commit()
         follow_up()
         return
