@@ -74,7 +74,7 @@ def render_email(row: OutboxMessage) -> EmailMessage:
     context = {"public_url": current_app.config["PUBLIC_URL"], **_subject_of(row)}
     message = EmailMessage()
     # In the customer's language (the admins' alerts in English), amounts formatted there.
-    with force_locale(_locale_of(row, context)):
+    with force_locale(_locale_of(row)):
         message["Subject"] = gettext(SUBJECTS[row.kind], id=row.subject_id)
         message["From"] = current_app.config["MAIL_FROM"]
         message["To"] = row.recipient
@@ -88,20 +88,10 @@ def render_email(row: OutboxMessage) -> EmailMessage:
     return message
 
 
-def _locale_of(row: OutboxMessage, context: dict[str, object]) -> str:
-    """The recipient customer's language; English for the admins' alerts."""
-    subject = context.get("customer") or context.get("order") or context.get("payment")
-    refund = context.get("refund")
-    if isinstance(refund, Refund):
-        subject = db.session.get(Payment, refund.payment_id) if refund.payment_id else None
-        subject = subject or (db.session.get(Order, refund.order_id) if refund.order_id else None)
-    if row.kind == EmailKind.REVIEW_ALERT or subject is None:
-        return DEFAULT_LOCALE
-    customer_id = (
-        subject.id if isinstance(subject, Customer) else getattr(subject, "customer_id", None)
-    )
-    customer = db.session.get(Customer, customer_id) if customer_id else None
-    return customer.locale if customer is not None else DEFAULT_LOCALE
+def _locale_of(row: OutboxMessage) -> str:
+    """The language of the customer the email goes to (an admin's alert: English)."""
+    locale = db.session.scalar(select(Customer.locale).where(Customer.email == row.recipient))
+    return locale or DEFAULT_LOCALE
 
 
 @dataclass
