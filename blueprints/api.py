@@ -6,12 +6,14 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, g, jsonify, request
+from flask import Blueprint, current_app, g, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from blueprints.api_contract import document
 from extensions import csrf, db
 from models.types import parse_uuid
 from services import wallet
+from services.cards import card_entry
 from services.checkout import (
     create_order,
     owned_order,
@@ -67,6 +69,12 @@ def _json_body(*, is_optional: bool = False) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ClientError("the body must be a JSON object", code="invalid_json")
     return body
+
+
+@bp.get("/openapi.json")
+def openapi() -> ResponseReturnValue:
+    """The API's contract (OpenAPI 3.1); public, like any published API description."""
+    return jsonify(document(current_app.config["CURRENCIES"], card_entry().token_re))
 
 
 @bp.post("/orders")

@@ -19,6 +19,7 @@ class CardEntry:
     js_url: str | None = None
     publishable_key: str | None = None
     test_cards: tuple[tuple[str, str], ...] = ()
+    token_re: str = ""  # the shape of the token the card entry yields (the API's contract)
 
 
 def card_entry() -> CardEntry:
@@ -28,10 +29,16 @@ def card_entry() -> CardEntry:
     spec = spec_for(provider)
     if spec.card_entry == "stripe_js":
         return CardEntry(
-            provider, spec.card_entry, config["STRIPE_JS_URL"], config["STRIPE_PUBLISHABLE_KEY"]
+            provider,
+            spec.card_entry,
+            config["STRIPE_JS_URL"],
+            config["STRIPE_PUBLISHABLE_KEY"],
+            token_re=spec.payment_method_re,
         )
     test_cards = () if config["IS_PRODUCTION"] else spec.test_cards
-    return CardEntry(provider, spec.card_entry, test_cards=test_cards)
+    return CardEntry(
+        provider, spec.card_entry, test_cards=test_cards, token_re=spec.payment_method_re
+    )
 
 
 def origin(url: str) -> str:
