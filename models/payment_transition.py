@@ -15,7 +15,8 @@ class TransitionSource(enum.StrEnum):
     """Who moved the payment."""
 
     CHECKOUT = "checkout"
-    CHARGE = "charge"
+    CHARGE = "charge"  # the charge job sent the payment
+    REFUND = "refund"  # the refund job sent the refund
     RECONCILE = "reconcile"
     WEBHOOK = "webhook"
     ADMIN = "admin"

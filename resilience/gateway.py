@@ -80,7 +80,7 @@ class Gateway:
         self.breaker = breaker
         self.recorder = recorder  # the call log (services/call_log.py), after each call
 
-    def admit(self) -> Decision:
+    def _admit(self) -> Decision:
         """Ask the shared breaker; if Redis is unreachable, let the call through."""
         try:
             decision = self.breaker.allow()
@@ -93,18 +93,34 @@ class Gateway:
 
     def call(
         self,
-        decision: Decision,
         context: CallContext,
         request: Callable[[], T],
+        *,
+        before: Callable[[], object] | None = None,
         is_failure: Callable[[T], bool] = is_provider_failure,  # type: ignore[assignment]
-    ) -> T:
-        """Make an admitted request and tell the breaker, metrics and log how it went."""
+    ) -> T | NotSent:
+        """Admit, then call, in one step: a refused admission is NotSent with the breaker's
+        retry time (safe to repeat later). `before` runs only once admitted and right
+        before the request (e.g. record "may have been sent" and commit). The breaker
+        hears of every admitted request, also of one that raised (a failure)."""
+        decision = self._admit()
+        if not decision.is_allowed:
+            return NotSent(
+                CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False
+            )
+        if before is not None:
+            before()  # raising here leaves a probe to its lease (probe_lease_s)
         traced()  # forget what this thread did before
         started_at, started = datetime.now(UTC), time.monotonic()
-        result = request()
-        elapsed_s = time.monotonic() - started
+        result: T | None = None
+        is_failed = True  # until the request returns: an exception is a failure
+        try:
+            result = request()
+            is_failed = is_failure(result)
+        finally:
+            elapsed_s = time.monotonic() - started
+            self._record(decision, is_failed=is_failed, elapsed_s=elapsed_s)
         exchanges = traced()
-        is_failed = is_failure(result)
         outcome = type(result).__name__ if result is not None else "NoAnswer"
         PROVIDER_CALLS.labels(self.provider, context.operation, outcome).inc()
         PROVIDER_LATENCY.labels(self.provider).observe(elapsed_s)
@@ -121,6 +137,9 @@ class Gateway:
             },
         )
         self._log_call(context, started_at, elapsed_s, outcome, exchanges, result)
+        return result
+
+    def _record(self, decision: Decision, *, is_failed: bool, elapsed_s: float) -> None:
         try:
             self.breaker.record(
                 is_failure=is_failed,
@@ -130,7 +149,6 @@ class Gateway:
             )
         except RedisError as exc:
             log.warning("breaker of %s unreachable (%s): call not recorded", self.provider, exc)
-        return result
 
     def _log_call(
         self,
@@ -161,23 +179,14 @@ class Gateway:
         except Exception as exc:  # the log must never break the call path
             log.warning("call log of %s not written: %s", self.provider, exc)
 
-    def guarded(
-        self,
-        context: CallContext,
-        request: Callable[[], T],
-        is_failure: Callable[[T], bool] = is_provider_failure,  # type: ignore[assignment]
-    ) -> T | NotSent:
-        """Admit, then call; a refused admission is NotSent (safe to repeat later)."""
-        decision = self.admit()
-        if not decision.is_allowed:
-            return NotSent(
-                CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False
-            )
-        return self.call(decision, context, request, is_failure)
-
 
 def seconds_until(at_ms: int | None) -> float | None:
     """Seconds until a breaker's `retry_at_ms` (None when it gave none)."""
     if at_ms is None or at_ms < 0:
         return None
     return max(0.0, at_ms / 1000 - time.time())
+
+
+def is_refused(outcome: object) -> bool:
+    """Whether the open breaker refused the call (nothing was sent, nothing recorded)."""
+    return isinstance(outcome, NotSent) and outcome.reason == CIRCUIT_OPEN

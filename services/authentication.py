@@ -22,7 +22,7 @@ from extensions import db
 from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.outcomes import ActionRequired, Declined, LookupOutcome, Succeeded, Unknown
-from resilience.gateway import CallContext
+from resilience.gateway import CallContext, is_refused
 from services import queueing
 from services.charging import apply_outcome, charge_request_for, claim, schedule_reconcile
 from services.payment_state import lock_payment, move
@@ -98,22 +98,25 @@ def _call(payment_id: int, what: str, due_before: datetime | None) -> LookupOutc
     payment = claim(payment_id, PaymentStatus.REQUIRES_ACTION, now)
     if payment is None:
         return None
-    gateway = gateway_for(payment.provider)
-    decision = gateway.admit()
     is_due = due_before is None or (
         payment.next_reconcile_at is not None and payment.next_reconcile_at <= due_before
     )
-    if not is_due or not decision.is_allowed:
+    if not is_due:
         payment.lease_expires_at = None
         db.session.commit()
         return None
     request = charge_request_for(payment, payment.first_sent_at)
-    provider = provider_for(payment.provider)
+    name = payment.provider
     db.session.commit()
+    provider = provider_for(name)
     context = CallContext(what, request.payment_id, request.idempotency_key)
-    if what == "cancel":
-        return gateway.call(decision, context, lambda: provider.cancel(request))
-    return gateway.call(decision, context, lambda: provider.lookup(request))
+    ask = provider.cancel if what == "cancel" else provider.lookup
+    outcome = gateway_for(name).call(context, lambda: ask(request))
+    if is_refused(outcome):
+        _release(payment_id)  # nobody could be asked: the next sweep or return tries again
+        db.session.commit()
+        return None
+    return outcome
 
 
 def _release(payment_id: int) -> Payment:

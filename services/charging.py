@@ -12,8 +12,8 @@ point leaves a state the sweeps recover from:
 
 from __future__ import annotations
 
+import functools
 import logging
-import random
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,8 +35,10 @@ from providers.outcomes import (
     Succeeded,
     Unknown,
 )
-from resilience.gateway import CIRCUIT_OPEN, CallContext, Gateway, seconds_until
-from services import failover, metrics, queueing, reports
+from resilience.gateway import CallContext, Gateway, is_refused
+from services import failover, metrics, reports
+from services.movements import lifecycle
+from services.movements.kinds import CHARGE
 from services.payment_state import lock_order_of, lock_payment, lock_payment_row, move
 from services.provider_clients import gateway_for, provider_for
 
@@ -73,21 +75,12 @@ def claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | No
             Payment.status == status,
             or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
         )
-        .values(lease_expires_at=now + timedelta(seconds=current_app.config["PAYMENT_LEASE_S"]))
+        .values(lease_expires_at=lifecycle.lease_until(now))
     )
     if not result.rowcount:
         db.session.commit()
         return None
     return lock_payment_row(payment_id)  # its order is held already (above)
-
-
-def _mark_sending(payment: Payment, now: datetime) -> datetime | None:
-    """Record that a request may leave now; return the previous first_sent_at."""
-    previous = payment.first_sent_at
-    payment.first_sent_at = previous or now
-    payment.last_sent_at = now
-    payment.send_count += 1
-    return previous
 
 
 def charge_payment(payment_id: int) -> None:
@@ -96,33 +89,43 @@ def charge_payment(payment_id: int) -> None:
     payment = claim(payment_id, PaymentStatus.PENDING, now)
     if payment is None:
         return
-    gateway = gateway_for(payment.provider)
-    decision = gateway.admit()
-    if not decision.is_allowed:
-        follow_up = failover.reroute(payment) or _defer_charge(
-            payment,
-            NotSent(CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False),
-            payment.first_sent_at,
-            is_marked=False,
-        )
-        payment.lease_expires_at = None
-        db.session.commit()
-        follow_up()
-        return
-    previously_sent = _mark_sending(payment, now)
-    request = charge_request_for(payment, previously_sent)
-    provider_name, attempt = payment.provider, payment.send_count
-    db.session.commit()
-
-    context = CallContext("charge", request.payment_id, request.idempotency_key, attempt)
-    outcome = gateway.call(decision, context, lambda: provider_for(provider_name).charge(request))
-
+    send = _Send(payment, now)
+    context = CallContext(
+        "charge", payment.id, str(payment.idempotency_key), payment.send_count + 1
+    )
+    provider = provider_for(payment.provider)
+    outcome = gateway_for(payment.provider).call(
+        context, lambda: provider.charge(send.ready()), before=send.mark
+    )
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None
-    follow_up = apply_outcome(payment, outcome, TransitionSource.CHARGE, previously_sent)
+    if is_refused(outcome):
+        assert isinstance(outcome, NotSent)
+        follow_up = failover.reroute(payment) or _defer_charge(payment, outcome)
+    else:
+        follow_up = apply_outcome(payment, outcome, TransitionSource.CHARGE, send.previous)
     db.session.commit()
     follow_up()
+
+
+class _Send:
+    """A send about to leave: `mark` records it (committed) and builds its request; run
+    by the gateway once the breaker admitted the call, right before it."""
+
+    def __init__(self, payment: Payment, now: datetime) -> None:
+        self.payment, self.now = payment, now
+        self.previous: datetime | None = payment.first_sent_at
+        self.request: ChargeRequest | None = None
+
+    def mark(self) -> None:
+        self.previous = lifecycle.mark_sending(self.payment, self.now)
+        self.request = charge_request_for(self.payment, self.previous)
+        db.session.commit()
+
+    def ready(self) -> ChargeRequest:
+        assert self.request is not None, "mark() runs before the request"
+        return self.request
 
 
 def reconcile_payment(payment_id: int) -> None:
@@ -131,29 +134,15 @@ def reconcile_payment(payment_id: int) -> None:
     payment = claim(payment_id, PaymentStatus.UNKNOWN, now)
     if payment is None:
         return
-    gateway = gateway_for(payment.provider)
-    decision = gateway.admit()
-    if not decision.is_allowed:
-        # The provider is down: ask again when the circuit may let us, without
-        # spending one of the payment's lookups (but still escalating in time).
-        payment.lease_expires_at = None
-        follow_up: FollowUp = schedule_reconcile(
-            payment,
-            delay_s=seconds_until(decision.retry_at_ms) or current_app.config["CHARGE_DEFER_S"],
-            job_suffix="-deferred",
-        )
-        db.session.commit()
-        follow_up()
-        return
-    payment.reconcile_attempts += 1
     request = charge_request_for(payment, payment.first_sent_at)
     provider = provider_for(payment.provider)
-    provider_name, attempt = payment.provider, payment.reconcile_attempts
-    db.session.commit()
-
-    metrics.RECONCILE_ATTEMPTS.labels(provider_name).inc()
-    context = CallContext("lookup", request.payment_id, request.idempotency_key, attempt)
-    outcome: LookupOutcome = gateway.call(decision, context, lambda: provider.lookup(request))
+    gateway = gateway_for(payment.provider)
+    context = CallContext(
+        "lookup", payment.id, request.idempotency_key, payment.reconcile_attempts + 1
+    )
+    outcome: LookupOutcome = gateway.call(
+        context, lambda: provider.lookup(request), before=functools.partial(_count_lookup, payment)
+    )
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such payment: it was never charged, so send it
         # now (we hold the lease; the client looks up once more right before sending),
@@ -163,7 +152,16 @@ def reconcile_payment(payment_id: int) -> None:
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None
-    if isinstance(outcome, Absent):
+    if is_refused(outcome) and payment.status == PaymentStatus.UNKNOWN:
+        # The provider is down: ask again when the circuit may let us, without
+        # spending one of the payment's lookups (but still escalating in time).
+        assert isinstance(outcome, NotSent)
+        follow_up: FollowUp = schedule_reconcile(
+            payment,
+            delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
+            job_suffix="-deferred",
+        )
+    elif isinstance(outcome, Absent):
         # Keyed provider: a strongly consistent read (the key's replay, a retrieve by id,
         # a complete list of the intents created around our sends) found no charge. A
         # search that finds nothing is never taken for this (its index lags).
@@ -182,22 +180,26 @@ def reconcile_payment(payment_id: int) -> None:
     follow_up()
 
 
-def _nothing() -> None:
-    return None
+def _count_lookup(payment: Payment) -> None:
+    payment.reconcile_attempts += 1
+    db.session.commit()
+    metrics.RECONCILE_ATTEMPTS.labels(payment.provider).inc()
+
+
+_nothing = lifecycle.nothing
 
 
 def _resend(
     payment_id: int, gateway: Gateway, provider: Provider, request: ChargeRequest
 ) -> Outcome:
-    decision = gateway.admit()
-    if not decision.is_allowed:
-        return NotSent(CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False)
-    payment = lock_payment(payment_id)
-    assert payment is not None
-    _mark_sending(payment, utcnow())
-    db.session.commit()
+    def mark_sending() -> None:
+        payment = lock_payment(payment_id)
+        assert payment is not None
+        lifecycle.mark_sending(payment, utcnow())
+        db.session.commit()
+
     context = CallContext("resend", request.payment_id, request.idempotency_key)
-    return gateway.call(decision, context, lambda: provider.charge(request))
+    return gateway.call(context, lambda: provider.charge(request), before=mark_sending)
 
 
 def apply_outcome(
@@ -297,72 +299,35 @@ def _await_authentication(
 
 
 def _defer_charge(
-    payment: Payment,
-    outcome: NotSent,
-    previously_sent: datetime | None,
-    *,
-    is_marked: bool = True,
+    payment: Payment, outcome: NotSent, previously_sent: datetime | None = None
 ) -> FollowUp:
-    if is_marked:
-        # Provably not sent: undo "may have been sent", so failover stays possible.
-        payment.first_sent_at = previously_sent
-        payment.send_count -= 1
+    """Send later; a request that left (`previously_sent` given) is first unmarked."""
+    if not is_refused(outcome):
+        lifecycle.unmark_sending(payment, previously_sent)  # so failover stays possible
     if payment.status != PaymentStatus.PENDING:
         return _nothing
-    delay_s = outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"]
-    delay_s *= random.uniform(1.0, 1.3)  # deferred jobs must not return as a herd
-    payment.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
-    payment_id, provider = payment.id, payment.provider
-    job_id = queueing.charge_job_id(payment_id, f"-at-{int(payment.next_attempt_at.timestamp())}")
+    follow_up = lifecycle.defer(CHARGE, payment, outcome)
     log.info(
-        "payment %s (key %s, provider %s) not sent (%s); retry in %.0f s",
+        "payment %s (key %s, provider %s) not sent (%s); retry at %s",
         payment.id,
         payment.idempotency_key,
-        provider,
+        payment.provider,
         outcome.reason,
-        delay_s,
+        payment.next_attempt_at,
     )
-    return lambda: queueing.enqueue(
-        provider, queueing.CHARGE_JOB, payment_id, job_id=job_id, delay_s=delay_s
-    )
+    return follow_up
 
 
 def schedule_reconcile(
     payment: Payment, *, delay_s: float | None = None, job_suffix: str = ""
 ) -> FollowUp:
     """Plan the next lookup with a growing delay, or escalate to needs_review in time."""
-    config = current_app.config
-    delays = config["RECONCILE_DELAYS_S"]
-    attempts = payment.reconcile_attempts
-    if delay_s is None:
-        delay_s = delays[min(attempts, len(delays) - 1)]
-    delay_s *= random.uniform(1.0, 1.2)
-    due = utcnow() + timedelta(seconds=delay_s)
-    deadline = _key_deadline(payment)
-    if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline is not None and due > deadline):
-        why = (
-            f"outcome still unknown after {attempts} lookups"
-            + (
-                f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
-                if deadline
-                else ""
-            )
-            + f"; last answer: {payment.last_error or 'none'}"
-        )
-        payment.next_reconcile_at = None
-        move(payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why)
-        return _nothing
-    payment.next_reconcile_at = due
-    payment_id, provider = payment.id, payment.provider
-    job_id = queueing.reconcile_job_id(payment_id, attempts, job_suffix)
-    return lambda: queueing.enqueue(
-        provider, queueing.RECONCILE_JOB, payment_id, job_id=job_id, delay_s=delay_s
+    return lifecycle.schedule_lookup(
+        CHARGE,
+        payment,
+        lambda why: move(
+            payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why
+        ),
+        delay_s=delay_s,
+        job_suffix=job_suffix,
     )
-
-
-def _key_deadline(payment: Payment) -> datetime | None:
-    """When replay stops being possible (keyed providers): escalate before then."""
-    window_s = provider_for(payment.provider).capabilities.replay_window_s
-    if window_s is None or payment.first_sent_at is None:
-        return None
-    return payment.first_sent_at + timedelta(seconds=window_s)

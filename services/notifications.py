@@ -164,7 +164,7 @@ def send_email(outbox_id: int) -> None:
     db.session.commit()
 
     context = CallContext("email", None, str(message["Message-ID"]))
-    outcome = gateway_for(GATEWAY).guarded(context, lambda: mailer().send(message))
+    outcome = gateway_for(GATEWAY).call(context, lambda: mailer().send(message))
 
     row = db.session.scalar(
         select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()

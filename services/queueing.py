@@ -13,24 +13,21 @@ from rq.queue import Queue
 from rq.registry import ScheduledJobRegistry
 
 from extensions import redis_client
+from services.movements.kinds import CHARGE
 from services.queues import JOB_TIMEOUT_S, maintenance_queue, named_queue, provider_queue
 
 log = logging.getLogger(__name__)
 
 # Referenced by path so services never import jobs (jobs import services).
-CHARGE_JOB = "jobs.payments.charge_payment_job"
-RECONCILE_JOB = "jobs.payments.reconcile_payment_job"
+CHARGE_JOB = CHARGE.send_job
+RECONCILE_JOB = CHARGE.lookup_job
 APPLY_WEBHOOK_JOB = "jobs.webhooks.apply_webhook_job"
 SCHEDULER_OVERDUE_S = 10  # RQ's scheduler moves due jobs every second
 ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
-def charge_job_id(payment_id: int, suffix: str = "") -> str:
-    return f"charge-{payment_id}{suffix}"
-
-
-def reconcile_job_id(payment_id: int, attempts: int, suffix: str = "") -> str:
-    return f"reconcile-{payment_id}-{attempts}{suffix}"
+charge_job_id = CHARGE.send_job_id
+reconcile_job_id = CHARGE.lookup_job_id
 
 
 def enqueue(

@@ -8,8 +8,7 @@ asking the provider, with the same delays and escalation as a charge's.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable
+import functools
 from datetime import datetime, timedelta
 
 from flask import current_app
@@ -29,20 +28,19 @@ from providers.outcomes import (
     Succeeded,
     Unknown,
 )
-from resilience.gateway import CIRCUIT_OPEN, CallContext
+from resilience.gateway import CallContext, is_refused
 from services import queueing
 from services.locales import money_text
+from services.movements import lifecycle
+from services.movements.kinds import REFUND
 from services.provider_clients import gateway_for, provider_for
 from services.refund_state import lock_refund, move_refund
 from services.refunds import REFUND_JOB, refund_job_id
 from services.sweeps import SWEEP_BATCH
 
-RECONCILE_REFUND_JOB = "jobs.refunds.reconcile_refund_job"
-FollowUp = Callable[[], object]
-
-
-def _nothing() -> None:
-    return None
+RECONCILE_REFUND_JOB = REFUND.lookup_job
+FollowUp = lifecycle.FollowUp
+_nothing = lifecycle.nothing
 
 
 def send_refund(refund_id: int) -> None:
@@ -51,30 +49,40 @@ def send_refund(refund_id: int) -> None:
     refund = _claim(refund_id, RefundStatus.PENDING, now)
     if refund is None:
         return
-    gateway = gateway_for(refund.provider)
-    decision = gateway.admit()
-    if not decision.is_allowed:
-        refund.lease_expires_at = None
-        follow_up = _defer(refund, NotSent(CIRCUIT_OPEN, is_provider_failure=False))
-        db.session.commit()
-        follow_up()
-        return
     previously_sent = refund.first_sent_at
-    refund.first_sent_at = previously_sent or now
-    refund.send_count += 1
     request = _request_for(refund, previously_sent)
     provider = provider_for(refund.provider)
-    db.session.commit()
     context = CallContext("refund", request.payment_id, request.idempotency_key)
-    outcome = gateway.call(decision, context, lambda: provider.refund(request))
+    outcome = gateway_for(refund.provider).call(
+        context,
+        lambda: provider.refund(request),
+        before=functools.partial(_mark_sending, refund, now),
+    )
     refund = _release(refund_id)
     if isinstance(outcome, NotSent):
-        refund.first_sent_at, refund.send_count = previously_sent, refund.send_count - 1
-        follow_up = _defer(refund, outcome)
+        if not is_refused(outcome):
+            lifecycle.unmark_sending(refund, previously_sent)
+        follow_up = lifecycle.defer(REFUND, refund, outcome)
     else:
-        follow_up = _apply(refund, outcome, TransitionSource.CHARGE)
+        follow_up = _apply(refund, outcome, REFUND.send_source)
     db.session.commit()
     follow_up()
+
+
+def _mark_sending(refund: Refund, now: datetime) -> None:
+    lifecycle.mark_sending(refund, now)
+    db.session.commit()
+
+
+def _mark_resend(refund_id: int) -> None:
+    refund = lock_refund(refund_id)  # leased by us still: the lookup's transaction ended
+    assert refund is not None
+    _mark_sending(refund, utcnow())
+
+
+def _count_lookup(refund: Refund) -> None:
+    refund.reconcile_attempts += 1
+    db.session.commit()
 
 
 def reconcile_refund(refund_id: int) -> None:
@@ -83,32 +91,33 @@ def reconcile_refund(refund_id: int) -> None:
     refund = _claim(refund_id, RefundStatus.UNKNOWN, now)
     if refund is None:
         return
-    gateway = gateway_for(refund.provider)
-    decision = gateway.admit()
-    if not decision.is_allowed:
-        refund.lease_expires_at = None
-        later = _schedule_lookup(refund, current_app.config["CHARGE_DEFER_S"])
-        db.session.commit()
-        later()
-        return
-    refund.reconcile_attempts += 1
     request = _request_for(refund, refund.first_sent_at)
     provider = provider_for(refund.provider)
-    db.session.commit()
+    gateway = gateway_for(refund.provider)
     context = CallContext("refund_lookup", request.payment_id, request.idempotency_key)
     outcome: LookupOutcome = gateway.call(
-        decision, context, lambda: provider.lookup_refund(request)
+        context,
+        lambda: provider.lookup_refund(request),
+        before=functools.partial(_count_lookup, refund),
     )
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such refund: it never happened; send it now (its
-        # client looks up once more right before sending), through the breaker.
-        resend = gateway.admit()
-        if resend.is_allowed:
-            context = CallContext("refund_resend", request.payment_id, request.idempotency_key)
-            outcome = gateway.call(resend, context, lambda: provider.refund(request))
+        # client looks up once more right before sending), through the breaker, recorded
+        # as sent before it leaves.
+        context = CallContext("refund_resend", request.payment_id, request.idempotency_key)
+        outcome = gateway.call(
+            context,
+            lambda: provider.refund(request),
+            before=functools.partial(_mark_resend, refund_id),
+        )
     refund = _release(refund_id)
-    if isinstance(outcome, Absent):
-        follow_up: FollowUp = _nothing
+    if is_refused(outcome) and refund.status == RefundStatus.UNKNOWN:
+        assert isinstance(outcome, NotSent)
+        follow_up: FollowUp = _schedule_lookup(
+            refund, outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"], "-deferred"
+        )
+    elif isinstance(outcome, Absent):
+        follow_up = _nothing
         move_refund(
             refund,
             RefundStatus.FAILED,
@@ -131,7 +140,7 @@ def _claim(refund_id: int, status: RefundStatus, now: datetime) -> Refund | None
     ):
         db.session.rollback()
         return None
-    refund.lease_expires_at = now + timedelta(seconds=current_app.config["PAYMENT_LEASE_S"])
+    refund.lease_expires_at = lifecycle.lease_until(now)
     return refund
 
 
@@ -192,6 +201,7 @@ def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> 
             is_success=isinstance(outcome, Succeeded),
         )
         if problem:
+            lifecycle.count_mismatch(refund.provider, source.value)
             move_refund(
                 refund,
                 RefundStatus.NEEDS_REVIEW,
@@ -222,44 +232,18 @@ def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> 
     return _schedule_lookup(refund)
 
 
-def _defer(refund: Refund, outcome: NotSent) -> FollowUp:
-    delay_s = (outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"]) * random.uniform(
-        1.0, 1.3
-    )
-    refund.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
-    refund.last_error = outcome.reason[:500]
-    refund_id, provider = refund.id, refund.provider
-    job_id = refund_job_id(refund_id, f"-at-{int(refund.next_attempt_at.timestamp())}")
-    return lambda: queueing.enqueue(provider, REFUND_JOB, refund_id, job_id=job_id, delay_s=delay_s)
-
-
-def _schedule_lookup(refund: Refund, delay_s: float | None = None) -> FollowUp:
+def _schedule_lookup(
+    refund: Refund, delay_s: float | None = None, job_suffix: str = ""
+) -> FollowUp:
     """The next lookup with a growing delay, or needs_review in time (as for charges)."""
-    config = current_app.config
-    delays, attempts = config["RECONCILE_DELAYS_S"], refund.reconcile_attempts
-    delay_s = (delay_s or delays[min(attempts, len(delays) - 1)]) * random.uniform(1.0, 1.2)
-    due = utcnow() + timedelta(seconds=delay_s)
-    window_s = provider_for(refund.provider).capabilities.replay_window_s
-    deadline = (
-        refund.first_sent_at + timedelta(seconds=window_s)
-        if window_s and refund.first_sent_at
-        else None
-    )
-    if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline and due > deadline):
-        refund.next_reconcile_at = None
-        move_refund(
-            refund,
-            RefundStatus.NEEDS_REVIEW,
-            source=TransitionSource.RECONCILE,
-            reason=f"refund still unknown after {attempts} lookups; last answer: "
-            f"{refund.last_error or 'none'}",
-        )
-        return _nothing
-    refund.next_reconcile_at = due
-    refund_id, provider = refund.id, refund.provider
-    job_id = f"refund-reconcile-{refund_id}-{attempts}"
-    return lambda: queueing.enqueue(
-        provider, RECONCILE_REFUND_JOB, refund_id, job_id=job_id, delay_s=delay_s
+    return lifecycle.schedule_lookup(
+        REFUND,
+        refund,
+        lambda why: move_refund(
+            refund, RefundStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why
+        ),
+        delay_s=delay_s,
+        job_suffix=job_suffix,
     )
 
 
@@ -301,7 +285,7 @@ def sweep_refunds(now: datetime | None = None) -> int:
             provider,
             RECONCILE_REFUND_JOB,
             refund_id,
-            job_id=f"refund-reconcile-{refund_id}-{attempts}",
+            job_id=REFUND.lookup_job_id(refund_id, attempts),
             is_started_job_dead=True,
         )
     return len(pending) + len(unknown)

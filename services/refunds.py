@@ -26,6 +26,7 @@ from models import (
 from services import queueing
 from services.errors import ClientError, ConflictError, NotFoundError, UnprocessableError
 from services.locales import money_text
+from services.movements.kinds import REFUND
 from services.payment_state import lock_order_of, lock_payment_row
 from services.refund_state import (
     REFUNDED_ORDER_STATUSES,
@@ -37,12 +38,11 @@ from services.refund_state import (
 )
 from services.wallet import WalletError
 
-REFUND_JOB = "jobs.refunds.refund_job"
+REFUND_JOB = REFUND.send_job
 MIN_REASON = 5
 
 
-def refund_job_id(refund_id: int, suffix: str = "") -> str:
-    return f"refund-{refund_id}{suffix}"
+refund_job_id = REFUND.send_job_id
 
 
 def refund_payment(

@@ -15,8 +15,8 @@ import logging
 from models import Payment, PaymentStatus, TransitionSource
 from models.money import KNOWN_CURRENCIES
 from providers.outcomes import Report
-from services import day_counts, metrics
 from services.locales import money_text
+from services.movements import lifecycle
 from services.payment_state import log_context, move
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def set_aside(
     payment: Payment, problem: str, *, source: TransitionSource, what: str, actor: str | None = None
 ) -> None:
     """Send a locked payment whose report did not match to review (caller's transaction)."""
-    metrics.REPORT_MISMATCHES.labels(payment.provider, source.value).inc()
+    lifecycle.count_mismatch(payment.provider, source.value)
     log.error(
         "payment %s (key %s, provider %s): %s does not match the payment: %s",
         payment.id,
@@ -88,4 +88,3 @@ def set_aside(
         reason=f"{MISMATCH_PREFIX}: {what} says {problem}",
         actor=actor,
     )
-    day_counts.count_today(day_counts.REPORT_MISMATCHES)

@@ -37,7 +37,7 @@ def backfill_from(provider_name: str, client: Provider, gateway: Gateway) -> dic
     cursor = _read_cursor(key)
     counts: dict[str, int] = {}
     for _ in range(BACKFILL_PAGES_PER_RUN):
-        page = gateway.guarded(
+        page = gateway.call(
             CallContext("backfill"),
             functools.partial(client.undelivered_events, cursor),
             is_failure=lambda answer: answer is None,

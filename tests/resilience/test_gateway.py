@@ -83,3 +83,41 @@ def test_backfill_goes_through_the_breaker(app: Flask, sandbox: Any) -> None:
     with app.app_context():
         assert backfill_webhooks_job("stripe") == {}
     assert len(sandbox.requests_log(endpoint="events")) == asked  # the open circuit asked nothing
+
+
+def test_a_request_that_raises_still_counts_against_the_breaker(app: Flask) -> None:
+    from resilience.gateway import CallContext
+    from services.provider_clients import gateway_for
+
+    def broken() -> None:
+        raise RuntimeError("a bug in the client")
+
+    with app.app_context():
+        before = _failures(app, "stripe")
+        try:
+            gateway_for("stripe").call(CallContext("test"), broken)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("the exception must reach the caller")
+        assert _failures(app, "stripe") == before + 1
+
+
+def test_before_runs_only_once_the_breaker_admitted_the_call(app: Flask) -> None:
+    from resilience.gateway import CallContext, is_refused
+    from services.provider_clients import gateway_for
+
+    ran: list[str] = []
+    with app.app_context():
+        gateway = gateway_for("stripe")
+        breaker_for("stripe").force("open", actor="test", reason="stripe is down")
+        refused = gateway.call(
+            CallContext("test"), lambda: ran.append("call"), before=lambda: ran.append("before")
+        )
+        assert is_refused(refused)
+        assert ran == []
+        breaker_for("stripe").force("reset", actor="test", reason="stripe is back")
+        gateway.call(
+            CallContext("test"), lambda: ran.append("call"), before=lambda: ran.append("before")
+        )
+    assert ran == ["before", "call"]

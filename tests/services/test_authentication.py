@@ -4,6 +4,7 @@ cancelled when abandoned; a lost cancel is unknown and reconciled."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -226,3 +227,28 @@ def test_a_tampered_requires_action_answer_goes_to_review(app: Flask, sandbox: A
         charge_payment(payment_id)
     held = payment(app, payment_id)
     assert held.status == PaymentStatus.NEEDS_REVIEW and held.action_url is None
+
+
+def test_a_cancel_not_due_yet_never_takes_the_half_open_probe(
+    app: Flask, sandbox: Any, monkeypatch: Any
+) -> None:
+    """The cancel used to ask the breaker before checking it was due: with the circuit
+    half-open it took the one probe and dropped it, holding every other call back."""
+    import time
+
+    from extensions import redis_client
+    from resilience.breaker import CircuitBreaker, Verdict
+    from services.provider_clients import gateway_for
+
+    payment_id = _awaiting(app)  # its cancel is due SCA_TIMEOUT_S from now
+    with app.app_context():
+        gateway = gateway_for("stripe")
+        quick = dataclasses.replace(gateway.breaker.config, open_s=0.2, open_max_s=0.2)
+        breaker = CircuitBreaker(redis_client.client, "stripe", quick)
+        monkeypatch.setattr(gateway, "breaker", breaker)
+        for _ in range(int(quick.failure_threshold)):
+            breaker.record(is_failure=True, duration_s=0.01)
+        time.sleep(0.3)  # open period over: the next call is the probe
+        cancel_abandoned(payment_id)
+        assert breaker.allow().verdict == Verdict.PROBE
+    assert payment(app, payment_id).status == PaymentStatus.REQUIRES_ACTION

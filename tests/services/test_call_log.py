@@ -47,7 +47,7 @@ def test_the_log_is_written_outside_the_callers_transaction(app: Flask, sandbox:
 
     with app.app_context():
         db.session.execute(db.text("SELECT 1"))  # a transaction of the caller's, open
-        gateway_for("stripe").guarded(CallContext("test"), lambda: None)
+        gateway_for("stripe").call(CallContext("test"), lambda: None)
         db.session.rollback()
     assert [c.operation for c in all_rows(app, ProviderCall)] == ["test"]
 

@@ -1,0 +1,44 @@
+"""The kinds of money movement the engine runs, as data: a kind's jobs, job ids and the
+name its sends are recorded under. Adding a kind (docs/architecture.md, "Adding a
+movement kind") starts here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models import TransitionSource
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # the send job's id prefix and the call log's operation
+    noun: str  # in reasons a person reads: "payment", "refund"
+    send_job: str  # the dotted path of the RQ job that sends one (jobs/)
+    lookup_job: str  # ... and of the one that asks the provider what happened
+    lookup_prefix: str
+    send_source: TransitionSource  # who a send's answer is recorded as
+
+    def send_job_id(self, row_id: int, suffix: str = "") -> str:
+        return f"{self.name}-{row_id}{suffix}"
+
+    def lookup_job_id(self, row_id: int, attempts: int, suffix: str = "") -> str:
+        return f"{self.lookup_prefix}-{row_id}-{attempts}{suffix}"
+
+
+CHARGE = Kind(
+    name="charge",
+    noun="outcome",
+    send_job="jobs.payments.charge_payment_job",
+    lookup_job="jobs.payments.reconcile_payment_job",
+    lookup_prefix="reconcile",
+    send_source=TransitionSource.CHARGE,
+)
+REFUND = Kind(
+    name="refund",
+    noun="refund",
+    send_job="jobs.refunds.refund_job",
+    lookup_job="jobs.refunds.reconcile_refund_job",
+    lookup_prefix="refund-reconcile",
+    send_source=TransitionSource.REFUND,
+)
+KINDS = (CHARGE, REFUND)

@@ -1,0 +1,128 @@
+"""The lifecycle every money movement sent to a provider shares (a charge, a refund):
+the lease, "may have been sent" recorded before the call, the deferral of a request
+provably not sent, the next lookup with a growing delay and the escalation to review
+before the provider forgets the key, and the count of answers that did not match.
+
+A kind (services/movements/kinds.py) says what differs: its job names and ids, its
+state machine and who a send is recorded as. Its adapter (what to send, what an answer
+means, what the effect is) stays with its domain: services/charging.py,
+services/refund_jobs.py.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from flask import current_app
+
+from models.types import utcnow
+from providers.outcomes import NotSent
+from services import day_counts, metrics, queueing
+from services.movements.kinds import Kind
+from services.provider_clients import provider_for
+
+FollowUp = Callable[[], object]
+
+
+class Movement(Protocol):
+    """The columns of a movement row the lifecycle reads and writes."""
+
+    id: int
+    provider: str
+    first_sent_at: datetime | None
+    send_count: int
+    lease_expires_at: datetime | None
+    next_attempt_at: datetime | None
+    next_reconcile_at: datetime | None
+    reconcile_attempts: int
+    last_error: str | None
+
+
+def nothing() -> None:
+    return None
+
+
+def lease_until(now: datetime) -> datetime:
+    return now + timedelta(seconds=current_app.config["PAYMENT_LEASE_S"])
+
+
+def mark_sending(row: Movement, now: datetime) -> datetime | None:
+    """Record that a request may leave now (before the call, committed by the caller);
+    returns the previous first_sent_at, for `unmark_sending`."""
+    previous = row.first_sent_at
+    row.first_sent_at = previous or now
+    row.send_count += 1
+    if hasattr(row, "last_sent_at"):
+        row.last_sent_at = now
+    return previous
+
+
+def unmark_sending(row: Movement, previous: datetime | None) -> None:
+    """The request provably did not leave: undo `mark_sending`."""
+    row.first_sent_at = previous
+    row.send_count -= 1
+
+
+def defer(kind: Kind, row: Movement, outcome: NotSent) -> FollowUp:
+    """Send again later: after the provider's (or the open breaker's) retry time when it
+    gave one, else CHARGE_DEFER_S; jittered so that deferred jobs do not return as a herd."""
+    delay_s = outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"]
+    delay_s *= random.uniform(1.0, 1.3)
+    row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
+    row.last_error = outcome.reason[:500]
+    row_id, provider = row.id, row.provider
+    job_id = kind.send_job_id(row_id, f"-at-{int(row.next_attempt_at.timestamp())}")
+    return lambda: queueing.enqueue(provider, kind.send_job, row_id, job_id=job_id, delay_s=delay_s)
+
+
+def key_deadline(row: Movement) -> datetime | None:
+    """When the provider stops replaying the key (keyed providers): escalate before."""
+    window_s = provider_for(row.provider).capabilities.replay_window_s
+    if window_s is None or row.first_sent_at is None:
+        return None
+    return row.first_sent_at + timedelta(seconds=window_s)
+
+
+def schedule_lookup(
+    kind: Kind,
+    row: Movement,
+    escalate: Callable[[str], object],
+    *,
+    delay_s: float | None = None,
+    job_suffix: str = "",
+) -> FollowUp:
+    """Plan the next lookup with a growing delay (RECONCILE_DELAYS_S), or, once
+    RECONCILE_MAX_ATTEMPTS are spent or the next one would come after the key's
+    deadline, `escalate` with the reason (the kind's move to review)."""
+    config = current_app.config
+    delays, attempts = config["RECONCILE_DELAYS_S"], row.reconcile_attempts
+    if delay_s is None:
+        delay_s = delays[min(attempts, len(delays) - 1)]
+    delay_s *= random.uniform(1.0, 1.2)
+    due = utcnow() + timedelta(seconds=delay_s)
+    deadline = key_deadline(row)
+    if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline is not None and due > deadline):
+        forgets = f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
+        row.next_reconcile_at = None
+        escalate(
+            f"{kind.noun} still unknown after {attempts} lookups"
+            + (forgets if deadline else "")
+            + f"; last answer: {row.last_error or 'none'}"
+        )
+        return nothing
+    row.next_reconcile_at = due
+    row_id, provider = row.id, row.provider
+    job_id = kind.lookup_job_id(row_id, attempts, job_suffix)
+    return lambda: queueing.enqueue(
+        provider, kind.lookup_job, row_id, job_id=job_id, delay_s=delay_s
+    )
+
+
+def count_mismatch(provider: str, source: str) -> None:
+    """An answer that did not match what we asked for: one metric and one daily count
+    (the dashboard's) for every movement kind."""
+    metrics.REPORT_MISMATCHES.labels(provider, source).inc()
+    day_counts.count_today(day_counts.REPORT_MISMATCHES)
