@@ -154,9 +154,10 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     public_url = _public_url(env, is_production, defaults["PUBLIC_URL"])
 
     def per_provider(name: str, default: float) -> dict[str, float]:
-        # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only.
+        # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only, and
+        # BREAKER_OPEN_S_SMTP to the mail server's breaker (services/notifications.py).
         base = number(env, name, default)
-        return {p: number(env, f"{name}_{p.upper()}", base) for p in providers}
+        return {p: number(env, f"{name}_{p.upper()}", base) for p in (*providers, "smtp")}
 
     # Total time of one call including retries and backoff: below the RQ job timeout
     # (60 s) and the breaker's probe lease, so a call never outlives either.

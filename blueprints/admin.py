@@ -206,9 +206,6 @@ def _clean_text(value: Any) -> Any:
     return value.replace("\x00", "")[:200] if isinstance(value, str) else value
 
 
-REFUNDS_LINK = '<a class="btn btn-sm btn-outline-danger" href="{}">Refunds</a>'
-
-
 class PaymentView(ReadOnlyView):
     column_list = (
         "id",

@@ -14,7 +14,6 @@ from models.types import UTCDateTime, str_enum, utcnow
 class OrderStatus(enum.StrEnum):
     OPEN = "open"
     PAID = "paid"
-    CANCELLED = "cancelled"
     PARTIALLY_REFUNDED = "partially_refunded"  # paid; part of the money went back
     REFUNDED = "refunded"  # paid; all of the money went back
 

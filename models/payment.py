@@ -172,7 +172,3 @@ class Payment(db.Model):  # type: ignore[name-defined]
     effect_reversals: Mapped[int] = mapped_column(default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
-
-    @property
-    def was_ever_sent(self) -> bool:
-        return self.first_sent_at is not None

@@ -238,7 +238,7 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
         order.paid_at = utcnow()
         payment.is_effect_applied = True
         return
-    # Money was taken for an order that is already paid (or cancelled): a person must
+    # Money was taken for an order that is already paid: a person must
     # refund one of them. Through the state machine like every change (succeeded ->
     # needs_review is allowed; it has no effect to apply).
     move(

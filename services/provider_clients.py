@@ -25,12 +25,8 @@ def breaker_for(name: str) -> CircuitBreaker:
     breakers: dict[str, CircuitBreaker] = current_app.extensions.setdefault("breakers", {})
     if name not in breakers:
         settings = current_app.config["BREAKERS"]
-        config = BreakerConfig(
-            **{
-                key: values.get(name, next(iter(values.values())))
-                for key, values in settings.items()
-            }
-        )
+        # Every guarded name has its own settings (config.py): never another's.
+        config = BreakerConfig(**{key: values[name] for key, values in settings.items()})
         breakers[name] = CircuitBreaker(redis_client.client, name, config)
     return breakers[name]
 

@@ -33,7 +33,7 @@ reconcile_job_id = CHARGE.lookup_job_id
 def enqueue(
     provider: str,
     func: str,
-    payment_id: int,
+    row_id: int,
     *,
     job_id: str,
     delay_s: float | None = None,
@@ -45,16 +45,16 @@ def enqueue(
     """Enqueue on the provider's queue (or `queue_name`) unless a job with this id is
     already waiting or running.
 
-    `is_started_job_dead`: the caller knows nobody works on the payment (its lease is
+    `is_started_job_dead`: the caller knows nobody works on the row (its lease is
     free), so a job still marked started past the job timeout belongs to a killed
     worker: replace it. (A job may be started with the lease free for a moment, right
     after it released the lease; such a job is left alone.)
-    `lease_lapsed`: the payment's lease was taken and ran out without being released, so
+    `lease_lapsed`: the row's lease was taken and ran out without being released, so
     the job that took it is dead, hung or cut off from us (a host that lost its network):
     a job still marked started is replaced at once, not after the job timeout. (Its late
     answer is harmless: the next job sends the same idempotency key, and a final state
     never moves back.)
-    `is_first`: the payment was just created, so no job can exist yet: skip the check.
+    `is_first`: the row (a payment, refund, email) was just created, so no job can exist yet: skip the check.
     Returns False (and logs) when Redis is unreachable; the sweeps will retry.
     """
     try:
@@ -75,9 +75,9 @@ def enqueue(
                 and (lease_lapsed or _outlived(existing))
             ):
                 log.warning(
-                    "job %s of payment %s died with its worker%s; enqueueing it again",
+                    "job %s of row %s died with its worker%s; enqueueing it again",
                     job_id,
-                    payment_id,
+                    row_id,
                     " or lost its lease" if lease_lapsed else "",
                 )
                 existing.delete()
@@ -85,23 +85,23 @@ def enqueue(
                 status == JobStatus.SCHEDULED and is_started_job_dead and _overdue(existing, queue)
             ):
                 log.warning(
-                    "job %s of payment %s is overdue (RQ scheduler down?); enqueueing it now",
+                    "job %s of row %s is overdue (RQ scheduler down?); enqueueing it now",
                     job_id,
-                    payment_id,
+                    row_id,
                 )
                 existing.delete()
             elif status in ACTIVE_STATUSES:
                 return True
         if delay_s:
-            queue.enqueue_in(timedelta(seconds=delay_s), func, payment_id, job_id=job_id)
+            queue.enqueue_in(timedelta(seconds=delay_s), func, row_id, job_id=job_id)
         else:
-            _push(queue, func, [(payment_id, job_id)])
+            _push(queue, func, [(row_id, job_id)])
         return True
     except RedisError as exc:
         log.warning(
-            "could not enqueue %s for payment %s on %s (Redis: %s); a sweep will retry",
+            "could not enqueue %s for row %s on %s (Redis: %s); a sweep will retry",
             job_id,
-            payment_id,
+            row_id,
             provider,
             exc,
         )

@@ -119,8 +119,11 @@ def test_session_cookies_are_httponly_and_samesite() -> None:
 
 
 def test_breaker_settings_can_be_set_per_provider() -> None:
-    settings = settings_from_env({"BREAKER_OPEN_S": "20", "BREAKER_OPEN_S_ACQUIRER": "90"})
-    assert settings["BREAKERS"]["open_s"] == {"stripe": 20.0, "acquirer": 90.0}
+    settings = settings_from_env(
+        {"BREAKER_OPEN_S": "20", "BREAKER_OPEN_S_ACQUIRER": "90", "BREAKER_OPEN_S_SMTP": "45"}
+    )
+    # The mail server's breaker has settings of its own, never the first provider's.
+    assert settings["BREAKERS"]["open_s"] == {"stripe": 20.0, "acquirer": 90.0, "smtp": 45.0}
     # The probe's lease outlives a whole provider call, retries included.
     assert settings["BREAKERS"]["probe_lease_s"]["stripe"] > settings["PROVIDER_CALL_BUDGET_S"]
 
