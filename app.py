@@ -14,9 +14,9 @@ from config import INSTANCE_DIR, ConfigError, settings_from_env
 from extensions import babel, csrf, db, login_manager, migrate, redis_client
 from models import OrderStatus, PaymentStatus, WebhookState
 from models.types import MAX_ROW_ID
-from services import metrics
-from services.customers import load_session_user
-from services.locales import LANGUAGE_NAMES, current_locale, datetime_text, money_text
+from services.accounts.customers import load_session_user
+from services.platform import metrics
+from services.platform.locales import LANGUAGE_NAMES, current_locale, datetime_text, money_text
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -110,7 +110,7 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_template_helpers(app: Flask) -> None:
-    # Every amount a page or email shows, in the reader's locale (services/locales.py).
+    # Every amount a page or email shows, in the reader's locale (services/platform/locales.py).
     app.jinja_env.filters["money"] = money_text
     app.jinja_env.filters["datetime_text"] = datetime_text
     app.jinja_env.globals.update(current_locale=current_locale, LANGUAGE_NAMES=LANGUAGE_NAMES)

@@ -155,7 +155,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 
     def per_provider(name: str, default: float) -> dict[str, float]:
         # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only, and
-        # BREAKER_OPEN_S_SMTP to the mail server's breaker (services/notifications.py).
+        # BREAKER_OPEN_S_SMTP to the mail server's breaker (services/notifications/emails.py).
         base = number(env, name, default)
         return {p: number(env, f"{name}_{p.upper()}", base) for p in (*providers, "smtp")}
 
@@ -270,11 +270,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # A payment still waiting for the customer's authentication after this long is
         # cancelled at the provider by the sweep, and fails (unless it succeeded first).
         "SCA_TIMEOUT_S": integer(env, "SCA_TIMEOUT_S", 1800),
-        # Every provider request is logged (services/call_log.py) and kept this long.
+        # Every provider request is logged (services/platform/call_log.py) and kept this long.
         "CALL_LOG_RETENTION_DAYS": integer(
             env, "CALL_LOG_RETENTION_DAYS", 30, low=CALL_LOG_DAYS[0], high=CALL_LOG_DAYS[1]
         ),
-        # What has been settled this long leaves the hot tables (services/retention.py).
+        # What has been settled this long leaves the hot tables (services/platform/retention.py).
         "RETENTION_DAYS": integer(
             env,
             "RETENTION_DAYS",
@@ -283,7 +283,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             why="a provider may redeliver or the backfill find an event that old; "
             "its record must still be there",
         ),
-        # Customer emails (services/notifications.py): the SMTP server (smtp://user:pass@
+        # Customer emails (services/notifications/emails.py): the SMTP server (smtp://user:pass@
         # host:587 with STARTTLS, smtps://... with TLS; it holds a password, so production
         # requires its own), the sender, where review alerts go, and the retry policy.
         "SMTP_URL": secret(

@@ -37,8 +37,8 @@ from app import create_app
 from extensions import db
 from flask_migrate import upgrade
 from models import Product
-from services.customers import create_customer
-from services.checkout import create_order
+from services.accounts.customers import create_customer
+from services.payments.checkout import create_order
 
 app = create_app({"SQLALCHEMY_DATABASE_URI": sys.argv[2],
                   "REDIS_URL": sys.argv[1], "WTF_CSRF_ENABLED": False})

@@ -33,9 +33,12 @@ TARGET = 5_000  # a history payment that exists at every size: what the searches
 
 def measures(client: Any) -> dict[str, Callable[[], object]]:
     """name -> one run (in an app context)."""
-    from services import authentication, dashboard, notifications, refund_jobs, sweeps
-    from services.webhook_backfill import backfill
-    from services.webhooks import retry_pending_events
+    from services.backoffice import dashboard
+    from services.notifications import emails
+    from services.payments import authentication, sweeps
+    from services.refunds import sending
+    from services.webhooks.backfill import backfill
+    from services.webhooks.events import retry_pending_events
 
     now = history_fill.utc_now()
     page = [  # a backfill page of events delivered long ago (already recorded)
@@ -56,8 +59,8 @@ def measures(client: Any) -> dict[str, Callable[[], object]]:
         "sweep_pending": sweeps.sweep_pending,
         "sweep_unknown": sweeps.sweep_unknown,
         "sweep_abandoned": authentication.sweep_abandoned,
-        "sweep_refunds": refund_jobs.sweep_refunds,
-        "sweep_outbox": notifications.sweep_outbox,
+        "sweep_refunds": sending.sweep_refunds,
+        "sweep_outbox": emails.sweep_outbox,
         "sample_health": dashboard.sample_health,
         "retry_pending_webhooks": retry_pending_events,
         "backfill_page_of_100": lambda: backfill("stripe", page),

@@ -4,7 +4,7 @@
 
 The limit is a minimal Flask endpoint doing one INSERT and one RQ enqueue
 (bench/drills/minimal_app.py) under the same gunicorn settings, in the same run.
-Goal: the real `POST /api/orders/<id>/payments` (the lean intake, services/intake.py)
+Goal: the real `POST /api/orders/<id>/payments` (the lean intake, services/payments/intake.py)
 reaches >= 60 % of it at 2 and 4 workers. A third endpoint, this app checking the
 bearer token through the ORM and enqueueing without writing anything
 (bench/drills/auth_only_app.py), is reported beside it: the ceiling of an intake that
@@ -129,7 +129,7 @@ def _customers_with_orders(
     interleaved: [(token, order id)] (bulk SQL)."""
     from sqlalchemy import text
 
-    from services.customers import hash_token
+    from services.accounts.customers import hash_token
 
     tag = uuid.uuid4().hex[:8]
     tokens = [f"tok_bench_{tag}_{n}" for n in range(customers)]

@@ -88,8 +88,8 @@ def _charged_but_unknown(stack: Stack, sweeper: Sweeper, count: int) -> list[int
 
     from extensions import db
     from models import Payment
-    from services.charging import charge_request_for
-    from services.provider_clients import provider_for
+    from services.payments.charging import charge_request_for
+    from services.platform.provider_clients import provider_for
 
     with sweeper.app.app_context():
         ids = bulk_topups(db, count, "pending", "drain")

@@ -38,7 +38,7 @@ def _app(url: str) -> Any:
 def service_client(url: str, wallet_id: int, seconds: float, ready: Any, out: Any) -> None:
     from extensions import db
     from models import Wallet
-    from services import wallet
+    from services.wallet import ledger
 
     app = _app(url)
     done = 0
@@ -50,7 +50,7 @@ def service_client(url: str, wallet_id: int, seconds: float, ready: Any, out: An
         ready.wait()  # everyone imported and connected: start together
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            wallet.debit(target, 1, str(uuid.uuid4()), reference="bench")
+            ledger.debit(target, 1, str(uuid.uuid4()), reference="bench")
             done += 1
     out.put(done)
 
@@ -139,15 +139,15 @@ def _prepare(url: str) -> int:
     from flask_migrate import upgrade
 
     from extensions import db
-    from services import wallet
-    from services.customers import create_customer
+    from services.accounts.customers import create_customer
+    from services.wallet import ledger
 
     app = _app(url)
     with app.app_context():
         upgrade()
         customer = create_customer(f"bench-{uuid.uuid4()}@example.com", "password123", ["EUR"])
-        target = wallet.wallet_of(customer, "EUR")
-        wallet.credit(target, START_BALANCE, f"bench-start-{uuid.uuid4()}")
+        target = ledger.wallet_of(customer, "EUR")
+        ledger.credit(target, START_BALANCE, f"bench-start-{uuid.uuid4()}")
         wallet_id = target.id
         db.engine.dispose()
     return wallet_id

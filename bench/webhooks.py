@@ -9,7 +9,7 @@ minimal INSERT + enqueue endpoint of bench/intake.py under the same settings, in
 the same run. Goal: >= 70 % of it, and zero double effects: every event recorded
 once, every top-up credited once, every wallet balance equal to its ledger. Then two
 `flask worker maintenance --burst` processes apply what was recorded (in batches,
-services/webhook_batches.py). Goal: they apply >= 0.8 of what one web worker ingests
+services/webhooks/batches.py). Goal: they apply >= 0.8 of what one web worker ingests
 (`apply_vs_ingest`, in the last line, a JSON object).
 """
 
@@ -222,7 +222,7 @@ def _effects(db: Any, ids: list[int]) -> dict[str, Any]:
     """Double effects: events recorded or applied more than once, top-ups credited twice."""
     from sqlalchemy import text
 
-    from services.wallet_audit import audit_wallets
+    from services.wallet.audit import audit_wallets
 
     recorded = db.session.execute(
         text(

@@ -37,11 +37,12 @@ from models import (
     Wallet,
 )
 from models.types import parse_row_id
-from services import admin_actions, admin_auth, dashboard, retention
-from services.errors import ClientError
-from services.locales import money_text
-from services.provider_clients import breaker_for
-from services.wallet_views import wallet_currency
+from services.backoffice import actions, admins, dashboard
+from services.platform import retention
+from services.platform.errors import ClientError
+from services.platform.locales import money_text
+from services.platform.provider_clients import breaker_for
+from services.wallet.reads import wallet_currency
 
 bp = Blueprint("admin_auth", __name__, url_prefix="/admin")
 REFRESH_S = 10  # the overview reloads itself: an operator at 3 a.m. should not have to
@@ -51,25 +52,25 @@ REFRESH_S = 10  # the overview reloads itself: an operator at 3 a.m. should not 
 def login() -> ResponseReturnValue:
     if request.method == "POST":
         try:
-            admin = admin_auth.authenticate(
+            admin = admins.authenticate(
                 request.form.get("email", ""),
                 request.form.get("password", ""),
                 request.remote_addr or "unknown",
             )
-        except admin_auth.TooManyAttemptsError:
+        except admins.TooManyAttemptsError:
             flash(TOO_MANY_ATTEMPTS, "error")
             return render_template("dashboard/login.html"), 429
         if admin is None:
             flash("Email or password is wrong.", "error")
             return render_template("dashboard/login.html"), 400
-        admin_auth.log_in(admin)
+        admins.log_in(admin)
         return redirect(safe_next(request.args.get("next"), url_for("admin.index"), "/admin"))
     return render_template("dashboard/login.html")
 
 
 @bp.post("/logout")
 def logout() -> ResponseReturnValue:
-    admin_auth.log_out()
+    admins.log_out()
     return redirect(url_for("admin_auth.login"))
 
 
@@ -77,7 +78,7 @@ class AdminOnly:
     """Mixed into every admin view: no admin session, no page (redirect to the login)."""
 
     def is_accessible(self) -> bool:
-        return admin_auth.current_admin() is not None
+        return admins.current_admin() is not None
 
     def inaccessible_callback(self, name: Any, **kwargs: Any) -> ResponseReturnValue:
         return redirect(url_for("admin_auth.login", next=request.full_path.rstrip("?")))
@@ -90,12 +91,12 @@ class OverviewView(AdminOnly, AdminIndexView):
             "dashboard/overview.html",
             data=dashboard.overview(),
             refresh_s=REFRESH_S,
-            admin_user=admin_auth.current_admin(),
+            admin_user=admins.current_admin(),
         )
 
     @expose("/breakers/<provider>", methods=["POST"])
     def breaker_action(self, provider: str) -> ResponseReturnValue:
-        admin = admin_auth.current_admin()
+        admin = admins.current_admin()
         assert admin is not None
         action = request.form.get("action", "")
         reason = request.form.get("reason", "")
@@ -122,7 +123,7 @@ class UnknownPaymentsView(AdminOnly, BaseView):
     @expose("/<id:payment_id>/reconcile", methods=["POST"])
     def reconcile(self, payment_id: int) -> ResponseReturnValue:
         try:
-            admin_actions.reconcile_now(payment_id)
+            actions.reconcile_now(payment_id)
             flash(f"Payment {payment_id}: a lookup is queued.", "success")
         except ClientError as exc:
             flash(str(exc), "error")
@@ -130,10 +131,10 @@ class UnknownPaymentsView(AdminOnly, BaseView):
 
     @expose("/<id:payment_id>/resolve", methods=["POST"])
     def resolve(self, payment_id: int) -> ResponseReturnValue:
-        admin = admin_auth.current_admin()
+        admin = admins.current_admin()
         assert admin is not None
         try:
-            done = admin_actions.resolve(
+            done = actions.resolve(
                 payment_id, request.form.get("outcome", ""), request.form.get("reason", ""), admin
             )
             flash(f"Resolved: {done}.", "success")

@@ -1,5 +1,5 @@
 """The catalog in the dashboard: products, active and retired; create, edit, retire and
-restore, each recorded with the admin (services/catalog_admin.py)."""
+restore, each recorded with the admin (services/catalog/admin.py)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
 from blueprints.admin import AdminOnly
-from services import admin_auth
-from services.catalog_admin import (
+from services.backoffice import admins
+from services.catalog.admin import (
     all_products,
     create_product,
     edit_product,
     product_page,
     set_active,
 )
-from services.errors import ClientError
-from services.locales import current_locale
+from services.platform.errors import ClientError
+from services.platform.locales import current_locale
 
 
 def _actor() -> str:
-    admin = admin_auth.current_admin()
+    admin = admins.current_admin()
     assert admin is not None
     return str(admin.email)
 

@@ -11,8 +11,9 @@ from flask_admin import expose
 from markupsafe import Markup
 
 from blueprints.admin import ReadOnlyView
-from services import admin_auth, notifications
-from services.notifications import rendered_message
+from services.backoffice import admins
+from services.notifications import emails as notifications
+from services.notifications.emails import rendered_message
 
 
 def _open_link(view: Any, context: Any, model: Any, name: str) -> Markup:
@@ -48,7 +49,7 @@ class OutboxView(ReadOnlyView):
 
     @expose("/resend/<id:outbox_id>", methods=["POST"])
     def resend(self, outbox_id: int) -> ResponseReturnValue:
-        admin = admin_auth.current_admin()
+        admin = admins.current_admin()
         assert admin is not None
         if notifications.resend(outbox_id, admin.email):
             flash(f"Email #{outbox_id} is queued to be sent again.", "success")

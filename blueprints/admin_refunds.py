@@ -15,11 +15,11 @@ from blueprints.admin import AdminOnly, ReadOnlyView, money_column
 from models import money
 from models.money import InvalidAmountError
 from models.types import parse_uuid
-from services import admin_actions, admin_auth
-from services.errors import ClientError
-from services.locales import amount_message, current_locale, money_text
-from services.refund_views import refund_page
-from services.refunds import refund_payment, refund_wallet_order
+from services.backoffice import actions, admins
+from services.platform.errors import ClientError
+from services.platform.locales import amount_message, current_locale, money_text
+from services.refunds.issue import refund_payment, refund_wallet_order
+from services.refunds.reads import refund_page
 
 
 class RefundsView(AdminOnly, BaseView):
@@ -41,7 +41,7 @@ class RefundsView(AdminOnly, BaseView):
     @expose("/decide/<id:refund_id>", methods=["POST"])
     def decide(self, refund_id: int) -> ResponseReturnValue:
         """A refund in review: the admin says what happened, with a reason."""
-        admin = admin_auth.current_admin()
+        admin = admins.current_admin()
         assert admin is not None
         form = request.form
         back = form.get("back", "")
@@ -49,7 +49,7 @@ class RefundsView(AdminOnly, BaseView):
             if form.get("confirm") != "yes":
                 raise ClientError("confirm the decision: it moves money")
             flash(
-                admin_actions.decide_refund(
+                actions.decide_refund(
                     refund_id, form.get("outcome", ""), form.get("reason", ""), admin
                 ),
                 "success",
@@ -107,7 +107,7 @@ class RefundsView(AdminOnly, BaseView):
         }
 
     def _submit(self, what: str, target_id: int) -> bool:
-        admin = admin_auth.current_admin()
+        admin = admins.current_admin()
         assert admin is not None
         form = request.form
         if form.get("confirm") != "yes":

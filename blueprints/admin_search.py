@@ -7,7 +7,7 @@ from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
 from blueprints.admin import AdminOnly
-from services.search import search
+from services.backoffice.search import search
 
 
 class SearchView(AdminOnly, BaseView):

@@ -1,5 +1,5 @@
 """A payment's page in the dashboard: the verdict in one sentence, then everything that
-happened to it, in order (services/timeline.py)."""
+happened to it, in order (services/backoffice/timeline.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
 from blueprints.admin import AdminOnly
-from services.timeline import story
+from services.backoffice.timeline import story
 
 
 class PaymentStoryView(AdminOnly, BaseView):

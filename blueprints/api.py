@@ -12,9 +12,9 @@ from flask.typing import ResponseReturnValue
 from blueprints.api_contract import document
 from extensions import csrf, db
 from models.types import parse_uuid
-from services import wallet
-from services.cards import card_entry
-from services.checkout import (
+from services.accounts.customers import customer_for_token, hash_token
+from services.payments.cards import card_entry
+from services.payments.checkout import (
     create_order,
     owned_order,
     owned_payment,
@@ -23,12 +23,12 @@ from services.checkout import (
     start_order_payment,
     start_topup_payment,
 )
-from services.customers import customer_for_token, hash_token
-from services.errors import ClientError
-from services.intake import NewPayment, pay_order_by_token
-from services.presenters import movement_json, order_json, payment_json
-from services.wallet_payments import pay_order_from_wallet
-from services.wallet_views import wallets_of
+from services.payments.intake import NewPayment, pay_order_by_token
+from services.payments.presenters import movement_json, order_json, payment_json
+from services.platform.errors import ClientError
+from services.wallet import ledger
+from services.wallet.payments import pay_order_from_wallet
+from services.wallet.reads import wallets_of
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry one
@@ -92,7 +92,7 @@ def get_order(order_id: int) -> ResponseReturnValue:
 
 @bp.post("/orders/<id:order_id>/payments")
 def post_payment(order_id: int) -> ResponseReturnValue:
-    new = _lean_payment(order_id)  # the common case in one statement (services/intake.py)
+    new = _lean_payment(order_id)  # the common case in one statement (services/payments/intake.py)
     if new is not None:
         body = payment_json(new.payment, refunds=[], transitions=[new.transition])
         return jsonify(body), 201
@@ -149,8 +149,8 @@ def post_debit() -> ResponseReturnValue:
     reference = body.get("reference", "")
     if not isinstance(reference, str):
         raise ClientError("reference must be a string", code="invalid_reference", status=422)
-    movement = wallet.debit(
-        wallet.wallet_of(g.customer, currency),
+    movement = ledger.debit(
+        ledger.wallet_of(g.customer, currency),
         body.get("amount_minor"),
         operation_id,
         reference=reference[:200],
@@ -178,7 +178,7 @@ def post_topup() -> ResponseReturnValue:
         raise ClientError("currency must be an ISO 4217 code", code="invalid_currency", status=422)
     payment, is_new = start_topup_payment(
         g.customer,
-        wallet.wallet_of(g.customer, currency),
+        ledger.wallet_of(g.customer, currency),
         body.get("amount_minor"),
         key,
         body.get("payment_method"),

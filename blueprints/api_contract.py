@@ -12,7 +12,7 @@ from typing import Any
 
 from models import OrderStatus, PaymentPurpose, PaymentStatus, RefundStatus, TransitionSource
 from models.types import MAX_ROW_ID
-from services.checkout import MAX_ORDER_ITEMS, MAX_QUANTITY
+from services.payments.checkout import MAX_ORDER_ITEMS, MAX_QUANTITY
 
 JSON = "application/json"
 

@@ -17,7 +17,7 @@ from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 from flask_login import current_user, login_required, login_user, logout_user
 
-from services.customers import (
+from services.accounts.customers import (
     AccountError,
     TooManyAttemptsError,
     authenticate,
@@ -25,8 +25,8 @@ from services.customers import (
     remember_locale,
     sign_up,
 )
-from services.locales import current_locale
-from services.login_throttle import count_signup
+from services.accounts.login_throttle import count_signup
+from services.platform.locales import current_locale
 
 bp = Blueprint("auth", __name__)
 

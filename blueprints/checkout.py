@@ -1,5 +1,5 @@
 """Cart, order, checkout, pay and payment status pages (server-rendered; the only script
-is the provider's card entry, services/cards.py)."""
+is the provider's card entry, services/payments/cards.py)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ from flask_login import current_user, login_required
 from extensions import db
 from models import Order, OrderStatus
 from models.types import parse_uuid
-from services.authentication import request_check
-from services.cards import card_entry
-from services.catalog import active_product, products_by_sku
-from services.checkout import (
+from services.accounts.customers import session_customer
+from services.catalog.products import active_product, products_by_sku
+from services.payments.authentication import request_check
+from services.payments.cards import card_entry
+from services.payments.checkout import (
     MAX_QUANTITY,
     create_order,
     existing_active_payment,
@@ -35,12 +36,11 @@ from services.checkout import (
     recent_orders,
     start_order_payment,
 )
-from services.customers import session_customer
-from services.errors import ClientError, NotFoundError, form_message
-from services.intake import NewPayment, pay_order_by_session
-from services.order_views import order_page
-from services.presenters import refunds_of
-from services.wallet_views import wallet_in
+from services.payments.intake import NewPayment, pay_order_by_session
+from services.payments.orders import order_page
+from services.payments.presenters import refunds_of
+from services.platform.errors import ClientError, NotFoundError, form_message
+from services.wallet.reads import wallet_in
 
 bp = Blueprint("checkout", __name__)
 
@@ -140,7 +140,7 @@ def checkout(order_id: int) -> ResponseReturnValue:
 
 @bp.post("/orders/<id:order_id>/pay")
 def pay(order_id: int) -> ResponseReturnValue:
-    new = _lean_payment(order_id)  # the common case in one statement (services/intake.py)
+    new = _lean_payment(order_id)  # the common case in one statement (services/payments/intake.py)
     if new is not None:
         return redirect(url_for("checkout.payment_status", payment_id=new.payment.id), code=303)
     return _pay(order_id)

@@ -7,12 +7,12 @@ import secrets
 
 from flask import Flask, Response, g
 
-from services.cards import card_entry_sources
+from services.payments.cards import card_entry_sources
 
 # Scripts and styles from this site only (and nonce-marked tags, which Flask-Admin
 # renders); nothing may frame a page (clickjacking); forms post back to this site.
 # The card entry's script, frames and API calls (Stripe.js and Stripe's API, or the
-# sandbox's stand-ins) are allowed by origin, exactly those (services/cards.py).
+# sandbox's stand-ins) are allowed by origin, exactly those (services/payments/cards.py).
 CSP = (
     "default-src 'self'; script-src 'self' 'nonce-{nonce}'{script}; "
     "style-src 'self' 'nonce-{nonce}'; connect-src 'self'{connect}; frame-src 'self'{frame}; "

@@ -9,8 +9,9 @@ from flask.typing import ResponseReturnValue
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from extensions import db
-from services import dashboard, metrics
-from services.health import failing_dependencies
+from services.backoffice import dashboard
+from services.platform import metrics
+from services.platform.health import failing_dependencies
 
 bp = Blueprint("health", __name__)
 

@@ -8,8 +8,8 @@ from flask_login import current_user
 from werkzeug.wrappers import Response
 
 from blueprints.auth import safe_next
-from services.customers import remember_locale
-from services.locales import SUPPORTED_LOCALES
+from services.accounts.customers import remember_locale
+from services.platform.locales import SUPPORTED_LOCALES
 
 bp = Blueprint("language", __name__)
 COOKIE = "lang"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template
 from flask.typing import ResponseReturnValue
 
-from services.catalog import active_products
+from services.catalog.products import active_products
 
 bp = Blueprint("shop", __name__)
 

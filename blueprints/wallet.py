@@ -13,13 +13,13 @@ from extensions import db
 from models import Wallet, money
 from models.money import InvalidAmountError, Money, reviewed_minor, validate_money
 from models.types import parse_uuid
-from services.cards import card_entry
-from services.checkout import parse_idempotency_key, start_topup_payment
-from services.errors import ClientError, form_message
-from services.locales import amount_message, current_locale, money_text
-from services.wallet import wallet_of
-from services.wallet_payments import pay_order_from_wallet
-from services.wallet_views import ledger_page, wallets_of
+from services.payments.cards import card_entry
+from services.payments.checkout import parse_idempotency_key, start_topup_payment
+from services.platform.errors import ClientError, form_message
+from services.platform.locales import amount_message, current_locale, money_text
+from services.wallet.ledger import wallet_of
+from services.wallet.payments import pay_order_from_wallet
+from services.wallet.reads import ledger_page, wallets_of
 
 bp = Blueprint("wallet", __name__, url_prefix="/wallet")
 PAGE_SIZE = 20

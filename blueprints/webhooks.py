@@ -10,8 +10,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from extensions import csrf, db
 from providers.events import WebhookError
-from services import metrics
-from services.webhooks import UnknownProviderError, receive, record_duplicate
+from services.platform import metrics
+from services.webhooks.events import UnknownProviderError, receive, record_duplicate
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 csrf.exempt(bp)  # authenticated by the provider's signature, not by a session

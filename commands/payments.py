@@ -12,10 +12,10 @@ from extensions import db
 from models import Refund, money
 from models.money import InvalidAmountError
 from models.types import MAX_ROW_ID
-from services.errors import ClientError
-from services.locales import money_text
-from services.refund_views import currency_of
-from services.refunds import refund_payment, refund_wallet_order
+from services.platform.errors import ClientError
+from services.platform.locales import money_text
+from services.refunds.issue import refund_payment, refund_wallet_order
+from services.refunds.reads import currency_of
 
 payments_cli = AppGroup("payments", help="Refunds.")
 ACTOR = "cli"

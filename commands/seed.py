@@ -6,7 +6,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from services.demo_data import seed_catalog, seed_demo_accounts
+from services.catalog.demo_data import seed_catalog, seed_demo_accounts
 
 
 @click.command("seed")

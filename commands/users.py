@@ -8,8 +8,13 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from services import admin_auth
-from services.customers import AccountError, create_customer, issue_api_token, normalize_email
+from services.accounts.customers import (
+    AccountError,
+    create_customer,
+    issue_api_token,
+    normalize_email,
+)
+from services.backoffice import admins
 
 customers_cli = AppGroup("customers", help="Manage customers.")
 admin_cli = AppGroup("admin", help="Manage dashboard administrators.")
@@ -60,8 +65,8 @@ def create_admin_command(email: str, password: str | None) -> None:
     """Create a dashboard administrator."""
     email, password, generated = _admin_credentials(email, password)
     try:
-        admin_auth.create_admin(email, password)
-    except admin_auth.AdminExistsError:
+        admins.create_admin(email, password)
+    except admins.AdminExistsError:
         raise click.ClickException(f"An admin with email {email} already exists.") from None
     click.echo(f"admin created: {email}")
     if generated:
@@ -75,8 +80,8 @@ def set_admin_password_command(email: str, password: str | None) -> None:
     """Give an administrator a new password (a forgotten one); signs them out everywhere."""
     email, password, generated = _admin_credentials(email, password)
     try:
-        admin_auth.set_password(email, password)
-    except admin_auth.NoSuchAdminError:
+        admins.set_password(email, password)
+    except admins.NoSuchAdminError:
         raise click.ClickException(
             f"No admin has the email {email} (create one: flask admin create {email})."
         ) from None

@@ -7,7 +7,7 @@ import sys
 import click
 from flask.cli import AppGroup
 
-from services.wallet_audit import audit_wallets
+from services.wallet.audit import audit_wallets
 
 wallet_cli = AppGroup("wallet", help="Wallet maintenance.")
 

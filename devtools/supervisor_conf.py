@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from config import NOTIFICATIONS_QUEUE
 from providers.registry import PROVIDERS
-from services.queues import JOB_TIMEOUT_S, MAINTENANCE_QUEUE, provider_queue_name
+from services.platform.queues import JOB_TIMEOUT_S, MAINTENANCE_QUEUE, provider_queue_name
 
 # The maintenance queue applies every webhook event (one worker: ~150-180 events/s,
 # bench/webhooks.py) besides the sweeps: two, so a redelivery storm drains twice as fast.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from services import notifications
+from services.notifications import emails
 
 
 def send_email_job(outbox_id: int) -> None:
-    notifications.send_email(outbox_id)
+    emails.send_email(outbox_id)
 
 
 def sweep_outbox_job() -> int:
-    return notifications.sweep_outbox()
+    return emails.sweep_outbox()

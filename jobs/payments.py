@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from jobs.throttled import throttled
-from services import authentication, charging, dashboard, retention, sweeps
+from services.backoffice import dashboard
+from services.payments import authentication, charging, sweeps
+from services.platform import retention
 
 
 @throttled
@@ -39,7 +41,7 @@ def sweep_abandoned_payments_job() -> int:
 
 
 def retention_job() -> dict[str, int]:
-    """What was settled RETENTION_DAYS ago leaves the hot tables (services/retention.py);
+    """What was settled RETENTION_DAYS ago leaves the hot tables (services/platform/retention.py);
     provider calls older than CALL_LOG_RETENTION_DAYS leave the log."""
     return retention.run()
 

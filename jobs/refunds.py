@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from jobs.throttled import throttled
-from services import refund_jobs
+from services.refunds import sending
 
 
 @throttled
 def refund_job(refund_id: int) -> None:
-    refund_jobs.send_refund(refund_id)
+    sending.send_refund(refund_id)
 
 
 @throttled
 def reconcile_refund_job(refund_id: int) -> None:
-    refund_jobs.reconcile_refund(refund_id)
+    sending.reconcile_refund(refund_id)
 
 
 def sweep_refunds_job() -> int:
-    return refund_jobs.sweep_refunds()
+    return sending.sweep_refunds()

@@ -16,7 +16,7 @@ from jobs.payments import (
 )
 from jobs.refunds import sweep_refunds_job
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
-from services.queues import MAINTENANCE_QUEUE, provider_queue_name
+from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 
 
 @dataclass(frozen=True)

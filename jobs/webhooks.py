@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from services import webhook_backfill, webhook_batches, webhooks
-from services.provider_clients import gateway_for, provider_for
+from services.platform.provider_clients import gateway_for, provider_for
+from services.webhooks import backfill, batches, events
 
 log = logging.getLogger(__name__)
 
@@ -13,19 +13,16 @@ log = logging.getLogger(__name__)
 def apply_webhook_job(record_id: int) -> str:
     """Apply an event the web request recorded, with the events waiting after it
     (maintenance queue: it calls no provider)."""
-    return webhook_batches.apply_batch(record_id)
+    return batches.apply_batch(record_id)
 
 
 def retry_pending_webhooks_job() -> int:
-    return webhooks.retry_pending_events()
+    return events.retry_pending_events()
 
 
 def backfill_webhooks_job(provider: str) -> dict[str, int]:
     """Runs on the provider's own queue: it calls that provider's API."""
-    counts = (
-        webhook_backfill.backfill_from(provider, provider_for(provider), gateway_for(provider))
-        or {}
-    )
+    counts = backfill.backfill_from(provider, provider_for(provider), gateway_for(provider)) or {}
     if counts.get("applied") or counts.get("pending"):
         log.info("webhook backfill for %s: %s", provider, counts)
     return counts

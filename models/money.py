@@ -34,7 +34,8 @@ EXAMPLE_AMOUNT = Decimal("1234.50")  # shown in the locale's own form when a tex
 
 
 def N_(message: str) -> str:
-    """Marks a message for translation (pybabel's keyword); services/locales.py translates."""
+    """Marks a message for translation (pybabel's keyword); services/platform/locales.py
+    translates it."""
     return message
 
 

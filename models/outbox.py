@@ -51,6 +51,6 @@ class OutboxMessage(db.Model):  # type: ignore[name-defined]
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    # Indexed: the retention job deletes sent emails by age (services/retention.py).
+    # Indexed: the retention job deletes sent emails by age (services/platform/retention.py).
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -166,7 +166,7 @@ class Payment(db.Model):  # type: ignore[name-defined]
     reconcile_attempts: Mapped[int] = mapped_column(default=0)
     last_error: Mapped[str | None] = mapped_column(String(500))
     # The success's effect (order paid, wallet credited) is in place. Cleared when a
-    # later decision reverses it (services/payment_state.py), which counts the reversal
+    # later decision reverses it (services/payments/state.py), which counts the reversal
     # so a later success credits under a new operation id.
     is_effect_applied: Mapped[bool] = mapped_column(default=False, server_default=false())
     effect_reversals: Mapped[int] = mapped_column(default=0, server_default="0")

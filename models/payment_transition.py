@@ -47,7 +47,7 @@ class PaymentTransition(db.Model):  # type: ignore[name-defined]
 
 class ArchivedTransition(db.Model):  # type: ignore[name-defined]
     """A transition of a payment final for longer than RETENTION_DAYS, moved out of the
-    hot table by the retention job (services/retention.py); the same columns, read when
+    hot table by the retention job (services/platform/retention.py); the same columns, read when
     a payment has no transition left in the hot table."""
 
     __tablename__ = "payment_transitions_archive"

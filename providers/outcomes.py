@@ -10,7 +10,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Report:
     """What a provider says it acted on, as it says it: checked against the payment
-    (services/reports.py) before any money moves. None: the answer did not say."""
+    (services/payments/answers.py) before any money moves. None: the answer did not say."""
 
     amount_minor: int | None = None
     currency: str | None = None  # upper-case ISO 4217 code

@@ -78,7 +78,7 @@ class Gateway:
     ) -> None:
         self.provider = provider
         self.breaker = breaker
-        self.recorder = recorder  # the call log (services/call_log.py), after each call
+        self.recorder = recorder  # the call log (services/platform/call_log.py), after each call
 
     def _admit(self) -> Decision:
         """Ask the shared breaker; if Redis is unreachable, let the call through."""

@@ -27,8 +27,8 @@ from devtools.servers import free_port
 from extensions import db
 from models import AdminUser, Payment, PaymentPurpose, ProcessedWebhook, Product
 from sandbox.events import stripe_signature
-from services.customers import create_customer, issue_api_token
-from services.queues import MAINTENANCE_QUEUE, provider_queue_name
+from services.accounts.customers import create_customer, issue_api_token
+from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 from tests.factories import TEST_CARDS, make_customer, make_order, make_payment, make_wallet
 
 
@@ -296,7 +296,7 @@ def last_state(app: Flask) -> str:
 
 def charged(app: Flask, payment_id: int) -> int:
     """Charge a committed payment at the sandbox now (the charge job, in-process)."""
-    from services.charging import charge_payment
+    from services.payments.charging import charge_payment
 
     with app.app_context():
         charge_payment(payment_id)

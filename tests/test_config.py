@@ -129,7 +129,7 @@ def test_breaker_settings_can_be_set_per_provider() -> None:
 
 
 def test_the_job_timeout_outlives_a_provider_call() -> None:
-    from services.queues import JOB_TIMEOUT_S
+    from services.platform.queues import JOB_TIMEOUT_S
 
     settings = settings_from_env({})
     assert 2 * settings["PROVIDER_CALL_BUDGET_S"] < JOB_TIMEOUT_S  # a charge plus a lookup

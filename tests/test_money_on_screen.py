@@ -17,9 +17,9 @@ from sqlalchemy import select
 
 from extensions import db
 from models import OutboxMessage, Product, Wallet
-from services import wallet
-from services.notifications import rendered_message
-from services.refunds import refund_payment
+from services.notifications.emails import rendered_message
+from services.refunds.issue import refund_payment
+from services.wallet import ledger
 from tests.blueprints.test_checkout import login
 from tests.helpers import admin_login, csrf_token_from, make_admin, run_jobs
 
@@ -96,7 +96,7 @@ def shop(app: Flask, client: FlaskClient, sandbox: Any) -> dict[str, Any]:
         refund_payment(payment_id, REFUND, "a chipped base", "ops@example.com", uuid.uuid4())
         target = db.session.scalar(select(Wallet).where(Wallet.currency == "EUR"))
         assert target is not None
-        wallet.credit(target, CREDIT, "odd-credit")
+        ledger.credit(target, CREDIT, "odd-credit")
     run_jobs(app)
     return {"payment": payment_id, **ids}
 

@@ -142,9 +142,9 @@ DECLARATIVE = {
     "models/wallet.py",
     "providers/base.py",
     "providers/spec.py",
-    "services/catalog.py",
-    "services/errors.py",
-    "services/queues.py",
+    "services/catalog/products.py",
+    "services/platform/errors.py",
+    "services/platform/queues.py",
 }
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import Flask
 
-from services.queues import provider_queue_name
+from services.platform.queues import provider_queue_name
 from tests.helpers import FAST_PROVIDER_CONFIG
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]

@@ -33,7 +33,7 @@ from devtools.postgres import postgres_cluster
 from devtools.sentinel import SentinelGroup, sentinel_server
 from devtools.servers import RedisServer, wait_for_port
 from devtools.supervisor_conf import flask_args, worker_args
-from services.queues import MAINTENANCE_QUEUE
+from services.platform.queues import MAINTENANCE_QUEUE
 
 HOSTS = [
     "client",

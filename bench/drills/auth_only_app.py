@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 from app import create_app
 from blueprints.api import token_required
 from extensions import csrf
-from services.queues import provider_queue
+from services.platform.queues import provider_queue
 
 app = create_app()
 

@@ -30,10 +30,10 @@ class Emailer:
 
     def _one(self) -> None:
         from extensions import db
-        from services import wallet
-        from services.checkout import create_order
-        from services.customers import create_customer
-        from services.wallet_payments import pay_order_from_wallet
+        from services.accounts.customers import create_customer
+        from services.payments.checkout import create_order
+        from services.wallet import ledger
+        from services.wallet.payments import pay_order_from_wallet
 
         phase = self.obs.phase
         with self.app.app_context():
@@ -43,7 +43,7 @@ class Emailer:
                     f"mail-{number}-{uuid.uuid4().hex[:6]}@example.com", "password123", ["EUR"]
                 )
                 self.caused[("welcome", customer.id)] = phase
-                wallet.credit(wallet.wallet_of(customer, "EUR"), 5000, f"fund-{customer.id}")
+                ledger.credit(ledger.wallet_of(customer, "EUR"), 5000, f"fund-{customer.id}")
                 order = create_order(customer, {"MUG-001": 1})
                 pay_order_from_wallet(customer, order.id, str(uuid.uuid4()))
                 self.caused[("wallet_receipt", order.id)] = phase

@@ -12,7 +12,7 @@ import requests
 from flask import Flask, jsonify
 from flask.typing import ResponseReturnValue
 
-from services.metrics import render, track_in_flight
+from services.platform.metrics import render, track_in_flight
 
 app = Flask(__name__)
 track_in_flight(app)  # measurement only, the same gauge as the real app's

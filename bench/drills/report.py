@@ -1,7 +1,7 @@
 """The drills' pictures: a Recorder samples, once a second while a drill runs, what an
 operator would watch (breakers, queue depths, payments by state, double charges at the
 provider); the report draws those series and the page latency over time as SVG (the
-dashboard's own chart code, services/charts.py) into one HTML page per drill under
+dashboard's own chart code, services/backoffice/charts.py) into one HTML page per drill under
 bench/results/, the systems side by side. `publish` copies the images into docs/.
 
     bench/results/outage-postgres.html, outage-postgres-<chart>-<system>.svg
@@ -82,7 +82,7 @@ class Recorder:
 def app_probes(app: Any) -> dict[str, Probe]:
     """This system, as its dashboard sees it: breakers, queues and payments by state."""
     from extensions import db
-    from services import charts, dashboard
+    from services.backoffice import charts, dashboard
 
     def read(what: Callable[[], dict[str, float]]) -> Probe:
         def probe() -> dict[str, float]:
@@ -180,7 +180,7 @@ def write_report(
     """One HTML page (the charts inline, so it opens alone) and one SVG per chart and
     system. `systems`: label -> {"series": {chart: Series}, "marks": [(t, label)]}.
     `notes`: chart -> what an empty chart means (the naive system has no breaker)."""
-    from services.charts import svg
+    from services.backoffice.charts import svg
 
     results_dir.mkdir(parents=True, exist_ok=True)
     rows = []

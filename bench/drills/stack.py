@@ -22,7 +22,7 @@ import requests
 from devtools.postgres import PostgresCluster, postgres_cluster
 from devtools.servers import RedisServer, free_port, redis_server, wait_for_port
 from devtools.supervisor_conf import flask_args, worker_args
-from services.queues import MAINTENANCE_QUEUE, provider_queue_name
+from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STRIPE_QUEUE = provider_queue_name("stripe")  # the product's own names and commands
@@ -254,10 +254,10 @@ class Sweeper:
             return
         self.last = time.monotonic()
         from extensions import db
-        from services.authentication import sweep_abandoned
-        from services.notifications import sweep_outbox
-        from services.refund_jobs import sweep_refunds
-        from services.sweeps import sweep_pending, sweep_unknown
+        from services.notifications.emails import sweep_outbox
+        from services.payments.authentication import sweep_abandoned
+        from services.payments.sweeps import sweep_pending, sweep_unknown
+        from services.refunds.sending import sweep_refunds
 
         with self.app.app_context():
             try:
@@ -287,7 +287,7 @@ class Sweeper:
         return result.exit_code, result.output
 
     def breaker_snapshot(self) -> dict[str, Any]:
-        from services.provider_clients import breaker_for
+        from services.platform.provider_clients import breaker_for
 
         with self.app.app_context():
             return breaker_for("stripe").snapshot()

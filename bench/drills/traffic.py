@@ -229,8 +229,8 @@ class Refunder:
 
         from extensions import db
         from models import Payment, PaymentPurpose, PaymentStatus
-        from services.errors import ClientError
-        from services.refunds import refund_payment
+        from services.platform.errors import ClientError
+        from services.refunds.issue import refund_payment
 
         with self.app.app_context():
             try:

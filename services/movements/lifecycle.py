@@ -5,8 +5,8 @@ before the provider forgets the key, and the count of answers that did not match
 
 A kind (services/movements/kinds.py) says what differs: its job names and ids, its
 state machine and who a send is recorded as. Its adapter (what to send, what an answer
-means, what the effect is) stays with its domain: services/charging.py,
-services/refund_jobs.py.
+means, what the effect is) stays with its domain: services/payments/charging.py,
+services/refunds/sending.py.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from flask import current_app
 
 from models.types import utcnow
 from providers.outcomes import NotSent
-from services import day_counts, metrics, queueing
 from services.movements.kinds import Kind
-from services.provider_clients import provider_for
+from services.platform import day_counts, metrics, queues
+from services.platform.provider_clients import provider_for
 
 FollowUp = Callable[[], object]
 
@@ -75,7 +75,7 @@ def defer(kind: Kind, row: Movement, outcome: NotSent) -> FollowUp:
     row.last_error = outcome.reason[:500]
     row_id, provider = row.id, row.provider
     job_id = kind.send_job_id(row_id, f"-at-{int(row.next_attempt_at.timestamp())}")
-    return lambda: queueing.enqueue(provider, kind.send_job, row_id, job_id=job_id, delay_s=delay_s)
+    return lambda: queues.enqueue(provider, kind.send_job, row_id, job_id=job_id, delay_s=delay_s)
 
 
 def key_deadline(row: Movement) -> datetime | None:
@@ -116,9 +116,7 @@ def schedule_lookup(
     row.next_reconcile_at = due
     row_id, provider = row.id, row.provider
     job_id = kind.lookup_job_id(row_id, attempts, job_suffix)
-    return lambda: queueing.enqueue(
-        provider, kind.lookup_job, row_id, job_id=job_id, delay_s=delay_s
-    )
+    return lambda: queues.enqueue(provider, kind.lookup_job, row_id, job_id=job_id, delay_s=delay_s)
 
 
 def count_mismatch(provider: str, source: str) -> None:

@@ -13,9 +13,9 @@ from sqlalchemy import select
 from extensions import db
 from models import PaymentStatus, PaymentTransition
 from models.types import utcnow
-from services.charging import charge_payment
-from services.customers import create_customer
-from services.provider_clients import breaker_for
+from services.accounts.customers import create_customer
+from services.payments.charging import charge_payment
+from services.platform.provider_clients import breaker_for
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import admin_login, csrf_token_from, make_admin, payment
 

@@ -7,7 +7,7 @@ import re
 from flask import Flask
 from flask.testing import FlaskClient
 
-from services.customers import create_customer
+from services.accounts.customers import create_customer
 
 
 def test_the_outbox_lists_and_opens_messages(app: Flask, admin_client: FlaskClient) -> None:

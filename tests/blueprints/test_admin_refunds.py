@@ -122,7 +122,7 @@ def test_an_italian_admin_types_the_amount_the_italian_way(
 def test_the_customer_sees_the_refund_on_the_payment_page(
     app: Flask, admin_client: FlaskClient, sandbox: Any
 ) -> None:
-    from services.refunds import refund_payment
+    from services.refunds.issue import refund_payment
     from tests.blueprints.test_checkout import login
     from tests.helpers import charged, committed_payment
 

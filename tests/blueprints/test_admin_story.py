@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from services.charging import charge_payment
+from services.payments.charging import charge_payment
 from tests.helpers import committed_payment
 
 

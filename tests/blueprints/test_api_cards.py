@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import Payment
-from services.authentication import check_authentication
-from services.charging import charge_payment
+from services.payments.authentication import check_authentication
+from services.payments.charging import charge_payment
 from tests.helpers import api_customer, api_order, api_pay, run_jobs
 from tests.sandbox_support import answer_challenge
 

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import Order, Payment, PaymentStatus
-from services.customers import create_customer
+from services.accounts.customers import create_customer
 from tests.helpers import csrf_token_from, payment, run_jobs
 
 

@@ -10,7 +10,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from models import PaymentStatus
-from services.charging import charge_payment
+from services.payments.charging import charge_payment
 from tests.blueprints.test_checkout import checkout_form, login, place_order
 from tests.helpers import csrf_token_from, payment, queued_job_ids, seed_catalog
 from tests.sandbox_support import answer_challenge

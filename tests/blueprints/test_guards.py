@@ -87,7 +87,7 @@ def test_the_dashboard_search_and_catalog_refuse_nul_and_odd_digits(
 
 
 def test_ordinary_text_still_passes(app: Flask, client: FlaskClient, api: dict[str, str]) -> None:
-    from services.demo_data import seed_catalog
+    from services.catalog.demo_data import seed_catalog
 
     with app.app_context():
         seed_catalog()
@@ -134,7 +134,7 @@ def test_a_chunked_body_over_the_limit_is_a_413_not_cut_and_accepted(
     import io
     import json as std_json
 
-    from services.demo_data import seed_catalog
+    from services.catalog.demo_data import seed_catalog
 
     with app.app_context():
         seed_catalog()
@@ -201,7 +201,7 @@ def test_brackets_inside_a_string_are_text_not_nesting(
     app: Flask, client: FlaskClient, api: dict[str, str]
 ) -> None:
     """A string with brackets after an escaped quote is text, whatever it looks like."""
-    from services.demo_data import seed_catalog
+    from services.catalog.demo_data import seed_catalog
 
     with app.app_context():
         seed_catalog()

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Customer
-from services.demo_data import seed_catalog
+from services.catalog.demo_data import seed_catalog
 
 ITALIAN = {"Accept-Language": "it-IT,it;q=0.9,en;q=0.4"}
 

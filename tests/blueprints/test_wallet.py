@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
-from services import wallet
+from services.wallet import ledger
 from tests.blueprints.test_checkout import checkout_form, place_order
 from tests.helpers import api_customer, csrf_token_from, run_jobs, seed_catalog
 
@@ -26,7 +26,7 @@ def fund(app: Flask, email: str, amount: int) -> None:
             .where(Customer.email == email, Wallet.currency == "EUR")
         )
         assert target is not None
-        wallet.credit(target, amount, f"fund:{uuid.uuid4()}")
+        ledger.credit(target, amount, f"fund:{uuid.uuid4()}")
 
 
 def ledger_rows(app: Flask) -> int:
@@ -208,7 +208,7 @@ def test_api_wallet_debits(
             select(Wallet).where(Wallet.customer_id == customer_id, Wallet.currency == "EUR")
         )
         assert target is not None
-        wallet.credit(target, 100, "api-fund")
+        ledger.credit(target, 100, "api-fund")
     key = str(uuid.uuid4())
     body = {"amount_minor": 60, "currency": "EUR", "reference": "coffee"}
     first = client.post(

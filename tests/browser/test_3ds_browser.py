@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 from devtools.servers import free_port
 from extensions import db
 from models import Payment, PaymentStatus
-from services.authentication import sweep_abandoned
-from services.customers import create_customer
+from services.accounts.customers import create_customer
+from services.payments.authentication import sweep_abandoned
 from tests.browser.test_checkout_browser import to_checkout, type_card
 from tests.helpers import all_rows, run_jobs, seed_catalog, serving
 

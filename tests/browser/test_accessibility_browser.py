@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Flask
 
-from services.customers import create_customer
+from services.accounts.customers import create_customer
 from tests.helpers import run_jobs, seed_catalog
 
 WIDTHS = (1280, 390)

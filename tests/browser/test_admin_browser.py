@@ -11,7 +11,7 @@ from flask import Flask
 
 from extensions import db
 from models import PaymentStatus
-from services.charging import charge_payment
+from services.payments.charging import charge_payment
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin, payment, run_jobs
 
@@ -87,9 +87,9 @@ def test_the_overview_draws_the_last_hour(
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from services import queueing
-    from services.dashboard import sample_health
-    from services.provider_clients import breaker_for
+    from services.backoffice.dashboard import sample_health
+    from services.platform import queues
+    from services.platform.provider_clients import breaker_for
 
     make_admin(app)
     with app.app_context():
@@ -104,9 +104,7 @@ def test_the_overview_draws_the_last_hour(
         for _ in range(3):  # charges wait on the provider's queue while its breaker is open
             waiting = make_payment(make_order(make_customer()))
             db.session.commit()
-            queueing.enqueue(
-                "stripe", queueing.CHARGE_JOB, waiting.id, job_id=f"charge-{waiting.id}"
-            )
+            queues.enqueue("stripe", queues.CHARGE_JOB, waiting.id, job_id=f"charge-{waiting.id}")
             sample_health()
             time.sleep(0.5)
 

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import Payment, PaymentStatus
-from services.customers import create_customer
+from services.accounts.customers import create_customer
 from tests.helpers import run_jobs, seed_catalog
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Flask
 
-from services.charging import charge_payment
+from services.payments.charging import charge_payment
 from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, committed_payment, make_admin, payment
 
 

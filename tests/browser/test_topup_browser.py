@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Payment, PaymentPurpose
-from services.customers import create_customer
+from services.accounts.customers import create_customer
 from tests.browser.test_checkout_browser import type_card
 from tests.helpers import run_jobs
 

@@ -19,9 +19,9 @@ from devtools.sentinel import sentinel_group
 from devtools.servers import RedisServer, free_port
 from extensions import db, redis_client
 from models import Payment, PaymentStatus
-from services import queueing
-from services.provider_clients import breaker_for
-from services.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
+from services.platform import queues
+from services.platform.provider_clients import breaker_for
+from services.platform.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
 from tests.resilience.test_redis_url import fail_over
 from tests.worker_support import PROJECT_DIR, start_worker, stop_workers, wait_for
@@ -88,7 +88,7 @@ def _charge_through(app: Flask) -> int:
     """A payment charged by the worker process: enqueued here, succeeded there."""
     created = make_payment(make_order(make_customer()))
     db.session.commit()
-    queueing.enqueue("stripe", queueing.CHARGE_JOB, created.id, job_id=f"charge-{created.id}")
+    queues.enqueue("stripe", queues.CHARGE_JOB, created.id, job_id=f"charge-{created.id}")
     wait_for(lambda: _status(created.id) == PaymentStatus.SUCCEEDED, timeout_s=30)
     return created.id
 

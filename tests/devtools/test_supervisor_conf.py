@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from devtools.supervisor_conf import STOP_WAIT_S, Layout, checked_in_layout, render
-from services.queues import JOB_TIMEOUT_S
+from services.platform.queues import JOB_TIMEOUT_S
 
 SUPERVISOR_DIR = Path(__file__).resolve().parents[2] / "supervisor"
 

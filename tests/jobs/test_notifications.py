@@ -8,7 +8,7 @@ from flask import Flask
 
 from jobs.notifications import sweep_outbox_job
 from jobs.schedule import periodic_jobs
-from services.customers import create_customer
+from services.accounts.customers import create_customer
 from tests.helpers import run_notification_jobs
 
 

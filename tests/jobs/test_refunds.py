@@ -11,7 +11,7 @@ from flask import Flask
 from extensions import db
 from jobs.refunds import sweep_refunds_job
 from models import Refund, RefundStatus
-from services.refunds import refund_payment
+from services.refunds.issue import refund_payment
 from tests.helpers import charged, committed_payment, run_jobs, sandbox_refunds
 
 

@@ -14,7 +14,7 @@ from extensions import db
 from models import LedgerEntry, LedgerKind, Payment, PaymentStatus, ProcessedWebhook
 from models.money import InvalidAmountError, validate_money
 from models.types import parse_uuid
-from services.locales import money_text
+from services.platform.locales import money_text
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 
 

@@ -18,7 +18,7 @@ from config import ConfigError, settings_from_env
 from devtools.supervisor_conf import Layout, render
 from jobs.schedule import periodic_jobs
 from providers.registry import PROVIDERS, build_provider
-from services.queues import provider_queue_name
+from services.platform.queues import provider_queue_name
 from tests.providers import toy
 
 

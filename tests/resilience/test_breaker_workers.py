@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Payment, PaymentStatus
-from services import queueing
-from services.provider_clients import breaker_for
+from services.platform import queues
+from services.platform.provider_clients import breaker_for
 from tests.factories import make_customer, make_order, make_payment
 from tests.worker_support import start_worker, stop_workers, wait_for
 
@@ -25,8 +25,8 @@ def enqueue_payments(app: Flask, count: int) -> list[int]:
         ids = [make_payment(make_order(customer)).id for _ in range(count)]
         db.session.commit()
         for payment_id in ids:
-            queueing.enqueue(
-                "stripe", queueing.CHARGE_JOB, payment_id, job_id=queueing.charge_job_id(payment_id)
+            queues.enqueue(
+                "stripe", queues.CHARGE_JOB, payment_id, job_id=queues.charge_job_id(payment_id)
             )
         return ids
 

@@ -13,8 +13,8 @@ from jobs.webhooks import backfill_webhooks_job
 from models import Payment, PaymentStatus
 from models.types import utcnow
 from resilience.gateway import PROVIDER_CALLS
-from services.charging import reconcile_payment
-from services.provider_clients import breaker_for
+from services.payments.charging import reconcile_payment
+from services.platform.provider_clients import breaker_for
 from tests.helpers import committed_topup, payment
 
 
@@ -87,7 +87,7 @@ def test_backfill_goes_through_the_breaker(app: Flask, sandbox: Any) -> None:
 
 def test_a_request_that_raises_still_counts_against_the_breaker(app: Flask) -> None:
     from resilience.gateway import CallContext
-    from services.provider_clients import gateway_for
+    from services.platform.provider_clients import gateway_for
 
     def broken() -> None:
         raise RuntimeError("a bug in the client")
@@ -105,7 +105,7 @@ def test_a_request_that_raises_still_counts_against_the_breaker(app: Flask) -> N
 
 def test_before_runs_only_once_the_breaker_admitted_the_call(app: Flask) -> None:
     from resilience.gateway import CallContext, is_refused
-    from services.provider_clients import gateway_for
+    from services.platform.provider_clients import gateway_for
 
     ran: list[str] = []
     with app.app_context():

@@ -13,8 +13,8 @@ from sqlalchemy import select
 from devtools.servers import free_port
 from extensions import db
 from models import PaymentStatus, ProcessedWebhook, WebhookState
-from services.dashboard import webhook_stats
-from services.webhooks import retry_pending_events
+from services.backoffice.dashboard import webhook_stats
+from services.webhooks.events import retry_pending_events
 from tests.helpers import (
     committed_payment,
     payment,

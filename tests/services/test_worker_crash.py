@@ -14,10 +14,10 @@ from rq.job import JobStatus
 from extensions import db
 from models import PaymentStatus
 from models.types import utcnow
-from services import queueing
-from services.charging import claim
-from services.queues import provider_queue
-from services.sweeps import sweep_pending
+from services.payments.charging import claim
+from services.payments.sweeps import sweep_pending
+from services.platform import queues
+from services.platform.queues import provider_queue
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment, queued_job_ids, run_jobs
 from tests.worker_support import children_of, start_worker, wait_for
@@ -29,8 +29,8 @@ def test_sigkilled_worker_mid_charge_is_recovered_with_one_charge(app: Flask, sa
         created = make_payment(make_order(make_customer()))
         db.session.commit()
         payment_id = created.id
-        queueing.enqueue(
-            "stripe", queueing.CHARGE_JOB, payment_id, job_id=queueing.charge_job_id(payment_id)
+        queues.enqueue(
+            "stripe", queues.CHARGE_JOB, payment_id, job_id=queues.charge_job_id(payment_id)
         )
     worker = start_worker(app, sandbox)
     try:
@@ -72,7 +72,7 @@ def test_a_worker_cut_off_mid_charge_loses_the_payment_when_its_lease_runs_out(
         db.session.commit()
         payment_id = created.id
         job = provider_queue("stripe").enqueue(
-            queueing.CHARGE_JOB, payment_id, job_id=queueing.charge_job_id(payment_id)
+            queues.CHARGE_JOB, payment_id, job_id=queues.charge_job_id(payment_id)
         )
         provider_queue("stripe").remove(job)  # taken off the queue by the worker...
         job.set_status(JobStatus.STARTED)  # ...and started, just now
@@ -85,10 +85,10 @@ def test_a_worker_cut_off_mid_charge_loses_the_payment_when_its_lease_runs_out(
         assert claim(payment_id, PaymentStatus.PENDING, utcnow()) is not None  # the worker's
         db.session.commit()
     lapsed = utcnow() + timedelta(seconds=grace + app.config["PAYMENT_LEASE_S"] + 1)
-    assert lapsed < utcnow() + timedelta(seconds=queueing.JOB_TIMEOUT_S + 5)  # not outlived
+    assert lapsed < utcnow() + timedelta(seconds=queues.JOB_TIMEOUT_S + 5)  # not outlived
     with time_machine.travel(lapsed, tick=True), app.app_context():
         assert sweep_pending() == 1
-        assert queued_job_ids(app) == [queueing.charge_job_id(payment_id)]  # taken over
+        assert queued_job_ids(app) == [queues.charge_job_id(payment_id)]  # taken over
         run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     assert sandbox.succeeded_charges(str(payment_id)) == 1

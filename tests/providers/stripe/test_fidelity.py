@@ -19,9 +19,9 @@ from models import Payment, PaymentStatus
 from models.types import utcnow
 from providers.outcomes import Absent, Succeeded, Unknown
 from providers.stripe import API_VERSION, StripeProvider
-from services.charging import charge_payment, reconcile_payment
-from services.provider_clients import gateway_for
-from services.webhook_backfill import BACKFILL_PAGES_PER_RUN, backfill_cursor_key, backfill_from
+from services.payments.charging import charge_payment, reconcile_payment
+from services.platform.provider_clients import gateway_for
+from services.webhooks.backfill import BACKFILL_PAGES_PER_RUN, backfill_cursor_key, backfill_from
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment
 from tests.providers.stripe.test_client import POLICY, charge_request, client, sent_now

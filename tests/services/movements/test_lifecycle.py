@@ -14,11 +14,11 @@ from sqlalchemy import select
 from extensions import db
 from models import Refund, RefundStatus, RefundTransition, TransitionSource
 from models.types import utcnow
-from services import day_counts
-from services.metrics import REPORT_MISMATCHES
-from services.provider_clients import breaker_for
-from services.refund_jobs import reconcile_refund, send_refund
-from services.refunds import refund_payment
+from services.platform import day_counts
+from services.platform.metrics import REPORT_MISMATCHES
+from services.platform.provider_clients import breaker_for
+from services.refunds.issue import refund_payment
+from services.refunds.sending import reconcile_refund, send_refund
 from tests.helpers import charged, committed_payment, sandbox_refunds
 
 

@@ -1,0 +1,1 @@
+"""The operators' side: admin accounts, decisions, the dashboard, search, timelines."""

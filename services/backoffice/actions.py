@@ -1,0 +1,98 @@
+"""What an admin may do to payments and refunds: ask the provider now, or decide with a
+reason."""
+
+from __future__ import annotations
+
+from extensions import db
+from models import AdminUser, Payment, PaymentStatus, RefundStatus, TransitionSource
+from services.payments.state import lock_payment, move, reverse_effect
+from services.platform import queues
+from services.platform.errors import ClientError, NotFoundError
+from services.refunds.state import lock_refund, move_refund
+from services.wallet.ledger import WalletError
+
+RESOLVABLE = (PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)
+
+
+def reconcile_now(payment_id: int) -> bool:
+    """Enqueue one lookup on the payment's provider queue (a second click adds nothing)."""
+    payment = db.session.get(Payment, payment_id)
+    if payment is None:
+        raise NotFoundError(f"no payment {payment_id}")
+    if payment.status not in RESOLVABLE:
+        raise ClientError(f"payment {payment_id} is {payment.status.value}", status=409)
+    if payment.status == PaymentStatus.NEEDS_REVIEW:
+        raise ClientError("a payment under review is resolved by hand, with a reason", status=409)
+    job_id = queues.reconcile_job_id(payment.id, payment.reconcile_attempts, "-now")
+    return queues.enqueue(payment.provider, queues.RECONCILE_JOB, payment.id, job_id=job_id)
+
+
+def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> str:
+    """Move an unknown or needs-review payment to succeeded/failed, recording who and why.
+
+    The payment's effect follows the decision in the same transaction: succeeded pays
+    the order or credits the wallet (once), failed reopens the order or takes the
+    credit back. Raises ClientError (nothing written) when the credit was already
+    spent. Returns what happened, for the admin. Commits.
+    """
+    _check_decision(outcome, reason)
+    payment = lock_payment(payment_id)
+    if payment is None:
+        db.session.rollback()
+        raise NotFoundError(f"no payment {payment_id}")
+    if payment.status not in RESOLVABLE:
+        db.session.rollback()
+        raise ClientError(f"payment {payment_id} is {payment.status.value}", status=409)
+    undone = None
+    if outcome == PaymentStatus.FAILED:
+        try:
+            undone = reverse_effect(payment)
+        except WalletError as exc:
+            db.session.rollback()
+            raise ClientError(
+                f"payment {payment_id} cannot be marked failed: its wallet credit was already "
+                f"spent ({exc}). Nothing was changed; refund the customer instead.",
+                code="credit_spent",
+                status=409,
+            ) from None
+    move(
+        payment,
+        PaymentStatus(outcome),
+        source=TransitionSource.ADMIN,
+        reason=(reason.strip()[:400] + (f" ({undone})" if undone else "")),
+        actor=admin.email,
+    )
+    payment.next_reconcile_at = None
+    db.session.commit()
+    return f"payment {payment_id} is {payment.status.value}" + (f"; {undone}" if undone else "")
+
+
+def decide_refund(refund_id: int, outcome: str, reason: str, admin: AdminUser) -> str:
+    """Take a refund out of review: succeeded (the money went back) or failed (it did not;
+    a top-up's money returns to the wallet), recording who and why; the effect follows in
+    the same transaction. Raises ClientError, nothing written. Commits."""
+    _check_decision(outcome, reason)
+    refund = lock_refund(refund_id)
+    if refund is None:
+        db.session.rollback()
+        raise NotFoundError(f"no refund {refund_id}")
+    if refund.status != RefundStatus.NEEDS_REVIEW:
+        db.session.rollback()
+        raise ClientError(f"refund {refund_id} is {refund.status.value}", status=409)
+    move_refund(
+        refund,
+        RefundStatus(outcome),
+        source=TransitionSource.ADMIN,
+        reason=reason.strip()[:400],
+        actor=admin.email,
+    )
+    db.session.commit()
+    return f"refund {refund_id} is {refund.status.value}"
+
+
+def _check_decision(outcome: str, reason: str) -> None:
+    """An admin's decision says what happened and why (ClientError otherwise)."""
+    if outcome not in ("succeeded", "failed"):
+        raise ClientError("outcome must be succeeded or failed")
+    if len(reason.strip()) < 5:
+        raise ClientError("a reason (at least 5 characters) is required", code="reason_required")

@@ -1,0 +1,102 @@
+"""Admin sign-in: its own session key (never a customer's), hashed passwords, rate limits."""
+
+from __future__ import annotations
+
+from flask import session
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from werkzeug.security import generate_password_hash
+
+from extensions import db
+from models import AdminUser
+from models.types import utcnow
+from services.accounts import login_throttle
+from services.accounts.login_throttle import TooManyAttemptsError
+
+SESSION_KEY = "admin_user_id"
+SESSION_VERSION_KEY = "admin_session_version"
+
+__all__ = [
+    "AdminExistsError",
+    "TooManyAttemptsError",
+    "authenticate",
+    "create_admin",
+    "current_admin",
+    "log_in",
+    "log_out",
+]
+
+
+def authenticate(email: str, password: str, address: str) -> AdminUser | None:
+    """The admin whose credentials match, or None. Raises TooManyAttemptsError
+    (services/accounts/login_throttle.py: failures per account and address, never successes)."""
+    return login_throttle.sign_in(
+        "admin",
+        email,
+        password,
+        address,
+        lambda normalized: db.session.scalar(
+            select(AdminUser).where(AdminUser.email == normalized)
+        ),
+    )
+
+
+class AdminExistsError(ValueError):
+    """An administrator with this email exists; nothing was written."""
+
+
+def create_admin(email: str, password: str) -> AdminUser:
+    """Create a dashboard administrator (email already normalized). Commits."""
+    admin = AdminUser(email=email, password_hash=generate_password_hash(password))
+    db.session.add(admin)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise AdminExistsError(email) from None
+    return admin
+
+
+class NoSuchAdminError(LookupError):
+    """No administrator has this email; nothing was written."""
+
+
+def set_password(email: str, password: str) -> AdminUser:
+    """Give an administrator (email already normalized) a new password and end every
+    session of theirs (a forgotten password may be a stolen one). Commits."""
+    admin = db.session.scalar(select(AdminUser).where(AdminUser.email == email).with_for_update())
+    if admin is None:
+        db.session.rollback()
+        raise NoSuchAdminError(email)
+    admin.password_hash = generate_password_hash(password)
+    admin.session_version += 1
+    db.session.commit()
+    return admin
+
+
+def log_in(admin: AdminUser) -> None:
+    session.clear()  # no customer identity or stale state rides along
+    session[SESSION_KEY] = admin.id
+    session[SESSION_VERSION_KEY] = admin.session_version
+    admin.last_login_at = utcnow()
+    db.session.commit()
+
+
+def log_out() -> None:
+    """End this admin's sessions everywhere: a replayed copy of the cookie is refused."""
+    admin = current_admin()
+    if admin is not None:
+        admin.session_version += 1
+        db.session.commit()
+    session.pop(SESSION_KEY, None)
+    session.pop(SESSION_VERSION_KEY, None)
+
+
+def current_admin() -> AdminUser | None:
+    admin_id, version = session.get(SESSION_KEY), session.get(SESSION_VERSION_KEY)
+    if not isinstance(admin_id, int) or not isinstance(version, int):
+        return None
+    admin = db.session.get(AdminUser, admin_id)
+    if admin is None or admin.session_version != version:
+        return None
+    return admin

@@ -1,0 +1,185 @@
+"""One payment's whole story for the dashboard, in order: the intent (where, key), each
+provider call and its classified outcome, each webhook received (duplicates included),
+each state change with its source and reason, refunds, emails; and the verdict, the
+answer to "did the payment go through?" in one sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from extensions import db
+from models import (
+    EmailKind,
+    OutboxMessage,
+    Payment,
+    PaymentStatus,
+    PaymentTransition,
+    ProcessedWebhook,
+    ProviderCall,
+    Refund,
+    RefundTransition,
+    TransitionSource,
+    WebhookState,
+)
+from services.platform.locales import money_text
+from services.platform.retention import transitions_of
+
+PAYMENT_EMAILS = (EmailKind.RECEIPT, EmailKind.PAYMENT_FAILED, EmailKind.REVIEW_ALERT)
+
+
+@dataclass(frozen=True)
+class Event:
+    at: datetime
+    kind: str  # intent | call | webhook | transition | refund | email | admin
+    text: str
+
+
+@dataclass(frozen=True)
+class Story:
+    payment: Payment
+    verdict: str
+    events: list[Event]
+
+
+def story(payment_id: int) -> Story | None:
+    payment = db.session.get(Payment, payment_id)
+    if payment is None:
+        return None
+    transitions = transitions_of(payment_id)
+    calls = db.session.scalars(
+        select(ProviderCall)
+        .where(ProviderCall.payment_id == payment_id)
+        .order_by(ProviderCall.started_at)
+    ).all()
+    webhooks = db.session.scalars(
+        select(ProcessedWebhook)
+        .where(ProcessedWebhook.payment_id == payment_id)
+        .order_by(ProcessedWebhook.received_at)
+    ).all()
+    refunds = db.session.scalars(select(Refund).where(Refund.payment_id == payment_id)).all()
+    events = [
+        Event(
+            payment.created_at,
+            "intent",
+            f"intent recorded: {money_text(payment.amount_minor, payment.currency)} with "
+            f"{payment.provider}, "
+            f"key {payment.idempotency_key}"
+            + (f", order #{payment.order_id}" if payment.order_id else ", wallet top-up"),
+        )
+    ]
+    for t in transitions:
+        if t.from_status is None:
+            continue
+        kind = "admin" if t.source == TransitionSource.ADMIN else "transition"
+        who = f" ({t.actor})" if t.actor else ""
+        events.append(
+            Event(
+                t.created_at,
+                kind,
+                f"{t.from_status} -> {t.to_status} by {t.source}{who}: {t.reason}",
+            )
+        )
+    for call in calls:
+        answer = f"HTTP {call.http_status}" if call.http_status else (call.error or "no answer")
+        events.append(
+            Event(
+                call.started_at,
+                "call",
+                f"{call.operation} #{call.attempt or '-'} {call.endpoint or ''}: {call.outcome} "
+                f"({answer}, {call.duration_ms:.0f} ms"
+                + (f", request {call.request_id}" if call.request_id else "")
+                + ")",
+            )
+        )
+    for hook in webhooks:
+        events.append(
+            Event(
+                hook.received_at,
+                "webhook",
+                f"webhook {hook.event_type} {hook.event_id}: {hook.state.value} ({hook.note})",
+            )
+        )
+    for refund in refunds:
+        events += _refund_events(refund)
+    for email in db.session.scalars(
+        select(OutboxMessage).where(
+            OutboxMessage.subject_id == payment_id, OutboxMessage.kind.in_(PAYMENT_EMAILS)
+        )
+    ):
+        events.append(
+            Event(
+                email.created_at,
+                "email",
+                f"email {email.kind.value} to {email.recipient}: {email.status.value}",
+            )
+        )
+    events.sort(key=lambda e: e.at)
+    return Story(payment, verdict(payment, transitions, webhooks), events)
+
+
+def _refund_events(refund: Refund) -> list[Event]:
+    rows = db.session.scalars(
+        select(RefundTransition)
+        .where(RefundTransition.refund_id == refund.id)
+        .order_by(RefundTransition.id)
+    ).all()
+    return [
+        Event(
+            t.created_at,
+            "refund",
+            f"refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}: "
+            f"{t.from_status or 'new'} -> {t.to_status} by {t.source}: {t.reason}",
+        )
+        for t in rows
+    ]
+
+
+def verdict(
+    payment: Payment,
+    moves: Sequence[PaymentTransition],
+    hooks: Sequence[ProcessedWebhook],
+) -> str:
+    """Did the payment go through? One sentence, from our own records."""
+    last = moves[-1] if moves else None
+    when = f"{last.created_at:%H:%M:%S}" if last else "-"
+    if payment.status == PaymentStatus.SUCCEEDED:
+        confirmed = [
+            t
+            for t in moves
+            if t.to_status == PaymentStatus.SUCCEEDED and t.source != TransitionSource.WEBHOOK
+        ]
+        by_hook = [
+            h for h in hooks if h.state == WebhookState.APPLIED and "succeeded" in h.event_type
+        ]
+        admin = [
+            t
+            for t in moves
+            if t.to_status == PaymentStatus.SUCCEEDED and t.source == TransitionSource.ADMIN
+        ]
+        text = f"Charged once: {payment.provider_payment_id or 'no provider id'}"
+        if admin:
+            return f"{text}, decided by {admin[-1].actor} at {admin[-1].created_at:%H:%M:%S}."
+        if confirmed:
+            text += f", confirmed by the provider at {confirmed[0].created_at:%H:%M:%S}"
+        if by_hook:
+            text += f"{' and' if confirmed else ', confirmed'} by webhook {by_hook[0].event_id}"
+        return text + "."
+    if payment.status == PaymentStatus.FAILED:
+        why = payment.decline_code or (last.reason if last else "")
+        return f"Not charged: {why} ({when})."
+    if payment.status == PaymentStatus.UNKNOWN:
+        return (
+            f"Outcome unknown: asked the provider {payment.reconcile_attempts} times; next lookup "
+            f"{payment.next_reconcile_at:%H:%M:%S}."
+            if payment.next_reconcile_at
+            else f"Outcome unknown: asked the provider {payment.reconcile_attempts} times."
+        )
+    if payment.status == PaymentStatus.NEEDS_REVIEW:
+        return f"Needs a person: {last.reason if last else 'no reason recorded'}."
+    if payment.status == PaymentStatus.REQUIRES_ACTION:
+        return f"Waiting for the customer's bank (3-D Secure) since {when}."
+    return "Not sent to the provider yet." if payment.first_sent_at is None else "Being sent."

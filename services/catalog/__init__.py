@@ -1,0 +1,1 @@
+"""The catalog: products, their admin, the demo data."""

@@ -1,0 +1,1 @@
+"""Customer emails: the outbox and its delivery."""

@@ -1,0 +1,242 @@
+"""Sending the outbox: the `notifications` queue's job (its own worker: a bulkhead, so a
+hanging payment provider never delays a receipt) and the sweep that finds lost rows.
+
+Delivery is at least once. Every attempt of a row carries the same Message-ID, so a
+receiver can drop the copy of an attempt whose answer was lost. Failures are retried
+with exponential backoff and jitter (at most EMAIL_RETRY_MAX_S apart) until
+EMAIL_RETRY_HORIZON_S (a day at least) after the row was written, then the row is
+`failed` with the reason (the dashboard's outbox shows it, and can send it again).
+Refusals of the open breaker are not attempts: they wait for the breaker. SMTP calls
+pass the same gateway as payment providers (breaker "smtp", metrics, logs).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from email.utils import format_datetime, parseaddr
+
+from flask import current_app, render_template
+from flask_babel import force_locale, gettext
+from sqlalchemy import or_, select
+
+from extensions import db
+from models import (
+    Customer,
+    EmailKind,
+    Order,
+    OutboxMessage,
+    OutboxStatus,
+    Payment,
+    PaymentTransition,
+    Refund,
+)
+from models.money import DEFAULT_LOCALE, N_
+from models.types import utcnow
+from providers.outcomes import Declined, NotSent, Succeeded
+from providers.smtp import SmtpMailer, SmtpSettings
+from resilience.gateway import CIRCUIT_OPEN, CallContext
+from services.notifications.outbox import enqueue_send
+from services.payments.sweeps import SWEEP_BATCH
+from services.platform import metrics
+from services.platform.provider_clients import gateway_for
+
+MIN_ATTEMPTS = 3  # tries a message gets before it may fail for time (after a resend too)
+GATEWAY = "smtp"  # its breaker and metrics, beside the payment providers'
+SUBJECTS = {
+    EmailKind.WELCOME: N_("Welcome to Payments Monolith"),
+    EmailKind.RECEIPT: N_("Your receipt for payment #%(id)s"),
+    EmailKind.WALLET_RECEIPT: N_("Your receipt for order #%(id)s"),
+    EmailKind.PAYMENT_FAILED: N_("Your payment #%(id)s did not go through"),
+    EmailKind.REFUND: N_("Your refund #%(id)s"),
+    EmailKind.REVIEW_ALERT: N_("Payment #%(id)s needs review"),
+}
+
+
+def mailer() -> SmtpMailer:
+    mailers: dict[str, SmtpMailer] = current_app.extensions.setdefault("mailers", {})
+    url = current_app.config["SMTP_URL"]
+    if url not in mailers:
+        mailers[url] = SmtpMailer(SmtpSettings.from_url(url), current_app.config["SMTP_TIMEOUT_S"])
+    return mailers[url]
+
+
+def message_id(row: OutboxMessage) -> str:
+    """The same on every attempt of the row (and different for every row)."""
+    domain = parseaddr(current_app.config["MAIL_FROM"])[1].rpartition("@")[2] or "localhost"
+    return f"<outbox-{row.id}.{int(row.created_at.timestamp())}@{domain}>"
+
+
+def render_email(row: OutboxMessage) -> EmailMessage:
+    """The message of an outbox row: plain text and HTML from templates/email/."""
+    context = {"public_url": current_app.config["PUBLIC_URL"], **_subject_of(row)}
+    message = EmailMessage()
+    # In the customer's language (the admins' alerts in English), amounts formatted there.
+    with force_locale(_locale_of(row)):
+        message["Subject"] = gettext(SUBJECTS[row.kind], id=row.subject_id)
+        message["From"] = current_app.config["MAIL_FROM"]
+        message["To"] = row.recipient
+        message["Date"] = format_datetime(row.created_at)
+        message["Message-ID"] = message_id(row)
+        message.set_content(render_template(f"email/{row.kind.value}.txt", **context))
+        message.add_alternative(
+            render_template(f"email/{row.kind.value}.html", subject=message["Subject"], **context),
+            subtype="html",
+        )
+    return message
+
+
+def _locale_of(row: OutboxMessage) -> str:
+    """The language of the customer the email goes to (an admin's alert: English)."""
+    locale = db.session.scalar(select(Customer.locale).where(Customer.email == row.recipient))
+    return locale or DEFAULT_LOCALE
+
+
+@dataclass
+class ShownMessage:
+    row: OutboxMessage
+    headers: list[tuple[str, str]]
+    text: str
+    html: str
+
+
+def rendered_message(outbox_id: int) -> ShownMessage | None:
+    """An outbox row's message as the SMTP server gets it, for the dashboard."""
+    row = db.session.get(OutboxMessage, outbox_id)
+    if row is None:
+        return None
+    try:
+        message = render_email(row)
+    except (ValueError, TypeError, LookupError) as exc:
+        return ShownMessage(row, [], f"This message cannot be written: {exc}", "")
+    text, html = (part.get_content() for part in message.iter_parts())
+    return ShownMessage(row, [(k, str(v)) for k, v in message.items()], text, html)
+
+
+def _subject_of(row: OutboxMessage) -> dict[str, object]:
+    get = db.session.get
+    if row.kind == EmailKind.WELCOME:
+        return {"customer": get(Customer, row.subject_id)}
+    if row.kind == EmailKind.WALLET_RECEIPT:
+        return {"order": get(Order, row.subject_id)}
+    if row.kind == EmailKind.REFUND:
+        return {"refund": get(Refund, row.subject_id)}
+    reason = db.session.scalar(
+        select(PaymentTransition.reason)
+        .where(PaymentTransition.payment_id == row.subject_id)
+        .order_by(PaymentTransition.id.desc())
+        .limit(1)
+    )
+    payment = get(Payment, row.subject_id)
+    order = get(Order, payment.order_id) if payment is not None and payment.order_id else None
+    return {"payment": payment, "order": order, "reason": reason or ""}
+
+
+def send_email(outbox_id: int) -> None:
+    """Hand one pending row to the SMTP server (returns early if it is not due or leased)."""
+    now = utcnow()
+    row = db.session.scalar(
+        select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
+    )
+    if (
+        row is None
+        or row.status != OutboxStatus.PENDING
+        or (row.lease_expires_at is not None and row.lease_expires_at > now)
+        or (row.next_attempt_at is not None and row.next_attempt_at > now)
+    ):
+        db.session.rollback()
+        return
+    row.lease_expires_at = now + timedelta(seconds=current_app.config["SMTP_TIMEOUT_S"] * 3 + 30)
+    row.attempts += 1
+    try:
+        message = render_email(row)
+    except (ValueError, TypeError, LookupError) as exc:
+        # A message that cannot be written (a recipient with a line break, a subject
+        # row gone): failed at once with the reason, never retried or left pending.
+        row.status, row.lease_expires_at = OutboxStatus.FAILED, None
+        row.last_error = f"cannot be written: {type(exc).__name__}: {exc}"[:500]
+        metrics.EMAILS.labels(row.kind.value, row.status.value).inc()
+        db.session.commit()
+        return
+    kind, created_at = row.kind, row.created_at
+    db.session.commit()
+
+    context = CallContext("email", None, str(message["Message-ID"]))
+    outcome = gateway_for(GATEWAY).call(context, lambda: mailer().send(message))
+
+    row = db.session.scalar(
+        select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
+    )
+    assert row is not None
+    row.lease_expires_at = None
+    delay_s = None
+    config = current_app.config
+    if isinstance(outcome, NotSent) and outcome.reason == CIRCUIT_OPEN:
+        row.attempts -= 1  # not an attempt: the breaker said wait, nothing was tried
+    if isinstance(outcome, Succeeded):
+        row.status, row.sent_at, row.last_error = OutboxStatus.SENT, utcnow(), None
+        metrics.EMAIL_LATENCY.observe((row.sent_at - created_at).total_seconds())
+    else:
+        backoff_s = config["EMAIL_RETRY_BASE_S"] * 2 ** max(0, row.attempts - 1)
+        delay_s = min(backoff_s, config["EMAIL_RETRY_MAX_S"]) * random.uniform(1.0, 1.5)
+        if isinstance(outcome, NotSent) and outcome.retry_after_s:
+            delay_s = max(delay_s, outcome.retry_after_s)  # the breaker's own time
+        horizon = created_at + timedelta(seconds=config["EMAIL_RETRY_HORIZON_S"])
+        is_past = utcnow() + timedelta(seconds=delay_s) > horizon
+        if isinstance(outcome, Declined) or (is_past and row.attempts >= MIN_ATTEMPTS):
+            row.status, delay_s = OutboxStatus.FAILED, None
+            row.last_error = f"after {row.attempts} attempts: {_reason(outcome)}"[:500]
+        else:
+            row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
+            row.last_error = _reason(outcome)[:500]
+    metrics.EMAILS.labels(kind.value, row.status.value).inc()
+    attempts = row.attempts
+    db.session.commit()
+    if delay_s is not None:
+        enqueue_send(outbox_id, delay_s=delay_s, suffix=f"-retry-{attempts}")
+
+
+def _reason(outcome: object) -> str:
+    return str(getattr(outcome, "reason", None) or getattr(outcome, "message", "") or outcome)
+
+
+def sweep_outbox(now: datetime | None = None) -> int:
+    """Enqueue pending rows nobody is sending whose time has come (lost or failed jobs)."""
+    now = now or utcnow()
+    grace = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
+    ids = db.session.scalars(
+        select(OutboxMessage.id)
+        .where(
+            OutboxMessage.status == OutboxStatus.PENDING,
+            or_(OutboxMessage.lease_expires_at.is_(None), OutboxMessage.lease_expires_at < now),
+            or_(
+                OutboxMessage.next_attempt_at <= now,
+                (OutboxMessage.next_attempt_at.is_(None)) & (OutboxMessage.created_at < grace),
+            ),
+        )
+        .order_by(OutboxMessage.id)
+        .limit(SWEEP_BATCH)
+    ).all()
+    db.session.rollback()
+    for outbox_id in ids:
+        enqueue_send(outbox_id, suffix="-sweep")
+    return len(ids)
+
+
+def resend(outbox_id: int, actor: str) -> bool:
+    """Send a failed email again (an admin's action, once SMTP works again): pending, with
+    MIN_ATTEMPTS tries at least. False when it is not failed. Commits, then
+    enqueues."""
+    row = db.session.scalar(
+        select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
+    )
+    if row is None or row.status != OutboxStatus.FAILED:
+        db.session.rollback()
+        return False
+    row.status, row.attempts, row.next_attempt_at = OutboxStatus.PENDING, 0, None
+    row.last_error = f"sent again by {actor}; before: {row.last_error or ''}"[:500]
+    db.session.commit()  # the same row, the same Message-ID: a receiver drops a copy
+    enqueue_send(outbox_id, suffix=f"-resend-{int(utcnow().timestamp())}")
+    return True

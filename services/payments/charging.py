@@ -1,0 +1,334 @@
+"""The charge and reconcile use cases run by the provider workers.
+
+Both are safe to run twice or concurrently: a lease on the payment row (a
+conditional UPDATE, so it works across hosts) lets one job at a time talk to
+the provider about a payment, and every result goes through the state machine.
+Each use case is three steps with a commit between them, so a crash at any
+point leaves a state the sweeps recover from:
+  1. claim: lease + "may have been sent" recorded (commit) -- recovery: lease expiry
+  2. call the provider (no transaction open)
+  3. apply the outcome (commit), then enqueue follow-up jobs
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import CursorResult, or_, update
+
+from extensions import db
+from models import Payment, PaymentStatus, TransitionSource
+from models.types import utcnow
+from providers.base import ChargeRequest, Provider
+from providers.outcomes import (
+    Absent,
+    ActionRequired,
+    Declined,
+    LookupOutcome,
+    NotSent,
+    Outcome,
+    Succeeded,
+    Unknown,
+)
+from resilience.gateway import CallContext, Gateway, is_refused
+from services.movements import lifecycle
+from services.movements.kinds import CHARGE
+from services.payments import answers, failover
+from services.payments.state import lock_order_of, lock_payment, lock_payment_row, move
+from services.platform import metrics
+from services.platform.provider_clients import gateway_for, provider_for
+
+log = logging.getLogger(__name__)
+
+
+FollowUp = Callable[[], object]
+AWAITING_OUTCOME = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.REQUIRES_ACTION)
+
+
+def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> ChargeRequest:
+    return ChargeRequest(
+        payment_id=payment.id,
+        idempotency_key=str(payment.idempotency_key),
+        amount_minor=payment.amount_minor,
+        currency=payment.currency,
+        order_id=payment.order_id,
+        provider_payment_id=payment.provider_payment_id,
+        first_sent_at=first_sent_at,
+        last_sent_at=payment.last_sent_at if first_sent_at else None,
+        payment_method=payment.payment_method,
+        # The route of blueprints/checkout.return_from_bank.
+        return_url=f"{current_app.config['PUBLIC_URL']}/payments/{payment.id}/return",
+    )
+
+
+def claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | None:
+    """Take the payment's lease if it is in `status` and nobody holds it; None otherwise."""
+    lock_order_of(payment_id)  # order before payment, always (see lock_order_of)
+    result: CursorResult[Any] = db.session.execute(  # type: ignore[assignment]
+        update(Payment)
+        .where(
+            Payment.id == payment_id,
+            Payment.status == status,
+            or_(Payment.lease_expires_at.is_(None), Payment.lease_expires_at < now),
+        )
+        .values(lease_expires_at=lifecycle.lease_until(now))
+    )
+    if not result.rowcount:
+        db.session.commit()
+        return None
+    return lock_payment_row(payment_id)  # its order is held already (above)
+
+
+def charge_payment(payment_id: int) -> None:
+    """Charge a pending payment once. Returns early if it is not pending or is leased."""
+    now = utcnow()
+    payment = claim(payment_id, PaymentStatus.PENDING, now)
+    if payment is None:
+        return
+    send = _Send(payment, now)
+    context = CallContext(
+        "charge", payment.id, str(payment.idempotency_key), payment.send_count + 1
+    )
+    provider = provider_for(payment.provider)
+    outcome = gateway_for(payment.provider).call(
+        context, lambda: provider.charge(send.ready()), before=send.mark
+    )
+    payment = lock_payment(payment_id)
+    assert payment is not None
+    payment.lease_expires_at = None
+    if is_refused(outcome):
+        assert isinstance(outcome, NotSent)
+        follow_up = failover.reroute(payment) or _defer_charge(payment, outcome)
+    else:
+        follow_up = apply_outcome(payment, outcome, TransitionSource.CHARGE, send.previous)
+    db.session.commit()
+    follow_up()
+
+
+class _Send:
+    """A send about to leave: `mark` records it (committed) and builds its request; run
+    by the gateway once the breaker admitted the call, right before it."""
+
+    def __init__(self, payment: Payment, now: datetime) -> None:
+        self.payment, self.now = payment, now
+        self.previous: datetime | None = payment.first_sent_at
+        self.request: ChargeRequest | None = None
+
+    def mark(self) -> None:
+        self.previous = lifecycle.mark_sending(self.payment, self.now)
+        self.request = charge_request_for(self.payment, self.previous)
+        db.session.commit()
+
+    def ready(self) -> ChargeRequest:
+        assert self.request is not None, "mark() runs before the request"
+        return self.request
+
+
+def reconcile_payment(payment_id: int) -> None:
+    """Ask the provider what happened to an unknown payment; resolve, retry later or escalate."""
+    now = utcnow()
+    payment = claim(payment_id, PaymentStatus.UNKNOWN, now)
+    if payment is None:
+        return
+    request = charge_request_for(payment, payment.first_sent_at)
+    provider = provider_for(payment.provider)
+    gateway = gateway_for(payment.provider)
+    context = CallContext(
+        "lookup", payment.id, request.idempotency_key, payment.reconcile_attempts + 1
+    )
+    outcome: LookupOutcome = gateway.call(
+        context, lambda: provider.lookup(request), before=functools.partial(_count_lookup, payment)
+    )
+    if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
+        # The key-less provider has no such payment: it was never charged, so send it
+        # now (we hold the lease; the client looks up once more right before sending),
+        # through the breaker like any request.
+        outcome = _resend(payment_id, gateway, provider, request)
+
+    payment = lock_payment(payment_id)
+    assert payment is not None
+    payment.lease_expires_at = None
+    if is_refused(outcome) and payment.status == PaymentStatus.UNKNOWN:
+        # The provider is down: ask again when the circuit may let us, without
+        # spending one of the payment's lookups (but still escalating in time).
+        assert isinstance(outcome, NotSent)
+        follow_up: FollowUp = schedule_reconcile(
+            payment,
+            delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
+            job_suffix="-deferred",
+        )
+    elif isinstance(outcome, Absent):
+        # Keyed provider: a strongly consistent read (the key's replay, a retrieve by id,
+        # a complete list of the intents created around our sends) found no charge. A
+        # search that finds nothing is never taken for this (its index lags).
+        move(
+            payment,
+            PaymentStatus.FAILED,
+            source=TransitionSource.RECONCILE,
+            reason=f"provider has no record of the payment: {outcome.reason}",
+        )
+        follow_up = _nothing
+    else:
+        follow_up = apply_outcome(
+            payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at
+        )
+    db.session.commit()
+    follow_up()
+
+
+def _count_lookup(payment: Payment) -> None:
+    payment.reconcile_attempts += 1
+    db.session.commit()
+    metrics.RECONCILE_ATTEMPTS.labels(payment.provider).inc()
+
+
+_nothing = lifecycle.nothing
+
+
+def _resend(
+    payment_id: int, gateway: Gateway, provider: Provider, request: ChargeRequest
+) -> Outcome:
+    def mark_sending() -> None:
+        payment = lock_payment(payment_id)
+        assert payment is not None
+        lifecycle.mark_sending(payment, utcnow())
+        db.session.commit()
+
+    context = CallContext("resend", request.payment_id, request.idempotency_key)
+    return gateway.call(context, lambda: provider.charge(request), before=mark_sending)
+
+
+def apply_outcome(
+    payment: Payment,
+    outcome: Outcome,
+    source: TransitionSource,
+    previously_sent: datetime | None,
+) -> FollowUp:
+    """Apply an outcome to a locked payment; return what to enqueue after the commit."""
+    if isinstance(outcome, Succeeded | Declined | ActionRequired):
+        problem = answers.mismatch(
+            payment,
+            outcome.provider_payment_id,
+            outcome.report,
+            is_success=isinstance(outcome, Succeeded),
+        )
+        if problem:
+            what = {Succeeded: "a success", Declined: "a decline"}.get(
+                type(outcome), "a requires-action"
+            )
+            answers.set_aside(payment, problem, source=source, what=f"{what} answer")
+            return _nothing
+    if isinstance(outcome, ActionRequired):
+        _await_authentication(payment, outcome, source)
+        return _nothing
+    if isinstance(outcome, Succeeded):
+        if payment.provider_payment_id is None:
+            payment.provider_payment_id = outcome.provider_payment_id
+        if outcome.card is not None:
+            payment.card_brand, payment.card_last4 = outcome.card.brand, outcome.card.last4
+        move(
+            payment,
+            PaymentStatus.SUCCEEDED,
+            source=source,
+            reason=f"provider payment {outcome.provider_payment_id}",
+        )
+        return _nothing
+    if isinstance(outcome, Declined):
+        if payment.provider_payment_id is None and outcome.provider_payment_id:
+            payment.provider_payment_id = outcome.provider_payment_id
+        payment.decline_code = outcome.code[:64]
+        move(
+            payment,
+            PaymentStatus.FAILED,
+            source=source,
+            reason=f"declined: {outcome.code} {outcome.message}".strip(),
+        )
+        return _nothing
+    if (
+        isinstance(outcome, Unknown)
+        and outcome.provider_payment_id
+        and not _keep_intent_id(payment, outcome, source)
+    ):
+        return _nothing
+    payment.last_error = outcome.reason[:500]
+    if source == TransitionSource.CHARGE:
+        if isinstance(outcome, NotSent):
+            return _defer_charge(payment, outcome, previously_sent)
+        if move(payment, PaymentStatus.UNKNOWN, source=source, reason=outcome.reason):
+            return schedule_reconcile(payment)
+        return _nothing
+    return schedule_reconcile(payment)
+
+
+def _keep_intent_id(payment: Payment, outcome: Unknown, source: TransitionSource) -> bool:
+    """Keep the provider id of a payment that is not final yet (`processing`), so its next
+    lookup retrieves it by id. False: the answer contradicts the payment (set aside)."""
+    problem = answers.mismatch(
+        payment, outcome.provider_payment_id, outcome.report, is_success=False
+    )
+    if problem:
+        answers.set_aside(payment, problem, source=source, what="an unfinished answer")
+        return False
+    if payment.provider_payment_id is None and outcome.report.payment_ref == str(payment.id):
+        payment.provider_payment_id = outcome.provider_payment_id
+    return True
+
+
+def _await_authentication(
+    payment: Payment, outcome: ActionRequired, source: TransitionSource
+) -> None:
+    """The customer must authenticate (3-D Secure) at the provider's URL; until
+    SCA_TIMEOUT_S after the first send, then the sweep cancels the payment."""
+    if payment.status not in AWAITING_OUTCOME:
+        return  # settled already (a webhook or the customer's return came first)
+    if payment.provider_payment_id is None:
+        payment.provider_payment_id = outcome.provider_payment_id
+    payment.action_url = outcome.url
+    started = payment.first_sent_at or utcnow()
+    payment.next_reconcile_at = started + timedelta(seconds=current_app.config["SCA_TIMEOUT_S"])
+    move(
+        payment,
+        PaymentStatus.REQUIRES_ACTION,
+        source=source,
+        reason=f"the customer must authenticate: provider payment {outcome.provider_payment_id}",
+    )
+
+
+def _defer_charge(
+    payment: Payment, outcome: NotSent, previously_sent: datetime | None = None
+) -> FollowUp:
+    """Send later; a request that left (`previously_sent` given) is first unmarked."""
+    if not is_refused(outcome):
+        lifecycle.unmark_sending(payment, previously_sent)  # so failover stays possible
+    if payment.status != PaymentStatus.PENDING:
+        return _nothing
+    follow_up = lifecycle.defer(CHARGE, payment, outcome)
+    log.info(
+        "payment %s (key %s, provider %s) not sent (%s); retry at %s",
+        payment.id,
+        payment.idempotency_key,
+        payment.provider,
+        outcome.reason,
+        payment.next_attempt_at,
+    )
+    return follow_up
+
+
+def schedule_reconcile(
+    payment: Payment, *, delay_s: float | None = None, job_suffix: str = ""
+) -> FollowUp:
+    """Plan the next lookup with a growing delay, or escalate to needs_review in time."""
+    return lifecycle.schedule_lookup(
+        CHARGE,
+        payment,
+        lambda why: move(
+            payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why
+        ),
+        delay_s=delay_s,
+        job_suffix=job_suffix,
+    )

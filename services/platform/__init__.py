@@ -1,0 +1,1 @@
+"""What every domain uses: errors, metrics, queues, provider clients, locales, retention."""

@@ -1,0 +1,228 @@
+"""The queues and the enqueueing of jobs. One queue per provider (a bulkhead: a slow
+provider fills only its own), a maintenance queue, the notifications queue. Jobs are
+enqueued after commit; Redis being down never loses work: the committed row is the
+intent, and the sweeps enqueue it later (an outbox)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+from redis.exceptions import RedisError
+from rq import Queue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.registry import ScheduledJobRegistry
+
+from config import JOB_TIMEOUT_S
+from extensions import redis_client
+from services.movements.kinds import CHARGE
+
+log = logging.getLogger(__name__)
+
+QUEUE_PREFIX = "payments-"
+MAINTENANCE_QUEUE = "maintenance"  # sweeps and other periodic jobs that call no provider
+
+
+def provider_queue_name(provider: str) -> str:
+    """The queue of one provider's jobs; matches the supervisor program exactly."""
+    return f"{QUEUE_PREFIX}{provider}"
+
+
+def provider_queue(provider: str) -> Queue:
+    return Queue(
+        provider_queue_name(provider), connection=redis_client.client, default_timeout=JOB_TIMEOUT_S
+    )
+
+
+def named_queue(name: str) -> Queue:
+    """Any other queue by name (the notifications bulkhead)."""
+    return Queue(name, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)
+
+
+def maintenance_queue() -> Queue:
+    return Queue(MAINTENANCE_QUEUE, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)
+
+
+# Referenced by path so services never import jobs (jobs import services).
+CHARGE_JOB = CHARGE.send_job
+RECONCILE_JOB = CHARGE.lookup_job
+APPLY_WEBHOOK_JOB = "jobs.webhooks.apply_webhook_job"
+SCHEDULER_OVERDUE_S = 10  # RQ's scheduler moves due jobs every second
+ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
+
+
+charge_job_id = CHARGE.send_job_id
+reconcile_job_id = CHARGE.lookup_job_id
+
+
+def enqueue(
+    provider: str,
+    func: str,
+    row_id: int,
+    *,
+    job_id: str,
+    delay_s: float | None = None,
+    is_started_job_dead: bool = False,
+    is_first: bool = False,
+    queue_name: str | None = None,
+    lease_lapsed: bool = False,
+) -> bool:
+    """Enqueue on the provider's queue (or `queue_name`) unless a job with this id is
+    already waiting or running.
+
+    `is_started_job_dead`: the caller knows nobody works on the row (its lease is
+    free), so a job still marked started past the job timeout belongs to a killed
+    worker: replace it. (A job may be started with the lease free for a moment, right
+    after it released the lease; such a job is left alone.)
+    `lease_lapsed`: the row's lease was taken and ran out without being released, so
+    the job that took it is dead, hung or cut off from us (a host that lost its network):
+    a job still marked started is replaced at once, not after the job timeout. (Its late
+    answer is harmless: the next job sends the same idempotency key, and a final state
+    never moves back.)
+    `is_first`: the row (a payment, refund, email) was just created, so no job can exist
+    yet: skip the check.
+    Returns False (and logs) when Redis is unreachable; the sweeps will retry.
+    """
+    try:
+        queue = named_queue(queue_name) if queue_name else provider_queue(provider)
+        existing: Job | None = None
+        if not is_first:
+            try:
+                existing = Job.fetch(job_id, connection=redis_client.client)
+            except NoSuchJobError:
+                existing = None
+        if existing is not None:
+            # The status from the same read as started_at: a fresh status next to a stale
+            # started_at made a job that started a moment ago look dead.
+            status = existing.get_status(refresh=False)
+            if (
+                status == JobStatus.STARTED
+                and is_started_job_dead
+                and (lease_lapsed or _outlived(existing))
+            ):
+                log.warning(
+                    "job %s of row %s died with its worker%s; enqueueing it again",
+                    job_id,
+                    row_id,
+                    " or lost its lease" if lease_lapsed else "",
+                )
+                existing.delete()
+            elif (
+                status == JobStatus.SCHEDULED and is_started_job_dead and _overdue(existing, queue)
+            ):
+                log.warning(
+                    "job %s of row %s is overdue (RQ scheduler down?); enqueueing it now",
+                    job_id,
+                    row_id,
+                )
+                existing.delete()
+            elif status in ACTIVE_STATUSES:
+                return True
+        if delay_s:
+            queue.enqueue_in(timedelta(seconds=delay_s), func, row_id, job_id=job_id)
+        else:
+            _push(queue, func, [(row_id, job_id)])
+        return True
+    except RedisError as exc:
+        log.warning(
+            "could not enqueue %s for row %s on %s (Redis: %s); a sweep will retry",
+            job_id,
+            row_id,
+            provider,
+            exc,
+        )
+        return False
+
+
+def enqueue_first_charge(provider: str, payment_id: int) -> bool:
+    """Enqueue the charge of a payment just committed (no job of it can exist yet)."""
+    return enqueue(
+        provider, CHARGE_JOB, payment_id, job_id=charge_job_id(payment_id), is_first=True
+    )
+
+
+def enqueue_new(queue_name: str, func: str, jobs: list[tuple[int, str]]) -> bool:
+    """Enqueue the jobs (argument, job id) of rows just committed, so none of them can
+    have a job yet: no check, one round trip for all. False (logged) when Redis is
+    unreachable: the rows wait for their sweep."""
+    try:
+        _push(named_queue(queue_name), func, jobs)
+        return True
+    except RedisError as exc:
+        log.warning("could not enqueue %s jobs on %s (Redis: %s)", len(jobs), queue_name, exc)
+        return False
+
+
+def _push(queue: Queue, func: str, jobs: list[tuple[int, str]]) -> None:
+    # One round trip: RQ alone sends the queue's registration and each job apart.
+    with queue.connection.pipeline() as pipe:
+        for arg, job_id in jobs:
+            queue.enqueue(func, arg, job_id=job_id, pipeline=pipe)
+        pipe.execute()
+
+
+def webhook_job_id(record_id: int) -> str:
+    return f"webhook-{record_id}"
+
+
+def enqueue_webhook(record_id: int) -> bool:
+    """Queue the application of a just-recorded webhook event on the maintenance queue.
+
+    Returns False (and logs) when Redis is unreachable: the event stays `pending`
+    and the periodic retry of pending events applies it.
+    """
+    try:
+        _push(maintenance_queue(), APPLY_WEBHOOK_JOB, [(record_id, webhook_job_id(record_id))])
+        return True
+    except RedisError as exc:
+        log.warning("could not enqueue webhook event %s (Redis: %s); retried later", record_id, exc)
+        return False
+
+
+# Take each job off the queue and delete it, but only if it was still waiting there: a job
+# a worker has already taken runs (and finds its event applied).
+_DROP_WAITING = """
+for i, job_id in ipairs(ARGV) do
+    if redis.call('LREM', KEYS[1], 1, job_id) > 0 then
+        redis.call('DEL', KEYS[i + 1])
+    end
+end
+"""
+
+
+def drop_queued_webhook_jobs(record_ids: list[int]) -> None:
+    """The apply jobs of events a batch applied: off the queue, unstarted (best effort:
+    one left behind finds its event applied and does nothing)."""
+    if not record_ids:
+        return
+    job_ids = [webhook_job_id(record_id) for record_id in record_ids]
+    queue = maintenance_queue()
+    keys = [queue.key, *(Job.key_for(job_id) for job_id in job_ids)]
+    try:
+        queue.connection.eval(_DROP_WAITING, len(keys), *keys, *job_ids)
+    except RedisError as exc:
+        log.warning("could not drop %s applied webhook jobs (Redis: %s)", len(job_ids), exc)
+
+
+def _overdue(job: Job, queue: Queue) -> bool:
+    """Scheduled, but its time passed long ago: no scheduler is moving it to the queue.
+
+    RQ's scheduler runs beside a worker and polls every second; if Redis goes away
+    under it, it dies and the worker restarts it only at its next maintenance run.
+    """
+    try:
+        due = ScheduledJobRegistry(queue=queue).get_scheduled_time(job)
+    except NoSuchJobError:
+        return True  # marked scheduled but in no registry: nothing will ever run it
+    return (datetime.now(UTC) - due).total_seconds() > SCHEDULER_OVERDUE_S
+
+
+def _outlived(job: Job) -> bool:
+    """Started longer ago than any live job may run (RQ kills it at the job timeout)."""
+    started = job.started_at
+    if started is None:
+        return True
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - started).total_seconds() > JOB_TIMEOUT_S + 5

@@ -1,0 +1,1 @@
+"""Refunds: issuing, sending and reconciling, their state machine, their webhooks."""

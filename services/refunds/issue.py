@@ -1,0 +1,218 @@
+"""Asking for a refund: recorded (pending, UNIQUE idempotency key) under a lock of what
+it refunds, never beyond what was charged, committed before any provider call.
+
+Who: admins (the dashboard's payment page) and operators (`flask payments refund`).
+A payment's refund goes to its provider (a job on the provider's queue); an order paid
+from the wallet is refunded to the wallet, at once.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from extensions import db
+from models import (
+    OPEN_REFUND_STATUSES,
+    Order,
+    PaymentPurpose,
+    PaymentStatus,
+    Refund,
+    RefundStatus,
+    TransitionSource,
+)
+from services.movements.kinds import REFUND
+from services.payments.state import lock_order_of, lock_payment_row
+from services.platform import queues
+from services.platform.errors import ClientError, ConflictError, NotFoundError, UnprocessableError
+from services.platform.locales import money_text
+from services.refunds.state import (
+    REFUNDED_ORDER_STATUSES,
+    WALLET,
+    move_refund,
+    record_creation,
+    take_from_wallet,
+    wallet_paid,
+)
+from services.wallet.ledger import WalletError
+
+REFUND_JOB = REFUND.send_job
+MIN_REASON = 5
+
+
+refund_job_id = REFUND.send_job_id
+
+
+def refund_payment(
+    payment_id: int, amount_minor: object, reason: str, actor: str, key: uuid.UUID
+) -> tuple[Refund, bool]:
+    """Refund (part of) a charged payment through its provider. Returns (refund, is_new);
+    a repeat with the same key returns the same refund. Commits, then enqueues."""
+    reason = _reason(reason)
+    lock_order_of(payment_id)
+    payment = lock_payment_row(payment_id)
+    if payment is None:
+        db.session.rollback()
+        raise NotFoundError(f"no payment {payment_id}", code="payment_not_found")
+    existing = _by_key(key)
+    if existing is not None:
+        return _repeat(existing, amount_minor, payment_id=payment_id)
+    if payment.status != PaymentStatus.SUCCEEDED or not payment.provider_payment_id:
+        db.session.rollback()
+        raise ConflictError(
+            f"payment {payment_id} is {payment.status.value}: only a charged payment is refunded",
+            code="payment_not_refundable",
+        )
+    already = _refunded(Refund.payment_id == payment_id)
+    refund = Refund(
+        idempotency_key=key,
+        payment_id=payment.id,
+        order_id=payment.order_id,
+        provider=payment.provider,
+        amount_minor=_amount(amount_minor, payment.amount_minor - already, payment.currency),
+        currency=payment.currency,
+        reason=reason,
+        actor=actor[:254],
+    )
+    _insert(refund)
+    if payment.purpose == PaymentPurpose.WALLET_TOPUP:
+        try:
+            take_from_wallet(refund, payment)
+        except WalletError as exc:
+            db.session.rollback()
+            raise ConflictError(
+                f"payment {payment_id} cannot be refunded: the top-up's money was already "
+                f"spent from the wallet ({exc}). Nothing was changed.",
+                code="credit_spent",
+            ) from None
+    db.session.commit()
+    queues.enqueue(
+        refund.provider, REFUND_JOB, refund.id, job_id=refund_job_id(refund.id), is_first=True
+    )
+    return refund, True
+
+
+def refund_wallet_order(
+    order_id: int, amount_minor: object, reason: str, actor: str, key: uuid.UUID
+) -> tuple[Refund, bool]:
+    """Refund (part of) an order paid from the wallet, to the wallet. Commits."""
+    reason = _reason(reason)
+    order = db.session.scalar(select(Order).where(Order.id == order_id).with_for_update())
+    if order is None:
+        db.session.rollback()
+        raise NotFoundError(f"no order {order_id}", code="order_not_found")
+    existing = _by_key(key)
+    if existing is not None:
+        return _repeat(existing, amount_minor, order_id=order_id)
+    paid = wallet_paid(order_id)
+    if order.status not in REFUNDED_ORDER_STATUSES or paid <= 0:
+        db.session.rollback()
+        raise ConflictError(
+            f"order {order_id} is {order.status.value} and was not paid from the wallet "
+            "(a card payment is refunded through the payment)",
+            code="order_not_refundable",
+        )
+    already = _refunded(Refund.order_id == order_id, Refund.provider == WALLET)
+    refund = Refund(
+        idempotency_key=key,
+        order_id=order.id,
+        provider=WALLET,
+        amount_minor=_amount(amount_minor, paid - already, order.currency),
+        currency=order.currency,
+        reason=reason,
+        actor=actor[:254],
+    )
+    _insert(refund)
+    move_refund(
+        refund,
+        RefundStatus.SUCCEEDED,
+        source=TransitionSource.ADMIN,
+        reason="refunded to the wallet",
+        actor=actor[:254],
+    )
+    db.session.commit()
+    return refund, True
+
+
+def _reason(reason: str) -> str:
+    cleaned = " ".join(str(reason).split())[:500]
+    if len(cleaned) < MIN_REASON:
+        raise UnprocessableError(
+            f"a reason (at least {MIN_REASON} characters) is required", code="reason_required"
+        )
+    return cleaned
+
+
+def _amount(raw: object, refundable: int, currency: str) -> int:
+    """The amount asked (all that is left when None), at most what is left to refund."""
+    if refundable <= 0:
+        db.session.rollback()
+        raise ConflictError("everything charged was refunded already", code="fully_refunded")
+    if raw is None:
+        return refundable
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw <= 0:
+        db.session.rollback()
+        raise UnprocessableError("amount_minor must be a positive integer", code="invalid_amount")
+    if raw > refundable:
+        db.session.rollback()
+        raise UnprocessableError(
+            f"at most {money_text(refundable, currency)} is left to refund",
+            code="refund_exceeds_charge",
+        )
+    return raw
+
+
+def _refunded(*where: object) -> int:
+    """What counts against the charge: every refund that did not fail (rows locked above)."""
+    return int(
+        db.session.scalar(
+            select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
+                *where,  # type: ignore[arg-type]
+                Refund.status.in_(OPEN_REFUND_STATUSES),
+            )
+        )
+        or 0
+    )
+
+
+def _by_key(key: uuid.UUID) -> Refund | None:
+    return db.session.scalar(select(Refund).where(Refund.idempotency_key == key))
+
+
+def _repeat(
+    existing: Refund,
+    amount_minor: object,
+    *,
+    payment_id: int | None = None,
+    order_id: int | None = None,
+) -> tuple[Refund, bool]:
+    same_target = (
+        existing.payment_id == payment_id
+        if payment_id is not None
+        else existing.order_id == order_id
+    )
+    if not same_target or (amount_minor is not None and amount_minor != existing.amount_minor):
+        db.session.rollback()
+        raise UnprocessableError(
+            "this idempotency key was used for another refund", code="idempotency_key_reused"
+        )
+    db.session.rollback()  # nothing written: release the locks
+    db.session.refresh(existing)
+    return existing, False
+
+
+def _insert(refund: Refund) -> None:
+    try:
+        with db.session.begin_nested():
+            db.session.add(refund)
+            db.session.flush()
+    except IntegrityError:
+        db.session.rollback()
+        raise ClientError(
+            "this refund is being recorded right now; ask again",
+            code="refund_in_progress",
+            status=409,
+        ) from None
+    record_creation(refund)

@@ -1,0 +1,291 @@
+"""The refund and refund-reconcile jobs, on the provider's queue, through its gateway.
+
+The same three steps as a charge (services/payments/charging.py): lease the refund and record
+"may have been sent" (commit), call the provider with no transaction open, apply the
+answer through the refund's state machine (commit). An unknown answer is resolved by
+asking the provider, with the same delays and escalation as a charge's.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime, timedelta
+
+from flask import current_app
+from sqlalchemy import or_, select
+
+from extensions import db
+from models import Payment, Refund, RefundStatus, TransitionSource
+from models.money import KNOWN_CURRENCIES
+from models.types import utcnow
+from providers.base import RefundRequest
+from providers.outcomes import (
+    Absent,
+    Declined,
+    LookupOutcome,
+    NotSent,
+    Report,
+    Succeeded,
+    Unknown,
+)
+from resilience.gateway import CallContext, is_refused
+from services.movements import lifecycle
+from services.movements.kinds import REFUND
+from services.payments.sweeps import SWEEP_BATCH
+from services.platform import queues
+from services.platform.locales import money_text
+from services.platform.provider_clients import gateway_for, provider_for
+from services.refunds.issue import REFUND_JOB, refund_job_id
+from services.refunds.state import lock_refund, move_refund
+
+RECONCILE_REFUND_JOB = REFUND.lookup_job
+FollowUp = lifecycle.FollowUp
+_nothing = lifecycle.nothing
+
+
+def send_refund(refund_id: int) -> None:
+    """Ask the provider to refund a pending refund once (returns early otherwise)."""
+    now = utcnow()
+    refund = _claim(refund_id, RefundStatus.PENDING, now)
+    if refund is None:
+        return
+    previously_sent = refund.first_sent_at
+    request = _request_for(refund, previously_sent)
+    provider = provider_for(refund.provider)
+    context = CallContext("refund", request.payment_id, request.idempotency_key)
+    outcome = gateway_for(refund.provider).call(
+        context,
+        lambda: provider.refund(request),
+        before=functools.partial(_mark_sending, refund, now),
+    )
+    refund = _release(refund_id)
+    if isinstance(outcome, NotSent):
+        if not is_refused(outcome):
+            lifecycle.unmark_sending(refund, previously_sent)
+        follow_up = lifecycle.defer(REFUND, refund, outcome)
+    else:
+        follow_up = _apply(refund, outcome, REFUND.send_source)
+    db.session.commit()
+    follow_up()
+
+
+def _mark_sending(refund: Refund, now: datetime) -> None:
+    lifecycle.mark_sending(refund, now)
+    db.session.commit()
+
+
+def _mark_resend(refund_id: int) -> None:
+    refund = lock_refund(refund_id)  # leased by us still: the lookup's transaction ended
+    assert refund is not None
+    _mark_sending(refund, utcnow())
+
+
+def _count_lookup(refund: Refund) -> None:
+    refund.reconcile_attempts += 1
+    db.session.commit()
+
+
+def reconcile_refund(refund_id: int) -> None:
+    """Ask the provider what happened to an unknown refund; resolve, ask later or escalate."""
+    now = utcnow()
+    refund = _claim(refund_id, RefundStatus.UNKNOWN, now)
+    if refund is None:
+        return
+    request = _request_for(refund, refund.first_sent_at)
+    provider = provider_for(refund.provider)
+    gateway = gateway_for(refund.provider)
+    context = CallContext("refund_lookup", request.payment_id, request.idempotency_key)
+    outcome: LookupOutcome = gateway.call(
+        context,
+        lambda: provider.lookup_refund(request),
+        before=functools.partial(_count_lookup, refund),
+    )
+    if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
+        # The key-less provider has no such refund: it never happened; send it now (its
+        # client looks up once more right before sending), through the breaker, recorded
+        # as sent before it leaves.
+        context = CallContext("refund_resend", request.payment_id, request.idempotency_key)
+        outcome = gateway.call(
+            context,
+            lambda: provider.refund(request),
+            before=functools.partial(_mark_resend, refund_id),
+        )
+    refund = _release(refund_id)
+    if is_refused(outcome) and refund.status == RefundStatus.UNKNOWN:
+        assert isinstance(outcome, NotSent)
+        follow_up: FollowUp = _schedule_lookup(
+            refund, outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"], "-deferred"
+        )
+    elif isinstance(outcome, Absent):
+        follow_up = _nothing
+        move_refund(
+            refund,
+            RefundStatus.FAILED,
+            source=TransitionSource.RECONCILE,
+            reason=f"provider has no record of the refund: {outcome.reason}",
+        )
+    else:
+        follow_up = _apply(refund, outcome, TransitionSource.RECONCILE)
+    db.session.commit()
+    follow_up()
+
+
+def _claim(refund_id: int, status: RefundStatus, now: datetime) -> Refund | None:
+    """Lease the refund if it is in `status` and nobody holds it (row locks in order)."""
+    refund = lock_refund(refund_id)
+    if (
+        refund is None
+        or refund.status != status
+        or (refund.lease_expires_at is not None and refund.lease_expires_at >= now)
+    ):
+        db.session.rollback()
+        return None
+    refund.lease_expires_at = lifecycle.lease_until(now)
+    return refund
+
+
+def _release(refund_id: int) -> Refund:
+    refund = lock_refund(refund_id)
+    assert refund is not None
+    refund.lease_expires_at = None
+    return refund
+
+
+def _request_for(refund: Refund, first_sent_at: datetime | None) -> RefundRequest:
+    payment = db.session.get(Payment, refund.payment_id)
+    assert payment is not None and payment.provider_payment_id is not None
+    return RefundRequest(
+        refund_id=refund.id,
+        idempotency_key=str(refund.idempotency_key),
+        payment_id=payment.id,
+        provider_payment_id=payment.provider_payment_id,
+        amount_minor=refund.amount_minor,
+        currency=refund.currency,
+        provider_refund_id=refund.provider_refund_id,
+        first_sent_at=first_sent_at,
+    )
+
+
+def mismatch(
+    refund: Refund, provider_refund_id: str | None, report: Report, *, is_success: bool = True
+) -> str:
+    """What in the provider's answer is not the refund we asked for ('' when all is). A
+    success must say all of it; a refusal is checked on what it says (Stripe's 400 for
+    a create names no refund at all: nothing was refunded, and it is a failure)."""
+    if not is_success and provider_refund_id is None:
+        return ""  # a refusal of the create: no refund exists to contradict ours
+    problems = []
+    if report.amount_minor != refund.amount_minor and (is_success or report.amount_minor):
+        theirs = report.currency if report.currency in KNOWN_CURRENCIES else refund.currency
+        problems.append(
+            f"amount {money_text(report.amount_minor or 0, theirs)} != "
+            f"{money_text(refund.amount_minor, refund.currency)}"
+        )
+    if report.currency != refund.currency and (is_success or report.currency):
+        problems.append(f"currency {report.currency} != {refund.currency}")
+    ours = {str(refund.id), str(refund.idempotency_key)}
+    says_whose = report.payment_ref is not None or report.reference is not None
+    if not ({report.payment_ref, report.reference} & ours) and (is_success or says_whose):
+        problems.append("the answer does not name our refund")
+    if refund.provider_refund_id and provider_refund_id != refund.provider_refund_id:
+        problems.append(f"refund id {provider_refund_id} != {refund.provider_refund_id}")
+    return "; ".join(problems)
+
+
+def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> FollowUp:
+    if isinstance(outcome, Succeeded | Declined):
+        problem = mismatch(
+            refund,
+            outcome.provider_payment_id,
+            outcome.report,
+            is_success=isinstance(outcome, Succeeded),
+        )
+        if problem:
+            lifecycle.count_mismatch(refund.provider, source.value)
+            move_refund(
+                refund,
+                RefundStatus.NEEDS_REVIEW,
+                source=source,
+                reason=f"the provider's answer does not match the refund: {problem}",
+            )
+            return _nothing
+        refund.provider_refund_id = refund.provider_refund_id or outcome.provider_payment_id
+    if isinstance(outcome, Succeeded):
+        move_refund(refund, RefundStatus.SUCCEEDED, source=source, reason="refunded")
+        return _nothing
+    if isinstance(outcome, Declined):
+        refund.failure_code = outcome.code[:64]
+        move_refund(
+            refund,
+            RefundStatus.FAILED,
+            source=source,
+            reason=f"refused: {outcome.code} {outcome.message}".strip(),
+        )
+        return _nothing
+    if not isinstance(outcome, NotSent | Unknown):  # Absent: the caller's; no ActionRequired
+        return _nothing
+    refund.last_error = outcome.reason[:500]
+    if isinstance(outcome, Unknown) and refund.status == RefundStatus.PENDING:
+        move_refund(refund, RefundStatus.UNKNOWN, source=source, reason=outcome.reason)
+    if refund.status != RefundStatus.UNKNOWN:
+        return _nothing
+    return _schedule_lookup(refund)
+
+
+def _schedule_lookup(
+    refund: Refund, delay_s: float | None = None, job_suffix: str = ""
+) -> FollowUp:
+    """The next lookup with a growing delay, or needs_review in time (as for charges)."""
+    return lifecycle.schedule_lookup(
+        REFUND,
+        refund,
+        lambda why: move_refund(
+            refund, RefundStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why
+        ),
+        delay_s=delay_s,
+        job_suffix=job_suffix,
+    )
+
+
+def sweep_refunds(now: datetime | None = None) -> int:
+    """Enqueue pending refunds nobody works on, and unknown refunds whose lookup is due."""
+    now = now or utcnow()
+    stale = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
+    free = or_(Refund.lease_expires_at.is_(None), Refund.lease_expires_at < now)
+    pending = db.session.execute(
+        select(Refund.id, Refund.provider)
+        .where(
+            Refund.status == RefundStatus.PENDING,
+            free,
+            or_(Refund.next_attempt_at.is_(None), Refund.next_attempt_at < stale),
+            Refund.updated_at < stale,
+        )
+        .limit(SWEEP_BATCH)
+    ).all()
+    unknown = db.session.execute(
+        select(Refund.id, Refund.provider, Refund.reconcile_attempts)
+        .where(
+            Refund.status == RefundStatus.UNKNOWN,
+            free,
+            or_(Refund.next_reconcile_at.is_(None), Refund.next_reconcile_at <= now),
+        )
+        .limit(SWEEP_BATCH)
+    ).all()
+    db.session.rollback()
+    for refund_id, provider in pending:
+        queues.enqueue(
+            provider,
+            REFUND_JOB,
+            refund_id,
+            job_id=refund_job_id(refund_id),
+            is_started_job_dead=True,
+        )
+    for refund_id, provider, attempts in unknown:
+        queues.enqueue(
+            provider,
+            RECONCILE_REFUND_JOB,
+            refund_id,
+            job_id=REFUND.lookup_job_id(refund_id, attempts),
+            is_started_job_dead=True,
+        )
+    return len(pending) + len(unknown)

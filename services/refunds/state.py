@@ -1,0 +1,250 @@
+"""A refund's state machine and effects, in the caller's transaction.
+
+Locks follow the one order (services/payments/state.py): the order, the payment, the
+refund, then the wallet. A refund's effect:
+- a wallet top-up's refund takes the money out of the wallet when it is requested
+  (before any provider call, refused if it was spent) and puts it back if the refund
+  fails;
+- an order's refund (card or wallet) marks the order partially refunded or refunded
+  when it succeeds, and a wallet-paid order's refund credits the wallet then.
+Every movement is a ledger entry with a UNIQUE operation id derived from the refund.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import func, select
+
+from extensions import db
+from models import (
+    REFUND_TRANSITIONS,
+    EmailKind,
+    LedgerEntry,
+    LedgerKind,
+    Order,
+    OrderStatus,
+    Payment,
+    PaymentPurpose,
+    Refund,
+    RefundStatus,
+    RefundTransition,
+    TransitionSource,
+    Wallet,
+)
+from services.notifications.outbox import queue_email
+from services.payments.state import lock_order_of, log_after_commit
+from services.wallet import ledger
+
+log = logging.getLogger(__name__)
+WALLET = "wallet"  # the provider name of a refund to the wallet (no provider call)
+REFUNDED_ORDER_STATUSES = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED)
+
+
+def lock_refund(refund_id: int) -> Refund | None:
+    """The refund, locked after its order and payment (the one lock order)."""
+    found = db.session.execute(
+        select(Refund.payment_id, Refund.order_id).where(Refund.id == refund_id)
+    ).first()
+    if found is None:
+        return None
+    if found.payment_id is not None:
+        lock_order_of(found.payment_id)
+        db.session.scalar(
+            select(Payment.id).where(Payment.id == found.payment_id).with_for_update()
+        )
+    elif found.order_id is not None:
+        db.session.scalar(select(Order.id).where(Order.id == found.order_id).with_for_update())
+    return db.session.scalar(
+        select(Refund)
+        .where(Refund.id == refund_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+
+
+def record_creation(refund: Refund) -> None:
+    db.session.add(
+        RefundTransition(
+            refund_id=refund.id,
+            from_status=None,
+            to_status=RefundStatus.PENDING,
+            source=TransitionSource.ADMIN,
+            reason=f"refund requested: {refund.reason}"[:500],
+            actor=refund.actor,
+        )
+    )
+
+
+def move_refund(
+    refund: Refund,
+    to: RefundStatus,
+    *,
+    source: TransitionSource,
+    reason: str = "",
+    actor: str | None = None,
+) -> bool:
+    """Move a locked refund and record why; the same rules as payments: final states
+    never regress, a conflicting final report goes to needs_review, which only an admin
+    leaves. The effect follows the new state in the same transaction."""
+    current = refund.status
+    if to == current:
+        return False
+    if current == RefundStatus.NEEDS_REVIEW and source != TransitionSource.ADMIN:
+        _record(refund, current, current, source, f"reported {to.value}: {reason}", actor)
+        return False
+    final = (RefundStatus.SUCCEEDED, RefundStatus.FAILED)
+    if current in final and to in final:
+        reason = (
+            f"conflict: refund was {current.value}, {source.value} reports {to.value}: {reason}"
+        )
+        to = RefundStatus.NEEDS_REVIEW
+    elif to not in REFUND_TRANSITIONS[current]:
+        log.info("refund %s: ignored %s -> %s (%s)", refund.id, current, to, reason)
+        return False
+    refund.status = to
+    _record(refund, current, to, source, reason, actor)
+    log_after_commit(
+        "refund %s (payment %s, key %s): %s -> %s by %s: %s",
+        refund.id,
+        refund.payment_id,
+        refund.idempotency_key,
+        current.value,
+        to.value,
+        source.value,
+        reason,
+    )
+    if to == RefundStatus.SUCCEEDED:
+        _apply_success(refund)
+        _queue_refund_email(refund)
+    elif to == RefundStatus.FAILED:
+        _undo(refund)
+    return True
+
+
+def _record(
+    refund: Refund,
+    from_status: RefundStatus,
+    to: RefundStatus,
+    source: TransitionSource,
+    reason: str,
+    actor: str | None,
+) -> None:
+    db.session.add(
+        RefundTransition(
+            refund_id=refund.id,
+            from_status=from_status,
+            to_status=to,
+            source=source,
+            reason=reason[:500],
+            actor=actor,
+        )
+    )
+
+
+def take_from_wallet(refund: Refund, payment: Payment) -> None:
+    """A top-up's refund: the money leaves the wallet first (raises ledger.WalletError,
+    nothing written, when it was spent)."""
+    assert payment.wallet_id is not None
+    ledger.apply_movement(
+        payment.wallet_id,
+        -refund.amount_minor,
+        refund.currency,
+        operation_id=f"refund:{refund.id}",
+        kind=LedgerKind.REFUND,
+        reference=f"refund {refund.id}",
+    )
+    refund.is_effect_applied = True
+
+
+def _undo(refund: Refund) -> None:
+    """A failed top-up refund: the money goes back into the wallet it left."""
+    if not refund.is_effect_applied or refund.payment_id is None:
+        return
+    payment = db.session.get(Payment, refund.payment_id)
+    if payment is None or payment.wallet_id is None:
+        return
+    ledger.apply_movement(
+        payment.wallet_id,
+        refund.amount_minor,
+        refund.currency,
+        operation_id=f"refund:{refund.id}:undone",
+        kind=LedgerKind.REFUND,
+        reference=f"refund {refund.id}",
+    )
+    refund.is_effect_applied = False
+
+
+def _apply_success(refund: Refund) -> None:
+    if refund.provider == WALLET and refund.order_id is not None:
+        order = db.session.get(Order, refund.order_id)
+        assert order is not None
+        target = db.session.scalar(
+            select(Wallet.id).where(
+                Wallet.customer_id == order.customer_id, Wallet.currency == refund.currency
+            )
+        )
+        assert target is not None
+        ledger.apply_movement(
+            target,
+            refund.amount_minor,
+            refund.currency,
+            operation_id=f"refund:{refund.id}",
+            kind=LedgerKind.REFUND,
+            reference=f"refund {refund.id}",
+        )
+        refund.is_effect_applied = True
+    elif refund.payment_id is not None:
+        payment = db.session.get(Payment, refund.payment_id)
+        if payment is not None and payment.purpose == PaymentPurpose.WALLET_TOPUP:
+            return  # its money left the wallet when it was requested
+        refund.is_effect_applied = True
+    order_id = refund.order_id
+    if order_id is not None:
+        mark_order(order_id)
+
+
+def _queue_refund_email(refund: Refund) -> None:
+    customer_id = db.session.scalar(
+        select(Payment.customer_id).where(Payment.id == refund.payment_id)
+        if refund.payment_id is not None
+        else select(Order.customer_id).where(Order.id == refund.order_id)
+    )
+    if customer_id is not None:
+        queue_email(EmailKind.REFUND, refund.id, customer_id=customer_id)
+
+
+def wallet_paid(order_id: int) -> int:
+    """What the wallet paid for the order (its ORDER ledger entries), 0 if it did not."""
+    return -int(
+        db.session.scalar(
+            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
+                LedgerEntry.kind == LedgerKind.ORDER, LedgerEntry.reference == f"order {order_id}"
+            )
+        )
+        or 0
+    )
+
+
+def refunded_total(order_id: int) -> int:
+    return int(
+        db.session.scalar(
+            select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
+                Refund.order_id == order_id, Refund.status == RefundStatus.SUCCEEDED
+            )
+        )
+        or 0
+    )
+
+
+def mark_order(order_id: int) -> None:
+    """The order says how much of it went back (its row is locked by the caller)."""
+    order = db.session.get(Order, order_id)
+    if order is None or order.status not in (*REFUNDED_ORDER_STATUSES, OrderStatus.REFUNDED):
+        return
+    db.session.flush()
+    total = refunded_total(order_id)
+    if total >= order.total_minor:
+        order.status = OrderStatus.REFUNDED
+    elif total > 0:
+        order.status = OrderStatus.PARTIALLY_REFUNDED

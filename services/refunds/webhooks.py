@@ -1,0 +1,87 @@
+"""A provider's refund events, applied like payment events (services/webhooks/events.py): found by
+our own reference, checked against the refund, moved through its state machine under
+its row lock; a repeat or a late, contradicting event changes nothing or goes to review."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from extensions import db
+from models import ProcessedWebhook, Refund, RefundStatus, TransitionSource, WebhookState
+from models.types import parse_row_id, parse_uuid
+from providers.events import ProviderEvent
+from services.refunds.sending import mismatch
+from services.refunds.state import lock_refund, move_refund
+
+OUTCOMES = {"succeeded": RefundStatus.SUCCEEDED, "failed": RefundStatus.FAILED}
+
+
+def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
+    """Apply a refund event in the caller's transaction; set record.state."""
+    refund = _find(provider, event)
+    if refund is None:
+        # Our own answer may not have stored the provider's refund id yet: keep it.
+        record.state, record.note = WebhookState.PENDING, "refund not found yet"
+        record.processed_at = None
+        return record.state
+    record.payment_id = refund.payment_id
+    if event.outcome is None:
+        record.state, record.note = WebhookState.IGNORED, "the refund is still pending"
+        return record.state
+    reason = f"{event.event_type} {event.event_id}"
+    problem = mismatch(refund, event.provider_payment_id, event.report)
+    if problem:
+        move_refund(
+            refund,
+            RefundStatus.NEEDS_REVIEW,
+            source=TransitionSource.WEBHOOK,
+            reason=f"{reason} does not match the refund: {problem}",
+            actor=event.event_id,
+        )
+        record.state, record.note = WebhookState.APPLIED, f"report mismatch: {problem}"[:500]
+        return record.state
+    if refund.provider_refund_id is None:
+        refund.provider_refund_id = event.provider_payment_id
+    status = OUTCOMES[event.outcome]
+    if status == RefundStatus.FAILED and event.decline_code:
+        refund.failure_code = refund.failure_code or event.decline_code[:64]
+    was = refund.status
+    is_moved = move_refund(
+        refund, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
+    )
+    record.state = WebhookState.APPLIED
+    record.note = (
+        f"refund {refund.id}: {was.value} -> {refund.status.value}"
+        if is_moved
+        else f"no change: refund {refund.id} was {was.value}"
+    )
+    return record.state
+
+
+def _find(provider: str, event: ProviderEvent) -> Refund | None:
+    """Our refund id (Stripe's metadata.refund_id) or key (the acquirer's reference) first,
+    then the provider's refund id; locked in the one lock order. Raises ValueError for a
+    reference that cannot be ours (the event is set aside)."""
+    report, condition = event.report, None
+    if report.payment_ref is not None:
+        refund_id = parse_row_id(report.payment_ref)
+        if refund_id is None:
+            raise ValueError(f"metadata.refund_id {report.payment_ref[:40]!r} is not a refund id")
+        condition = Refund.id == refund_id
+    elif report.reference is not None:
+        try:
+            condition = Refund.idempotency_key == parse_uuid(report.reference)
+        except ValueError:
+            raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
+    for where in (
+        condition,
+        Refund.provider_refund_id == event.provider_payment_id
+        if event.provider_payment_id
+        else None,
+    ):
+        if where is None:
+            continue
+        found = db.session.scalar(select(Refund.id).where(where, Refund.provider == provider))
+        if found is not None:
+            return lock_refund(found)
+    return None

@@ -1,0 +1,1 @@
+"""The wallet: its ledger, payments from it, its audit."""

@@ -1,0 +1,233 @@
+"""The wallet audit: every balance equals the sum of its ledger; no operation id twice;
+and the ledger agrees with the payments: a top-up's credits add up to its amount
+exactly while its success stands (zero otherwise), and an order is paid by exactly
+one thing (one card payment's success, or one wallet debit); a refund's ledger entries
+agree with its state."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+
+from redis.exceptions import RedisError
+from sqlalchemy import String, cast, func, literal, select
+
+from extensions import db, redis_client
+from models import (
+    LedgerEntry,
+    LedgerKind,
+    Order,
+    OrderStatus,
+    Payment,
+    PaymentPurpose,
+    PaymentStatus,
+    Refund,
+    RefundStatus,
+    Wallet,
+)
+from models.types import utcnow
+from services.platform.locales import money_text
+from services.refunds.state import WALLET
+
+log = logging.getLogger(__name__)
+LAST_RESULT_KEY = "wallet:audit:last"  # read by the admin dashboard
+# A payment in these states may or may not have its effect: a person is deciding.
+UNDECIDED = (PaymentStatus.NEEDS_REVIEW,)
+# An order paid once, whatever went back since.
+PAID_LIKE = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED, OrderStatus.REFUNDED)
+
+
+@dataclass
+class AuditResult:
+    checked_wallets: int
+    mismatches: list[str] = field(default_factory=list)
+    at: str = ""
+
+    @property
+    def is_ok(self) -> bool:
+        return not self.mismatches
+
+
+def audit_wallets() -> AuditResult:
+    """Check every wallet and remember the result in Redis (best effort)."""
+    ledger_sum = (
+        select(LedgerEntry.wallet_id, func.sum(LedgerEntry.amount_minor).label("total"))
+        .group_by(LedgerEntry.wallet_id)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Wallet.id, Wallet.currency, Wallet.balance_minor, func.coalesce(ledger_sum.c.total, 0)
+        )
+        .outerjoin(ledger_sum, ledger_sum.c.wallet_id == Wallet.id)
+        .order_by(Wallet.id)
+    ).all()
+    result = AuditResult(checked_wallets=len(rows), at=utcnow().isoformat())
+    for wallet_id, currency, balance, total in rows:
+        if balance != total:
+            result.mismatches.append(
+                f"wallet {wallet_id} ({currency}): balance {money_text(balance, currency)} != "
+                f"ledger sum {money_text(total, currency)}"
+            )
+        if balance < 0:
+            result.mismatches.append(
+                f"wallet {wallet_id} ({currency}): negative balance {money_text(balance, currency)}"
+            )
+    duplicates = db.session.execute(
+        select(LedgerEntry.operation_id, func.count())
+        .group_by(LedgerEntry.operation_id)
+        .having(func.count() > 1)
+    ).all()
+    for operation_id, count in duplicates:
+        result.mismatches.append(f"operation id {operation_id} appears {count} times")
+    result.mismatches.extend(_topups_against_ledger())
+    result.mismatches.extend(_orders_against_payments())
+    result.mismatches.extend(_refunds_against_ledger())
+    db.session.rollback()
+    try:
+        redis_client.client.set(LAST_RESULT_KEY, json.dumps(asdict(result)))
+    except RedisError as exc:
+        log.warning("could not store the wallet audit result in Redis: %s", exc)
+    return result
+
+
+def _topups_against_ledger() -> list[str]:
+    credited = (
+        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(
+            LedgerEntry.kind.in_((LedgerKind.TOPUP, LedgerKind.REVERSAL)),
+            LedgerEntry.reference.like("payment %"),
+        )
+        .group_by(LedgerEntry.reference)
+        .subquery()
+    )
+    # What the top-up's refunds took from the wallet (and gave back when they failed).
+    refunded = (
+        select(Refund.payment_id, func.sum(LedgerEntry.amount_minor).label("net"))
+        .join(Refund, LedgerEntry.reference == literal("refund ") + cast(Refund.id, String))
+        .where(LedgerEntry.kind == LedgerKind.REFUND, Refund.payment_id.is_not(None))
+        .group_by(Refund.payment_id)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Payment.id,
+            Payment.status,
+            Payment.amount_minor,
+            Payment.currency,
+            Payment.is_effect_applied,
+            func.coalesce(credited.c.net, 0),
+            func.coalesce(refunded.c.net, 0),
+        )
+        .outerjoin(credited, credited.c.reference == literal("payment ") + cast(Payment.id, String))
+        .outerjoin(refunded, refunded.c.payment_id == Payment.id)
+        .where(Payment.purpose == PaymentPurpose.WALLET_TOPUP)
+        .order_by(Payment.id)
+    ).all()
+    problems = []
+    for payment_id, status, amount, currency, is_applied, net, refunds_net in rows:
+        # Per top-up: its credit, minus its refunds, minus its reversals, is what it still
+        # holds in the wallet: all of it less the refunds while applied, nothing once undone.
+        holds = net + refunds_net
+        expected = amount + refunds_net if is_applied else 0
+        if holds != expected or holds < 0:
+            problems.append(
+                f"top-up payment {payment_id} ({status.value}): credit minus refunds minus "
+                f"reversals is {money_text(holds, currency)}, expected "
+                f"{money_text(expected, currency)}"
+            )
+        if is_applied != (status == PaymentStatus.SUCCEEDED) and status not in UNDECIDED:
+            problems.append(
+                f"top-up payment {payment_id} is {status.value} but its credit is "
+                f"{'in place' if is_applied else 'missing'}"
+            )
+    return problems
+
+
+def _orders_against_payments() -> list[str]:
+    applied = (
+        select(Payment.order_id, func.count().label("paid_by"))
+        .where(Payment.is_effect_applied.is_(True), Payment.order_id.is_not(None))
+        .group_by(Payment.order_id)
+        .subquery()
+    )
+    debited = (
+        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(LedgerEntry.kind == LedgerKind.ORDER)
+        .group_by(LedgerEntry.reference)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Order.id,
+            Order.status,
+            Order.currency,
+            func.coalesce(applied.c.paid_by, 0),
+            func.coalesce(debited.c.net, 0),
+        )
+        .outerjoin(applied, applied.c.order_id == Order.id)
+        .outerjoin(debited, debited.c.reference == literal("order ") + cast(Order.id, String))
+        .order_by(Order.id)
+    ).all()
+    problems = []
+    for order_id, status, currency, card_payments, wallet_net in rows:
+        paid_by = card_payments + (1 if wallet_net else 0)
+        if (status in PAID_LIKE) != (paid_by == 1) or paid_by > 1:
+            problems.append(
+                f"order {order_id} is {status.value}, paid by {card_payments} card payment(s) "
+                f"and {money_text(-wallet_net, currency)} from a wallet"
+            )
+    return problems
+
+
+def _refunds_against_ledger() -> list[str]:
+    """A top-up's refund took its money out of the wallet while it stands; an order paid
+    from the wallet got its refund back into the wallet once it succeeded."""
+    moved = (
+        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(LedgerEntry.kind == LedgerKind.REFUND, LedgerEntry.reference.like("refund %"))
+        .group_by(LedgerEntry.reference)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Refund.id,
+            Refund.status,
+            Refund.provider,
+            Refund.amount_minor,
+            Refund.currency,
+            Refund.is_effect_applied,
+            Payment.purpose,
+            func.coalesce(moved.c.net, 0),
+        )
+        .outerjoin(Payment, Payment.id == Refund.payment_id)
+        .outerjoin(moved, moved.c.reference == literal("refund ") + cast(Refund.id, String))
+        .order_by(Refund.id)
+    ).all()
+    problems = []
+    for refund_id, status, provider, amount, currency, is_applied, purpose, net in rows:
+        if purpose == PaymentPurpose.WALLET_TOPUP:
+            expected, should_apply = -amount, status != RefundStatus.FAILED
+        elif provider == WALLET:
+            expected, should_apply = amount, status == RefundStatus.SUCCEEDED
+        else:
+            expected, should_apply = 0, status == RefundStatus.SUCCEEDED
+        if net != (expected if is_applied else 0):
+            problems.append(
+                f"refund {refund_id} ({status.value}): ledger moved {money_text(net, currency)}"
+            )
+        if is_applied != should_apply and status != RefundStatus.NEEDS_REVIEW:
+            problems.append(
+                f"refund {refund_id} is {status.value} but its effect is "
+                f"{'in place' if is_applied else 'missing'}"
+            )
+    return problems
+
+
+def last_audit() -> dict[str, object] | None:
+    try:
+        raw = redis_client.client.get(LAST_RESULT_KEY)
+    except RedisError:
+        return None
+    return json.loads(raw) if raw else None

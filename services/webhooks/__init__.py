@@ -1,0 +1,1 @@
+"""Provider webhooks: recorded once, applied in order and in batches, backfilled."""

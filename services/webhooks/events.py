@@ -1,0 +1,322 @@
+"""Incoming provider events: verified, recorded once, applied under a row lock.
+
+The web request verifies the signature and records the event (UNIQUE(provider,
+event_id) turns every redelivery into a no-op), commits, queues its application
+and answers: one INSERT and one enqueue, so a burst of deliveries costs little.
+The apply job locks the event row and the payment; the effect and the event's
+`applied` state commit together or not at all. An event whose job was lost stays
+`pending` and is applied by the periodic retry.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import psycopg
+from flask import current_app
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.exc import DataError, IntegrityError
+
+from extensions import db
+from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource, WebhookState
+from models.types import parse_row_id, parse_uuid, utcnow
+from providers.events import ProviderEvent, WebhookError, load_json_object
+from providers.registry import PROVIDERS
+from providers.spec import WebhookScheme
+from services.payments import answers
+from services.payments.state import lock_found_payment, move
+from services.platform import day_counts, metrics, queues
+from services.refunds.webhooks import apply_refund_event
+
+log = logging.getLogger(__name__)
+
+
+RECEIVED = "received"  # the note of an event recorded and not applied yet
+OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
+
+
+class UnknownProviderError(LookupError):
+    """No webhook endpoint for this provider."""
+
+
+def scheme_for(provider: str) -> WebhookScheme:
+    """The webhook scheme of an enabled provider (providers/<name>/, via the registry)."""
+    if provider not in current_app.config["PAYMENTS_PROVIDERS"] or provider not in PROVIDERS:
+        raise UnknownProviderError(provider)
+    return PROVIDERS[provider].webhook
+
+
+def receive(
+    provider: str, headers: Mapping[str, str], body: bytes, now: float | None = None
+) -> str:
+    """Verify, parse and record one delivery; return accepted|duplicate.
+
+    Raises UnknownProviderError or WebhookError (nothing written) for bad requests.
+    """
+    scheme = scheme_for(provider)
+    secret = current_app.config[scheme.secret_setting]
+    scheme.verify(headers, body, secret, time.time() if now is None else now)
+    payload = load_json_object(body)
+    return ingest(provider, scheme.parse(payload), payload)
+
+
+def ingest(
+    provider: str, event: ProviderEvent, payload: dict[str, Any], *, apply_now: bool = False
+) -> str:
+    """Record the event once; queue its application (or, in a job already, apply it in the
+    same transaction with `apply_now`). Commits. Returns accepted|duplicate, or with
+    `apply_now` the state apply_event set."""
+    statement = _record_statement()
+    params = {
+        "provider": provider,
+        "event_id": event.event_id,
+        "event_type": event.event_type,
+        "payload": payload,
+        "event_created_at": event.created_at,
+        "received_at": utcnow(),
+    }
+    if not apply_now:
+        # One statement, atomic on its own: autocommit saves the BEGIN and COMMIT trips.
+        with db.engine.connect() as conn:
+            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
+            record_id = autocommit.execute(statement, params).scalar()
+        if record_id is None:
+            return "duplicate"  # someone recorded it first (redelivery, another node)
+        queues.enqueue_webhook(record_id)
+        return "accepted"
+    record_id = db.session.execute(statement, params).scalar()
+    if record_id is None:
+        db.session.commit()
+        return "duplicate"
+    record = db.session.get(ProcessedWebhook, record_id)
+    assert record is not None
+    state = _apply_or_reject(record)
+    db.session.commit()
+    return state
+
+
+@functools.cache
+def _record_statement() -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING RETURNING id, built once (it runs per delivery)."""
+    table = ProcessedWebhook.__table__
+    columns = ("provider", "event_id", "event_type", "payload", "event_created_at", "received_at")
+    return (
+        pg_insert(table)
+        .values(
+            {
+                **{name: bindparam(name, type_=table.c[name].type) for name in columns},
+                "state": WebhookState.PENDING.value,
+                "note": RECEIVED,
+            }
+        )
+        .on_conflict_do_nothing(index_elements=["provider", "event_id"])
+        .returning(table.c.id)
+    )
+
+
+def apply_recorded(record_id: int) -> str:
+    """Apply one recorded event if it is still pending (the apply job). Commits."""
+    record = _lock_record(record_id)
+    if record is None or record.state != WebhookState.PENDING:
+        db.session.rollback()  # applied by the periodic retry, or never recorded
+        return "done" if record is not None else "missing"
+    record_id, provider, event_id = record.id, record.provider, record.event_id
+    try:
+        # No savepoint on this path (it is every delivery's): a failure rolls the whole
+        # transaction back, and the event is set aside in a new one.
+        state = apply_event(provider, PROVIDERS[provider].webhook.parse(record.payload), record)
+    except CANNOT_APPLY as exc:
+        db.session.rollback()
+        state = _set_aside(record_id, provider, event_id, exc)
+    db.session.commit()
+    return state
+
+
+def _lock_record(record_id: int) -> ProcessedWebhook | None:
+    return db.session.scalar(
+        select(ProcessedWebhook)
+        .where(ProcessedWebhook.id == record_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+
+
+# Errors caused by the event's data (not by an outage, which leaves the event pending):
+# the wallet's hot path talks to psycopg directly, so its errors come unwrapped.
+CANNOT_APPLY = (
+    WebhookError,
+    ValueError,
+    LookupError,
+    DataError,
+    IntegrityError,
+    psycopg.DataError,
+    psycopg.IntegrityError,
+)
+
+
+def _apply_or_reject(record: ProcessedWebhook) -> str:
+    """Apply a locked record in a savepoint; an event that cannot apply is set aside as
+    `rejected` with the reason, so it never blocks the events behind it."""
+    record_id, provider, event_id = record.id, record.provider, record.event_id
+    try:
+        with db.session.begin_nested():
+            event = PROVIDERS[provider].webhook.parse(record.payload)
+            return apply_event(provider, event, record)
+    except CANNOT_APPLY as exc:
+        return _set_aside(record_id, provider, event_id, exc)
+
+
+def _set_aside(record_id: int, provider: str, event_id: str, exc: Exception) -> str:
+    """Mark an event that cannot apply `rejected`, with the reason (caller's transaction)."""
+    cause = getattr(exc, "orig", None) or exc  # the driver's error, not SQLAlchemy's wrapper
+    reason = f"could not apply: {type(cause).__name__}: {cause}".splitlines()[0][:500]
+    log.error("webhook event %s (%s) set aside: %s", event_id, provider, reason)
+    locked = _lock_record(record_id)  # a rollback expired the object
+    assert locked is not None
+    locked.state, locked.note, locked.processed_at = WebhookState.REJECTED, reason, utcnow()
+    metrics.WEBHOOK_EVENTS.labels(provider, "rejected").inc()
+    return locked.state
+
+
+Located = tuple[int, int | None] | None  # (payment id, order id) of an event, or not found
+LOOK_UP: Any = object()  # apply_event's default: locate the event's payment itself
+
+
+def apply_event(
+    provider: str, event: ProviderEvent, record: ProcessedWebhook, located: Located = LOOK_UP
+) -> str:
+    """Apply an event to its (locked) payment in the caller's transaction; set record.state.
+    `located`: what locate_payment answered for it already (a batch sorts by it)."""
+    record.processed_at = utcnow()
+    if event.is_refund:
+        return apply_refund_event(provider, event, record)
+    if event.outcome is None:
+        record.state, record.note = WebhookState.IGNORED, "event type has no effect on payments"
+        return record.state
+    try:
+        if located is LOOK_UP:
+            located = locate_payment(provider, event)
+        payment = lock_found_payment(*located) if located is not None else None
+    except ValueError as exc:
+        record.state, record.note = WebhookState.REJECTED, str(exc)[:500]
+        return record.state
+    if payment is None:
+        # The charge job may not have stored the provider's id yet: keep it for later.
+        record.state, record.note = WebhookState.PENDING, "payment not found yet"
+        record.processed_at = None
+        return record.state
+    record.payment_id = payment.id
+    newest = db.session.scalar(
+        select(func.max(ProcessedWebhook.event_created_at)).where(
+            ProcessedWebhook.payment_id == payment.id,
+            ProcessedWebhook.state == WebhookState.APPLIED,
+            ProcessedWebhook.id != record.id,
+        )
+    )
+    if newest is not None and event.created_at < newest:
+        record.state = WebhookState.IGNORED
+        record.note = f"older than the event applied for this payment at {newest.isoformat()}"
+        return record.state
+    reason = f"{event.event_type} {event.event_id}"
+    status = OUTCOME_STATUS[event.outcome]
+    problem = answers.mismatch(
+        payment,
+        event.provider_payment_id,
+        event.report,
+        is_success=status == PaymentStatus.SUCCEEDED,
+    )
+    if problem:
+        answers.set_aside(
+            payment, problem, source=TransitionSource.WEBHOOK, what=reason, actor=event.event_id
+        )
+        record.state = WebhookState.APPLIED
+        record.note = f"{answers.MISMATCH_PREFIX}: {problem}"[:500]
+        return record.state
+    if payment.provider_payment_id is None and event.provider_payment_id:
+        payment.provider_payment_id = event.provider_payment_id
+    if status == PaymentStatus.FAILED and payment.decline_code is None and event.decline_code:
+        payment.decline_code = event.decline_code[:64]
+    was = payment.status
+    is_moved = move(
+        payment, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
+    )
+    record.state = WebhookState.APPLIED
+    record.note = (
+        f"{was.value} -> {payment.status.value}"
+        if is_moved
+        else f"no change: payment was {was.value}"
+    )
+    return record.state
+
+
+def locate_payment(provider: str, event: ProviderEvent) -> tuple[int, int | None] | None:
+    """(id, order id) of the event's payment, not locked: our own reference first, then
+    the provider's id. Raises ValueError when the event names a payment of ours in a
+    form that cannot be one (it is set aside, never retried)."""
+    report = event.report
+    condition = None
+    if report.payment_ref is not None:
+        payment_id = parse_row_id(report.payment_ref)
+        if payment_id is None:
+            raise ValueError(f"metadata.payment_id {report.payment_ref[:40]!r} is not a payment id")
+        condition = Payment.id == payment_id
+    elif report.reference is not None:
+        try:
+            condition = Payment.idempotency_key == parse_uuid(report.reference)
+        except ValueError:
+            raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
+    for where in (
+        condition,
+        Payment.provider_payment_id == event.provider_payment_id
+        if event.provider_payment_id
+        else None,
+    ):
+        if where is None:
+            continue
+        found = db.session.execute(
+            select(Payment.id, Payment.order_id).where(where, Payment.provider == provider)
+        ).first()
+        if found is not None:
+            return found.id, found.order_id
+    return None
+
+
+RETRY_BUDGET_S = 40.0  # one run stays well inside the 60 s job timeout
+
+
+def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> int:
+    """Apply pending events: their payment was not found yet, or their job was lost (Redis
+    was down when they arrived). Walks every pending event once, a committed batch at a
+    time, until the time budget runs out; one that cannot apply is set aside. Returns
+    how many were applied (or set aside)."""
+    deadline = time.monotonic() + budget_s
+    applied, after_id = 0, 0
+    while time.monotonic() < deadline:
+        record_ids = db.session.scalars(
+            select(ProcessedWebhook.id)
+            .where(ProcessedWebhook.state == WebhookState.PENDING, ProcessedWebhook.id > after_id)
+            .order_by(ProcessedWebhook.id)
+            .limit(batch)
+            .with_for_update(skip_locked=True)
+        ).all()
+        if not record_ids:
+            break
+        for record_id in record_ids:
+            record = db.session.get(ProcessedWebhook, record_id)
+            assert record is not None
+            if _apply_or_reject(record) != WebhookState.PENDING:
+                applied += 1
+        after_id = record_ids[-1]
+        db.session.commit()
+    db.session.rollback()
+    return applied
+
+
+def record_duplicate(provider: str) -> None:
+    """Count a redelivery for the dashboard (best effort: Redis may be down)."""
+    day_counts.count_today(day_counts.DUPLICATE_WEBHOOKS)

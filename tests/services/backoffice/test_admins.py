@@ -1,0 +1,39 @@
+"""Admin sign-in: throttled per account and address, a logout ends every session."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, csrf_token_from, make_admin
+from tests.services.accounts.test_login_throttle import ATTACKER, OWNER, _login, _replay
+
+
+def test_admin_guessing_does_not_lock_the_real_admin_out(app: Flask) -> None:
+    make_admin(app)
+    attacker = app.test_client()
+    answers = [
+        _login(attacker, ADMIN_EMAIL, f"guess-{n}", ATTACKER, "/admin/login").status_code
+        for n in range(7)
+    ]
+    assert answers == [400] * 5 + [429] * 2
+    owner = app.test_client()
+    assert _login(owner, ADMIN_EMAIL, ADMIN_PASSWORD, OWNER, "/admin/login").status_code == 302
+    # Successful logins are not counted as attempts.
+    for _ in range(7):
+        again = app.test_client()
+        assert _login(again, ADMIN_EMAIL, ADMIN_PASSWORD, OWNER, "/admin/login").status_code == 302
+
+
+def test_an_admin_cookie_replayed_after_logout_opens_nothing(
+    app: Flask, client: FlaskClient
+) -> None:
+    make_admin(app)
+    assert _login(client, ADMIN_EMAIL, ADMIN_PASSWORD, OWNER, "/admin/login").status_code == 302
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    assert _replay(app, cookie.value).get("/admin/").status_code == 200
+    token = csrf_token_from(client.get("/admin/").get_data(as_text=True))
+    client.post("/admin/logout", data={"csrf_token": token})
+    replayed = _replay(app, cookie.value).get("/admin/")
+    assert replayed.status_code == 302 and "/admin/login" in replayed.headers["Location"]

@@ -1,0 +1,63 @@
+"""The overview's pictures: outcomes per minute from the last hour's transitions, and the
+sampled breakers, queues and oldest unknown payment, drawn as inline SVG."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from extensions import db
+from models import PaymentStatus, TransitionSource
+from models.types import utcnow
+from services.backoffice.charts import payments_per_minute, samples, svg
+from services.backoffice.dashboard import sample_health
+from services.payments.state import lock_payment, move
+from services.platform.provider_clients import breaker_for
+from tests.factories import make_customer, make_order, make_payment
+
+
+def test_outcomes_per_minute_come_from_the_last_hour(app_ctx: Flask) -> None:
+    for target in (PaymentStatus.SUCCEEDED, PaymentStatus.SUCCEEDED, PaymentStatus.FAILED):
+        payment = make_payment(make_order(make_customer()))
+        db.session.commit()
+        locked = lock_payment(payment.id)
+        assert locked is not None
+        move(locked, target, source=TransitionSource.CHARGE, reason="test")
+        db.session.commit()
+    series = payments_per_minute()
+    assert sum(v for _, v in series["succeeded"]) == 2 and sum(v for _, v in series["failed"]) == 1
+    assert sum(v for _, v in payments_per_minute(utcnow() + timedelta(hours=2))["succeeded"]) == 0
+
+
+def test_samples_feed_the_charts(app_ctx: Flask) -> None:
+    breaker_for("stripe").force("open", actor="test", reason="chart")
+    sample_health()
+    sample_health()
+    [first, _] = samples()
+    assert first["breakers"]["stripe"] == "forced_open" and "notifications" in first["queues"]
+
+
+def test_svg_draws_one_line_per_series_and_escapes_names() -> None:
+    drawn = str(svg("Depth <q>", {"a<b": [(0.0, 1.0), (60.0, 3.0)], "c": [(0.0, 0.0)]}))
+    assert drawn.startswith("<svg") and drawn.count("<polyline") == 2
+    assert "a&lt;b" in drawn and "Depth &lt;q&gt;" in drawn and "style=" not in drawn
+    assert "no data yet" in str(svg("empty", {}))
+
+
+def test_the_overview_shows_the_charts(admin_client: FlaskClient, app: Flask, sandbox: Any) -> None:
+    with app.app_context():
+        sample_health()
+    page = admin_client.get("/admin/").get_data(as_text=True)
+    assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') == 4
+
+
+def test_a_state_holds_until_the_next_sample() -> None:
+    drawn = str(svg("Breaker", {"stripe": [(0.0, 0.0), (10.0, 2.0)]}, steps=True))
+    points = drawn.split('points="')[1].split('"')[0].split()
+    assert len(points) == 3  # closed until the sample that saw it open, then open
+    assert points[1].split(",")[1] == points[0].split(",")[1]  # level: still closed at t=10
+    assert points[1].split(",")[0] == points[2].split(",")[0]  # then straight up
+    assert ">-10 s<" in drawn  # a short span is told in seconds

@@ -1,0 +1,57 @@
+"""The dashboard's search finds a payment by each thing an operator may hold."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from extensions import db
+from models import Customer, Payment, Refund
+from services.backoffice.search import search
+from services.payments.charging import charge_payment
+from services.refunds.issue import refund_payment
+from services.refunds.sending import send_refund
+from tests.factories import make_customer, make_order
+from tests.helpers import committed_payment, run_maintenance_jobs, signed_post, stripe_event
+
+
+def _found(app: Flask, text: str) -> list[tuple[int, str]]:
+    with app.app_context():
+        return [(hit.payment.id, hit.why) for hit in search(text)]
+
+
+def test_every_key_finds_the_payment(app: Flask, client: FlaskClient, sandbox: Any) -> None:
+    with app.app_context():
+        make_order(make_customer())  # an order without a payment: its id is not the payment's
+        db.session.commit()
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        asked, _ = refund_payment(payment_id, 100, "search test", "ops", uuid.uuid4())
+        send_refund(asked.id)
+        payment = db.session.get(Payment, payment_id)
+        refund = db.session.get(Refund, asked.id)
+        assert payment is not None and refund is not None
+        customer = db.session.get(Customer, payment.customer_id)
+        assert customer is not None
+        keys = {
+            "payment id": str(payment_id),
+            "idempotency key": str(payment.idempotency_key),
+            "order id": str(payment.order_id),
+            "customer email": customer.email.upper(),
+            "provider id": payment.provider_payment_id,
+            "refund key": str(refund.idempotency_key),
+            "provider refund id": refund.provider_refund_id,
+        }
+    event = stripe_event(payment_id, intent_id=str(keys["provider id"]), event_id="evt_search")
+    signed_post(client, event)
+    run_maintenance_jobs(app)
+    keys["webhook event"] = "evt_search"
+    for why, text in keys.items():
+        hits = _found(app, str(text))
+        assert (payment_id, why) in hits or (hits and hits[0][0] == payment_id), (why, hits)
+    assert _found(app, "nothing-like-this") == [] and _found(app, "   ") == []
+    assert _found(app, "99999999999999999999") == []  # not a row id: no error either

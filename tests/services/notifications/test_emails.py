@@ -1,0 +1,259 @@
+"""Customer emails: written once per cause (even with jobs run twice), delivered at least
+once with one Message-ID, kept and retried when the SMTP server hangs or refuses, and
+the sink receives exactly what the outbox says was sent."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import time_machine
+from flask import Flask
+from redis import Redis
+from rq import Queue
+from rq.registry import ScheduledJobRegistry
+from sqlalchemy import select
+
+from extensions import db
+from models import Customer, EmailKind, OutboxMessage, OutboxStatus, Payment
+from models.types import utcnow
+from services.accounts.customers import create_customer
+from services.notifications.emails import message_id, render_email, send_email, sweep_outbox
+from services.payments.charging import charge_payment
+from tests.helpers import all_rows, committed_payment, run_notification_jobs
+from tests.mail_support import busy_smtp_server, silent_smtp_server
+
+
+def _rows(app: Flask) -> list[OutboxMessage]:
+    return all_rows(app, OutboxMessage)
+
+
+def _email_jobs(app: Flask) -> list[str]:
+    return list(_queue(app).get_job_ids())
+
+
+def _scheduled_emails(app: Flask) -> list[str]:
+    return list(ScheduledJobRegistry(queue=_queue(app)).get_job_ids())
+
+
+def _queue(app: Flask) -> Queue:
+    redis = Redis.from_url(app.config["REDIS_URL"])
+    return Queue(app.config["NOTIFICATIONS_QUEUE"], connection=redis)
+
+
+def _one(app: Flask, kind: EmailKind) -> OutboxMessage:
+    [row] = [r for r in _rows(app) if r.kind == kind]
+    return row
+
+
+def test_a_receipt_is_written_once_and_sent_once(app: Flask, sandbox: Any, mail_sink: Any) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        charge_payment(payment_id)  # the job again: nothing new
+    receipt = _one(app, EmailKind.RECEIPT)
+    assert receipt.subject_id == payment_id and receipt.status == OutboxStatus.PENDING
+    assert _email_jobs(app) == [f"email-{receipt.id}"]
+    run_notification_jobs(app)
+    with app.app_context():
+        send_email(receipt.id)  # a second run of the job: already sent, nothing happens
+    [message] = mail_sink.messages()
+    assert message["Subject"] == f"Your receipt for payment #{payment_id}"
+    assert message["To"] == receipt.recipient
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert "€10.00" in text and "Paid with Visa ending in 4242." in text  # as Stripe said
+    assert "Paid with Visa ending in 4242." in html and "1 x Thing: €10.00" in text
+    assert app.config["SHOP_NAME"] in text and "00100 Roma, Italia" in html
+    assert message["Date"]  # and a Message-ID below: what mail clients need
+    sent = _one(app, EmailKind.RECEIPT)
+    assert sent.status == OutboxStatus.SENT and sent.attempts == 1
+    with app.app_context():
+        assert message["Message-ID"] == message_id(sent)
+
+
+def test_a_customer_who_shops_in_italian_gets_italian_emails(
+    app: Flask, sandbox: Any, mail_sink: Any
+) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        customer = db.session.get(Customer, db.session.get(Payment, payment_id).customer_id)  # type: ignore[union-attr]
+        assert customer is not None
+        customer.locale = "it"
+        db.session.commit()
+        charge_payment(payment_id)
+    run_notification_jobs(app)
+    receipts = [m for m in mail_sink.messages() if str(payment_id) in m["Subject"]]
+    assert [m["Subject"] for m in receipts] == [f"La tua ricevuta per il pagamento n. {payment_id}"]
+    text = receipts[0].get_body(("plain",)).get_content()
+    assert "10,00\xa0€" in text and "Pagato con Visa che termina con 4242." in text
+
+
+def test_a_hanging_smtp_server_keeps_the_email_and_retries(
+    app: Flask, make_app: Any, mail_sink: Any
+) -> None:
+    with app.app_context():
+        create_customer("new@example.com", "password123", ["EUR"])
+    welcome = _one(app, EmailKind.WELCOME)
+    with silent_smtp_server() as url:
+        hanging = make_app(SMTP_URL=url, SMTP_TIMEOUT_S=0.5)
+        with hanging.app_context():
+            send_email(welcome.id)
+    kept = _one(app, EmailKind.WELCOME)
+    assert kept.status == OutboxStatus.PENDING and kept.attempts == 1
+    assert kept.next_attempt_at is not None and kept.last_error
+    assert _scheduled_emails(app) == [f"email-{welcome.id}-retry-1"]
+    with time_machine.travel(utcnow() + timedelta(minutes=5)), app.app_context():
+        send_email(welcome.id)  # the retry, with the sink back
+    assert _one(app, EmailKind.WELCOME).status == OutboxStatus.SENT
+    assert [m["To"] for m in mail_sink.messages()] == ["new@example.com"]
+
+
+def test_the_same_message_id_on_every_attempt(app: Flask, make_app: Any, mail_sink: Any) -> None:
+    with app.app_context():
+        create_customer("again@example.com", "password123", ["EUR"])
+    row = _one(app, EmailKind.WELCOME)
+    with busy_smtp_server() as url:
+        busy = make_app(SMTP_URL=url)
+        with busy.app_context():
+            send_email(row.id)
+            first = render_email(db.session.get(OutboxMessage, row.id))  # type: ignore[arg-type]
+    assert "451" in (_one(app, EmailKind.WELCOME).last_error or "")
+    with time_machine.travel(utcnow() + timedelta(minutes=5)), app.app_context():
+        send_email(row.id)
+    [delivered] = mail_sink.messages()
+    assert delivered["Message-ID"] == first["Message-ID"]
+
+
+def test_a_refusing_server_ends_failed_with_the_reason(app: Flask, make_app: Any) -> None:
+    from devtools.servers import free_port
+
+    with app.app_context():
+        create_customer("late@example.com", "password123", ["EUR"])
+    row = _one(app, EmailKind.WELCOME)
+    nobody = make_app(SMTP_URL=f"smtp://127.0.0.1:{free_port()}")
+    # Retried for the whole horizon (a day at least), then failed with the reason.
+    for hours in (0, 1, 30, 80):
+        with time_machine.travel(utcnow() + timedelta(hours=hours)), nobody.app_context():
+            send_email(row.id)
+        if hours < 80:
+            assert _one(app, EmailKind.WELCOME).status == OutboxStatus.PENDING, hours
+    failed = _one(app, EmailKind.WELCOME)
+    assert failed.status == OutboxStatus.FAILED and failed.attempts == 4
+    assert "after 4 attempts: could not connect" in (failed.last_error or "")
+
+
+def test_the_sweep_sends_what_lost_its_job(app: Flask, mail_sink: Any) -> None:
+    with app.app_context():
+        create_customer("lost@example.com", "password123", ["EUR"])
+    Redis.from_url(app.config["REDIS_URL"]).flushdb()  # the job is gone
+    with time_machine.travel(utcnow() + timedelta(minutes=2)), app.app_context():
+        assert sweep_outbox() == 1
+    run_notification_jobs(app)
+    assert [m["To"] for m in mail_sink.messages()] == ["lost@example.com"]
+
+
+def test_the_sink_received_what_the_outbox_says_was_sent(
+    app: Flask, sandbox: Any, mail_sink: Any
+) -> None:
+    for method in ("pm_card_visa", "pm_card_chargeDeclined"):
+        payment_id = committed_payment(app, payment_method=method)
+        with app.app_context():
+            charge_payment(payment_id)
+    run_notification_jobs(app)
+    with app.app_context():
+        sent = [message_id(r) for r in db.session.scalars(select(OutboxMessage))]
+    assert sorted(m["Message-ID"] for m in mail_sink.messages()) == sorted(sent)
+    failed = next(m for m in mail_sink.messages() if "did not go through" in m["Subject"])
+    assert "/checkout" in failed.get_body(("plain",)).get_content()  # pay again
+
+
+def test_each_cause_writes_its_email(app: Flask, sandbox: Any, mail_sink: Any) -> None:
+    """A review alert to the admins, a refund notice, a wallet receipt: with their cause."""
+    import uuid
+
+    from services.refunds.issue import refund_payment
+    from services.refunds.sending import send_refund
+    from services.wallet import ledger
+    from services.wallet.payments import pay_order_from_wallet
+    from tests.factories import make_customer, make_order, make_wallet
+
+    sandbox.add_fault("tamper", field="amount", value=1, dialect="stripe", endpoint="create")
+    tampered = committed_payment(app)
+    with app.app_context():
+        charge_payment(tampered)  # the answer does not match: needs_review
+    sandbox.clear_faults()
+    paid = committed_payment(app)
+    with app.app_context():
+        charge_payment(paid)
+        refund, _ = refund_payment(paid, 100, "goodwill", "ops", uuid.uuid4())
+        send_refund(refund.id)
+        customer = make_customer()
+        order = make_order(customer)
+        ledger.credit(make_wallet(customer), 5000, "fund")
+        db.session.commit()
+        pay_order_from_wallet(customer, order.id, str(uuid.uuid4()))
+        refund_id, order_id = refund.id, order.id
+    kinds = {(r.kind, r.subject_id): r.recipient for r in _rows(app)}
+    assert kinds[(EmailKind.REVIEW_ALERT, tampered)] == app.config["ADMIN_ALERT_EMAIL"]
+    assert (EmailKind.RECEIPT, tampered) not in kinds  # no receipt for what is in review
+    assert (EmailKind.REFUND, refund_id) in kinds
+    assert (EmailKind.WALLET_RECEIPT, order_id) in kinds
+    run_notification_jobs(app)
+    subjects = {m["Subject"] for m in mail_sink.messages()}
+    assert f"Payment #{tampered} needs review" in subjects
+    assert f"Your refund #{refund_id}" in subjects
+
+
+def test_a_message_that_cannot_be_written_fails_at_once_with_the_reason(
+    app: Flask, admin_client: Any
+) -> None:
+    """The reported hole: a recipient with CR/LF made a row that never sent, never failed,
+    made its dashboard page a 500 and delayed genuine mail."""
+    with app.app_context():
+        customer = create_customer("crlf@example.com", "password123", ["EUR"])
+        row = db.session.scalars(select(OutboxMessage)).one()
+        row.recipient = "crlf@example.com\r\nBcc: victim@corp.example"  # as an old row could be
+        db.session.commit()
+        send_email(row.id)
+        failed = db.session.get(OutboxMessage, row.id)
+        assert failed is not None and failed.status == OutboxStatus.FAILED
+        assert failed.last_error and failed.last_error.startswith("cannot be written")
+        assert customer.id
+    page = admin_client.get(f"/admin/outbox/message/{row.id}")
+    assert page.status_code == 200 and "cannot be written" in page.get_data(as_text=True)
+
+
+def test_the_open_breaker_counts_no_attempt_and_a_failed_email_can_be_sent_again(
+    app: Flask, admin_client: Any, mail_sink: Any
+) -> None:
+    from services.platform.provider_clients import breaker_for
+    from tests.helpers import csrf_token_from
+
+    with app.app_context():
+        create_customer("again@example.com", "password123", ["EUR"])
+        breaker_for("smtp").force("open", actor="test", reason="SMTP outage")
+    row = _one(app, EmailKind.WELCOME)
+    for minutes in (0, 20, 60):
+        with time_machine.travel(utcnow() + timedelta(minutes=minutes)), app.app_context():
+            send_email(row.id)
+    waiting = _one(app, EmailKind.WELCOME)
+    assert waiting.status == OutboxStatus.PENDING and waiting.attempts == 0  # none counted
+    assert "circuit open" in (waiting.last_error or "")
+    with app.app_context():
+        breaker_for("smtp").force("reset", actor="test", reason="SMTP is back")
+        found = db.session.get(OutboxMessage, row.id)
+        assert found is not None
+        found.status, found.last_error = OutboxStatus.FAILED, "given up earlier"
+        db.session.commit()
+    page = admin_client.get(f"/admin/outbox/message/{row.id}").get_data(as_text=True)
+    assert "Send again" in page
+    sent = admin_client.post(
+        f"/admin/outbox/resend/{row.id}",
+        data={"csrf_token": csrf_token_from(page)},
+        follow_redirects=True,
+    )
+    assert "queued to be sent again" in sent.get_data(as_text=True)
+    run_notification_jobs(app)
+    assert [m["To"] for m in mail_sink.messages()] == ["again@example.com"]
+    assert _one(app, EmailKind.WELCOME).status == OutboxStatus.SENT

@@ -1,0 +1,83 @@
+"""The call log: every gateway request written after the call, on its own connection (a
+rolled-back transaction does not take it along), with what the provider answered; and
+the retention job."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import time_machine
+from flask import Flask
+
+from extensions import db
+from models import ProviderCall
+from models.types import utcnow
+from services.payments.charging import charge_payment, reconcile_payment
+from services.platform.call_log import purge
+from tests.helpers import all_rows, committed_payment
+
+
+def test_every_call_is_logged_with_the_providers_answer(app: Flask, sandbox: Any) -> None:
+    fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)  # times out: unknown
+    import requests
+
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
+    with app.app_context():
+        reconcile_payment(payment_id)  # the replay
+    timed_out, replayed = all_rows(app, ProviderCall)
+    assert (timed_out.operation, timed_out.outcome, timed_out.attempt) == ("charge", "Unknown", 1)
+    assert timed_out.http_status is None and "timeout" in (timed_out.error or "").lower()
+    assert timed_out.payment_id == payment_id and timed_out.duration_ms >= 900
+    assert (replayed.operation, replayed.outcome, replayed.http_status) == (
+        "lookup",
+        "Succeeded",
+        200,
+    )
+    assert replayed.endpoint == "POST /v1/payment_intents"
+    assert (replayed.request_id or "").startswith("req_") and replayed.error is None
+
+
+def test_the_log_is_written_outside_the_callers_transaction(app: Flask, sandbox: Any) -> None:
+    from resilience.gateway import CallContext
+    from services.platform.provider_clients import gateway_for
+
+    with app.app_context():
+        db.session.execute(db.text("SELECT 1"))  # a transaction of the caller's, open
+        gateway_for("stripe").call(CallContext("test"), lambda: None)
+        db.session.rollback()
+    assert [c.operation for c in all_rows(app, ProviderCall)] == ["test"]
+
+
+def test_old_calls_leave_the_log(app: Flask, sandbox: Any) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
+    with time_machine.travel(later), app.app_context():
+        assert purge() == 1
+    assert all_rows(app, ProviderCall) == []
+
+
+def test_the_calls_of_a_payment_in_review_are_kept_past_the_retention(
+    app: Flask, sandbox: Any
+) -> None:
+    """The reported hole: retention deleted the evidence of a payment a person must still
+    decide (its calls and webhooks)."""
+    from models import Payment, PaymentStatus
+
+    deciding, settled = committed_payment(app), committed_payment(app)
+    with app.app_context():
+        charge_payment(deciding)
+        charge_payment(settled)
+        found = db.session.get(Payment, deciding)
+        assert found is not None
+        found.status = PaymentStatus.NEEDS_REVIEW
+        db.session.commit()
+    later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
+    with time_machine.travel(later), app.app_context():
+        assert purge() == 1  # the settled one's call only
+    assert [call.payment_id for call in all_rows(app, ProviderCall)] == [deciding]

@@ -1,0 +1,54 @@
+"""Metrics: counters from every process, live state at scrape time, in-flight requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from extensions import db
+from services.payments.charging import charge_payment
+from tests.factories import make_customer, make_order, make_payment
+
+
+def test_metrics_parse_and_count_a_charge(client: FlaskClient, app: Flask, sandbox: Any) -> None:
+    def charges() -> float:
+        text = client.get("/metrics").get_data(as_text=True)
+        for family in text_string_to_metric_families(text):
+            if family.name == "provider_calls":
+                return sum(
+                    s.value
+                    for s in family.samples
+                    if s.name == "provider_calls_total"
+                    and s.labels == {"provider": "stripe", "call": "charge", "outcome": "Succeeded"}
+                )
+        return 0.0
+
+    before = charges()
+    with app.app_context():
+        created = make_payment(make_order(make_customer()))
+        db.session.commit()
+        charge_payment(created.id)
+    assert charges() == before + 1
+    families = {
+        f.name
+        for f in text_string_to_metric_families(client.get("/metrics").get_data(as_text=True))
+    }
+    assert {"payments", "breaker_state", "webhook_events", "wallet_operations"} <= families
+
+
+def test_in_flight_gauge_counts_the_scrape_and_leaks_nothing(client: FlaskClient) -> None:
+    def in_flight() -> float:
+        text = client.get("/metrics").get_data(as_text=True)
+        family = next(
+            f for f in text_string_to_metric_families(text) if f.name == "http_requests_in_flight"
+        )
+        return sum(s.value for s in family.samples)
+
+    assert in_flight() == 1  # the scrape itself is being served
+    client.get("/")
+    client.get("/no-such-page")
+    client.post("/login", data={"email": "x"})  # refused by CSRF before any view runs
+    assert in_flight() == 1

@@ -1,0 +1,197 @@
+"""Wallet money movements under real concurrency (PostgreSQL, separate connections)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from flask import Flask
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+
+from extensions import db
+from models import LedgerEntry, LedgerKind, Wallet
+from services.wallet import ledger
+from services.wallet.audit import audit_wallets
+from tests.factories import make_customer, make_wallet
+
+
+def new_wallet(app: Flask, balance_minor: int = 0) -> int:
+    with app.app_context():
+        created = make_wallet(make_customer())
+        db.session.commit()
+        if balance_minor:
+            ledger.credit(created, balance_minor, f"open:{created.id}")
+        return created.id
+
+
+def debit_in_thread(
+    app: Flask,
+    wallet_id: int,
+    amount: int,
+    operation_id: str,
+    results: list[Any],
+    barrier: threading.Barrier,
+) -> None:
+    barrier.wait()  # all start together, then each takes its own connection
+    with app.app_context():  # its own session and connection
+        target = db.session.get(Wallet, wallet_id)
+        try:
+            results.append(ledger.debit(target, amount, operation_id))  # type: ignore[arg-type]
+        except ledger.WalletError as exc:
+            results.append(exc.code)
+
+
+def balance(app: Flask, wallet_id: int) -> int:
+    with app.app_context():
+        return int(
+            db.session.scalar(select(Wallet.balance_minor).where(Wallet.id == wallet_id)) or 0
+        )
+
+
+def test_fifty_concurrent_debits_of_ten_against_a_hundred(app: Flask) -> None:
+    wallet_id = new_wallet(app, 100)
+    barrier = threading.Barrier(50, timeout=60)
+    results: list[Any] = []
+    threads = [
+        threading.Thread(
+            target=debit_in_thread, args=(app, wallet_id, 10, f"op-{i}", results, barrier)
+        )
+        for i in range(50)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(isinstance(r, ledger.Movement) for r in results) == 10
+    assert results.count("insufficient_funds") == 40
+    assert balance(app, wallet_id) == 0
+    with app.app_context():
+        balances_seen = db.session.scalars(select(LedgerEntry.balance_after_minor)).all()
+        assert min(balances_seen) == 0  # never negative on the way
+        assert audit_wallets().is_ok
+
+
+def test_one_operation_id_from_ten_threads_is_one_entry(app: Flask) -> None:
+    wallet_id = new_wallet(app, 100)
+    barrier = threading.Barrier(10, timeout=60)
+    results: list[Any] = []
+    threads = [
+        threading.Thread(
+            target=debit_in_thread, args=(app, wallet_id, 30, "same-op", results, barrier)
+        )
+        for _ in range(10)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({(r.entry_id, r.balance_after_minor) for r in results}) == 1
+    assert sum(not r.is_replay for r in results) == 1
+    assert balance(app, wallet_id) == 70
+    with app.app_context():
+        assert (
+            db.session.scalar(
+                select(func.count())
+                .select_from(LedgerEntry)
+                .where(LedgerEntry.operation_id == "same-op")
+            )
+            == 1
+        )
+
+
+def test_a_repeated_debit_returns_the_original_even_when_funds_are_gone(app_ctx: Flask) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    ledger.credit(target, 50, "in")
+    first = ledger.debit(target, 50, "out")
+    again = ledger.debit(target, 50, "out")
+    assert again.is_replay and again.entry_id == first.entry_id
+    assert again.balance_after_minor == 0
+    with pytest.raises(ledger.OperationConflictError):
+        ledger.debit(target, 20, "out")  # same id, other amount
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "error"),
+    [
+        (0, "EUR", ledger.WalletError),
+        (-5, "EUR", ledger.WalletError),
+        (10_000_001, "EUR", ledger.WalletError),
+        ("10", "EUR", ledger.WalletError),
+        (1.5, "EUR", ledger.WalletError),
+        (10, "USD", ledger.CurrencyMismatchError),
+        (200, "EUR", ledger.InsufficientFundsError),
+    ],
+)
+def test_bad_movements_are_refused_and_write_nothing(
+    app_ctx: Flask, amount: Any, currency: str, error: type
+) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    ledger.credit(target, 100, "seed")
+    with pytest.raises(error):
+        if currency == "EUR":
+            ledger.debit(target, amount, "bad")
+        else:
+            ledger.apply_movement(
+                target.id, -amount, currency, operation_id="bad", kind=LedgerKind.DEBIT
+            )
+    db.session.rollback()
+    assert db.session.scalar(select(func.count()).select_from(LedgerEntry)) == 1
+    assert db.session.get(Wallet, target.id).balance_minor == 100  # type: ignore[union-attr]
+
+
+OPERATIONS = st.lists(
+    st.tuples(st.sampled_from(["topup", "debit", "repeat"]), st.integers(1, 60)),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(operations=OPERATIONS)
+def test_random_mixed_workload_keeps_the_books_balanced(
+    app: Flask, operations: list[tuple[str, int]]
+) -> None:
+    with app.app_context():
+        target = make_wallet(make_customer(email=f"{uuid.uuid4()}@example.com"))
+        db.session.commit()
+        expected = 0
+        done: list[tuple[str, int, str]] = []
+        for kind, amount in operations:
+            if kind == "repeat" and done:
+                op_id, op_amount, op_kind = done[amount % len(done)]
+                call = ledger.credit if op_kind == "topup" else ledger.debit
+                assert call(target, op_amount, op_id).is_replay
+                continue
+            op_id = str(uuid.uuid4())
+            if kind == "debit":
+                try:
+                    ledger.debit(target, amount, op_id)
+                    expected -= amount
+                    done.append((op_id, amount, "debit"))
+                except ledger.InsufficientFundsError:
+                    assert amount > expected
+            else:
+                ledger.credit(target, amount, op_id)
+                expected += amount
+                done.append((op_id, amount, "topup"))
+        assert db.session.get(Wallet, target.id).balance_minor == expected  # type: ignore[union-attr]
+        assert audit_wallets().is_ok
+
+
+def replayed(original: ledger.Movement) -> ledger.Movement:
+    return ledger.Movement(
+        original.entry_id,
+        original.wallet_id,
+        original.operation_id,
+        original.amount_minor,
+        original.balance_after_minor,
+        is_replay=True,
+    )

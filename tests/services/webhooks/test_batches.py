@@ -1,0 +1,129 @@
+"""Batch application of webhook events: many per transaction, the rest's jobs dropped,
+a bad event set aside without holding the others back, two workers without deadlocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from rq import Queue
+from sqlalchemy import func, select
+
+from extensions import db, redis_client
+from models import (
+    LedgerEntry,
+    Payment,
+    PaymentStatus,
+    PaymentTransition,
+    ProcessedWebhook,
+    WebhookState,
+)
+from services.platform.queues import MAINTENANCE_QUEUE
+from services.wallet.audit import audit_wallets
+from services.webhooks.batches import BATCH, apply_batch
+from tests.helpers import committed_payment, committed_topup, signed_post, stripe_event
+from tests.worker_support import start_worker, stop_workers
+
+
+def _deliver(client: FlaskClient, payments: list[int], amount: int = 1000) -> None:
+    for payment_id in payments:
+        event = stripe_event(payment_id, intent_id=f"pi_{payment_id}", amount=amount)
+        assert signed_post(client, event).status_code == 200
+
+
+def _queued(app: Flask) -> list[str]:
+    with app.app_context():
+        return Queue(MAINTENANCE_QUEUE, connection=redis_client.client).job_ids
+
+
+def _first_event() -> int:
+    first = db.session.scalar(select(func.min(ProcessedWebhook.id)))
+    assert first is not None
+    return int(first)
+
+
+def _states(app: Flask) -> dict[str, int]:
+    with app.app_context():
+        return dict(
+            db.session.execute(
+                select(ProcessedWebhook.state, func.count()).group_by(ProcessedWebhook.state)
+            ).all()
+        )
+
+
+def test_one_job_applies_the_waiting_events_and_drops_their_jobs(
+    app: Flask, client: FlaskClient
+) -> None:
+    payments = [committed_payment(app) for _ in range(12)]
+    _deliver(client, payments)
+    queued = _queued(app)
+    assert len(queued) == 12
+
+    with app.app_context():
+        first = _first_event()
+        assert apply_batch(first) == "12 in a batch"
+
+    assert _states(app) == {WebhookState.APPLIED: 12}
+    # Only the job that ran the batch is left (in a worker, it is the one running).
+    assert _queued(app) == queued[:1]
+    with app.app_context():
+        statuses = db.session.scalars(select(Payment.status).where(Payment.id.in_(payments)))
+        assert set(statuses) == {PaymentStatus.SUCCEEDED}
+
+
+def test_a_batch_is_capped(app: Flask, client: FlaskClient) -> None:
+    _deliver(client, [committed_payment(app) for _ in range(BATCH + 3)])
+    with app.app_context():
+        first = _first_event()
+        apply_batch(first)
+    assert _states(app) == {WebhookState.APPLIED: BATCH, WebhookState.PENDING: 3}
+
+
+def test_an_event_that_cannot_apply_is_set_aside_and_the_rest_apply(
+    app: Flask, client: FlaskClient
+) -> None:
+    good = [committed_payment(app) for _ in range(3)]
+    _deliver(client, good[:1])
+    bad = stripe_event(None, intent_id="pi_x")
+    bad["data"]["object"]["metadata"] = {"payment_id": "not-an-id"}
+    assert signed_post(client, bad).status_code == 200
+    _deliver(client, good[1:])
+
+    with app.app_context():
+        first = _first_event()
+        assert apply_batch(first) == "4 one at a time"
+
+    assert _states(app) == {WebhookState.APPLIED: 3, WebhookState.REJECTED: 1}
+
+
+def test_two_workers_apply_every_event_once(app: Flask, client: FlaskClient, sandbox: Any) -> None:
+    """Two `flask worker --burst` processes drain 160 events: each payment has two (the
+    provider's success and a later copy with another id), top-ups among them."""
+    orders = [committed_payment(app) for _ in range(40)]
+    topups = [committed_topup(app) for _ in range(40)]
+    for _ in range(2):
+        _deliver(client, orders)
+        _deliver(client, topups, amount=700)
+
+    workers = [start_worker(app, sandbox, MAINTENANCE_QUEUE, "--burst") for _ in range(2)]
+    try:
+        for worker in workers:
+            assert worker.wait(timeout=120) == 0
+    finally:
+        stop_workers(workers)
+
+    states = _states(app)
+    assert states.get(WebhookState.PENDING, 0) == 0 and states.get(WebhookState.REJECTED, 0) == 0
+    assert sum(states.values()) == 160
+    with app.app_context():
+        succeeded: Any = db.session.execute(
+            select(PaymentTransition.payment_id, func.count())
+            .where(PaymentTransition.to_status == PaymentStatus.SUCCEEDED)
+            .group_by(PaymentTransition.payment_id)
+        ).all()
+        credits = db.session.scalar(select(func.count()).select_from(LedgerEntry))
+        assert sorted(p for p, _ in succeeded) == sorted(orders + topups)
+        assert {n for _, n in succeeded} == {1}
+        assert credits == 40
+        assert audit_wallets().mismatches == []
