@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from providers.base import Provider
@@ -72,6 +72,12 @@ class ProviderSpec:
     # or "token" (a choice of `test_cards` in development, a token field otherwise).
     card_entry: str = "token"
     test_cards: tuple[tuple[str, str], ...] = ()  # (token, label)
+    # The smallest amount the provider charges, in minor units by currency (a smaller
+    # one is refused before a payment is created; it would come back as a "decline").
+    minimum_minor: Mapping[str, int] = field(default_factory=dict)
+
+    def minimum_for(self, currency: str) -> int:
+        return self.minimum_minor.get(currency.upper(), 1)
 
     def accepts_payment_method(self, value: object) -> bool:
         return isinstance(value, str) and re.fullmatch(self.payment_method_re, value) is not None

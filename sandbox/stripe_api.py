@@ -179,8 +179,14 @@ def create_payment_intent(faults: RequestFaults) -> Response:
     currency = form.get("currency")
     if not isinstance(currency, str) or not currency.isalpha() or len(currency) != 3:
         raise ParamError("Missing required param: currency.", "currency", "parameter_missing")
-    if amount is None or amount < 1:
-        raise ParamError("Amount must be at least 1", "amount", "amount_too_small")
+    minimum = params_of.MINIMUM_CHARGE.get(currency.lower(), 1)
+    if amount is None or amount < minimum:
+        raise ParamError(
+            f"Amount must be at least {minimum} {currency.lower()} (in the currency's "
+            "smallest unit)",
+            "amount",
+            "amount_too_small",
+        )
     fields: dict[str, Any] = {
         "amount": amount,
         "currency": currency.lower(),

@@ -77,6 +77,11 @@ CAPTURE_METHODS = ("automatic", "automatic_async", "manual")
 CANCELLATION_REASONS = ("duplicate", "fraudulent", "requested_by_customer", "abandoned")
 
 
+# Stripe's published minimum charge amounts, smallest units (a few of them; any other
+# currency: 1). The sandbox keeps its own copy of the published table on purpose.
+MINIMUM_CHARGE = {"usd": 50, "eur": 50, "gbp": 30, "jpy": 50, "chf": 50, "cad": 50, "sek": 300}
+
+
 class ParamError(ValueError):
     """A request Stripe would refuse with 400 invalid_request_error."""
 

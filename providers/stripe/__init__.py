@@ -62,6 +62,15 @@ def build(config: Mapping[str, Any], policy: HttpPolicy) -> StripeProvider:
     )
 
 
+# Stripe's minimum charge amounts (docs.stripe.com/currencies, "Minimum and maximum
+# charge amounts"), in minor units; below them a confirm is `amount_too_small`.
+MINIMUM_CHARGE_MINOR = {
+    "USD": 50, "EUR": 50, "GBP": 30, "CHF": 50, "CAD": 50, "AUD": 50, "NZD": 50,
+    "SGD": 50, "BRL": 50, "INR": 50, "JPY": 50, "DKK": 250, "NOK": 300, "SEK": 300,
+    "PLN": 200, "CZK": 1500, "HUF": 17500, "HKD": 400, "MXN": 1000, "RON": 200,
+    "BGN": 100, "AED": 200, "MYR": 200, "THB": 1000,
+}  # fmt: skip
+
 SPEC = ProviderSpec(
     name="stripe",
     read_settings=read_settings,
@@ -71,6 +80,7 @@ SPEC = ProviderSpec(
     production_workers=4,  # Stripe carries most traffic
     payment_method_re=r"pm_[A-Za-z0-9_]{1,250}",
     card_entry="stripe_js",
+    minimum_minor=MINIMUM_CHARGE_MINOR,
 )
 
 __all__ = ["API_VERSION", "SPEC", "StripeProvider"]

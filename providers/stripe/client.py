@@ -141,7 +141,15 @@ class StripeProvider(StripeRefunds):
             intent = error_of(response).get("payment_intent")
             if isinstance(intent, dict) and intent.get("id") == request.provider_payment_id:
                 return intent_outcome(intent)
-        return self._outcome_of(response)
+        outcome = self._outcome_of(response)
+        if isinstance(outcome, Declined) and response.status_code >= 400:
+            # A refusal that names no intent says nothing about the payment: nothing was
+            # cancelled, and the payment did not fail. A lookup tells where it is.
+            return Unknown(
+                f"cancel refused ({response.status_code}): {outcome.code} {outcome.message}",
+                is_provider_failure=False,
+            )
+        return outcome
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:
         """One page of the events Stripe failed to deliver to us, newest first, starting
@@ -306,10 +314,11 @@ class StripeProvider(StripeRefunds):
         if status == 429:
             return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
         if status == 409 and code == "idempotency_key_in_use":
-            # The first request with this key is still running at Stripe: ask again later.
-            return NotSent(
-                "idempotency_key_in_use",
-                retry_after_s=parse_retry_after(response),
+            # The first request with this key is still running at Stripe: it reached
+            # Stripe, so this is no "not sent" (that would clear first_sent_at and let
+            # failover send the payment elsewhere); its outcome is for a lookup to tell.
+            return Unknown(
+                "idempotency_key_in_use: the first request with this key is still running",
                 is_provider_failure=False,
             )
         if status >= 500:

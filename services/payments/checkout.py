@@ -24,12 +24,13 @@ from models import (
     TransitionSource,
     Wallet,
 )
-from models.money import InvalidAmountError, validate_money
+from models.money import InvalidAmountError, Money, validate_money
 from models.types import parse_uuid
 from providers.registry import spec_for
 from services.payments.state import record_creation
 from services.platform import queues
 from services.platform.errors import ConflictError, NotFoundError, UnprocessableError
+from services.platform.locales import money_text
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,19 @@ def owned_payment(customer: Customer, payment_id: int) -> Payment:
     return payment
 
 
+def check_minimum(provider: str, amount_minor: int, currency: str) -> None:
+    """Refuse, before anything is written or sent, an amount under the provider's minimum
+    charge in that currency (Stripe: 0.50 USD, 0.30 GBP, 50 JPY...)."""
+    minimum = spec_for(provider).minimum_for(currency)
+    if amount_minor < minimum:
+        raise UnprocessableError(
+            f"{provider} charges at least {money_text(minimum, currency)}; "
+            f"this payment is {money_text(amount_minor, currency)}",
+            code="amount_too_small",
+            details={"minimum": Money(minimum, currency)},
+        )
+
+
 def start_order_payment(
     customer: Customer, order_id: int, key: uuid.UUID, card: object
 ) -> tuple[Payment, bool]:
@@ -181,12 +195,14 @@ def start_order_payment(
     # for it, so an order is never paid twice by the two routes.
     order = lock_owned_order(customer, order_id)
     payment_method = parse_payment_method(card)
+    provider = current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
+    check_minimum(provider, order.total_minor, order.currency)
     payment = Payment(
         idempotency_key=key,
         customer_id=customer.id,
         purpose=PaymentPurpose.ORDER,
         order_id=order.id,
-        provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
+        provider=provider,
         amount_minor=order.total_minor,
         currency=order.currency,
         payment_method=payment_method,
@@ -222,12 +238,14 @@ def start_topup_payment(
     except InvalidAmountError as exc:
         raise UnprocessableError(str(exc), code="invalid_amount") from None
     payment_method = parse_payment_method(card)
+    provider = current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
+    check_minimum(provider, amount_minor, wallet.currency)
     payment = Payment(
         idempotency_key=key,
         customer_id=customer.id,
         purpose=PaymentPurpose.WALLET_TOPUP,
         wallet_id=wallet.id,
-        provider=current_app.config["PAYMENTS_DEFAULT_PROVIDER"],
+        provider=provider,
         amount_minor=amount_minor,
         currency=wallet.currency,
         payment_method=payment_method,

@@ -14,6 +14,8 @@ exactly as before. So this module never answers an error; it only saves the work
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import threading
 import uuid
@@ -47,6 +49,7 @@ WITH locked AS (
     SELECT o.id, o.customer_id, o.total_minor, o.currency
     FROM orders o JOIN customers c ON c.id = o.customer_id
     WHERE o.id = :order_id AND o.status = :open AND {who}
+        AND o.total_minor >= CAST(COALESCE(CAST(:minimums AS jsonb) ->> o.currency, '1') AS bigint)
     FOR UPDATE OF o
 ), payment AS (
     INSERT INTO payments (idempotency_key, customer_id, purpose, order_id, provider,
@@ -129,6 +132,8 @@ def _pay(
         "key": key,
         "purpose": PaymentPurpose.ORDER.value,
         "provider": provider,
+        # Under the provider's minimum charge: no row, and the ORM path says why.
+        "minimums": _minimums(provider),
         "pending": PaymentStatus.PENDING.value,
         "payment_method": card,
         "source": TransitionSource.CHECKOUT.value,
@@ -152,6 +157,11 @@ def _pay(
     created = _new_payment(row, key, provider, card, now)
     queues.enqueue_first_charge(provider, created.payment.id)
     return created
+
+
+@functools.cache
+def _minimums(provider: str) -> str:
+    return json.dumps(dict(spec_for(provider).minimum_minor))
 
 
 def _new_payment(

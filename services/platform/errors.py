@@ -63,6 +63,7 @@ FORM_MESSAGES = {
     "order_not_found": N_("We could not find this order."),
     "payment_not_found": N_("We could not find this payment."),
     "invalid_amount": N_("This amount cannot be paid here."),
+    "amount_too_small": N_("Card payments start at %(minimum)s."),
 }
 
 

@@ -216,3 +216,34 @@ def test_transitions_are_recorded_with_the_payment(
     order = api_order(client, api)
     api_pay(client, api, order["id"])
     assert count(app, PaymentTransition) == 1
+
+
+def test_an_amount_under_the_providers_minimum_is_refused_before_anything_is_written(
+    app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
+) -> None:
+    """Stripe charges at least 0.30 GBP: a smaller order or top-up is a clear 422 here
+    (no payment, no job, nothing sent), not a "decline" from Stripe later."""
+    from tests.factories import make_product
+    from tests.helpers import queued_job_ids
+
+    with app.app_context():
+        make_product("GBP-STICKER", price_minor=29, currency="GBP")
+        db.session.commit()
+    order = api_order(client, api, sku="GBP-STICKER", quantity=1)
+    # The lean intake's statement inserts nothing under the minimum; the ORM path says why.
+    response = api_pay(client, api, order["id"])
+    assert response.status_code == 422, response.get_json()
+    error = response.get_json()["error"]
+    assert error["code"] == "amount_too_small" and "0.30" in error["message"]
+    topup = client.post(
+        "/api/wallet/topups",
+        json={"amount_minor": 49, "currency": "EUR", "payment_method": "pm_card_visa"},
+        headers={**api, "Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert topup.status_code == 422 and topup.get_json()["error"]["code"] == "amount_too_small"
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
+    assert queued_job_ids(app) == []
+    assert order["total_minor"] == 29  # one sticker more (58) would be accepted
+    twice = api_order(client, api, sku="GBP-STICKER", quantity=2)
+    assert api_pay(client, api, twice["id"]).status_code == 201

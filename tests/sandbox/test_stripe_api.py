@@ -256,3 +256,13 @@ def test_api_key_is_required(sandbox: Any) -> None:
     assert response.status_code == 401
     assert requests.post(f"{sandbox.url}/acquirer/payments", json={}, timeout=5).status_code == 401
     assert sandbox.charges()["data"] == []
+
+
+def test_an_amount_under_the_currencys_minimum_is_refused(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    with pytest.raises(stripe.InvalidRequestError) as refused:
+        _create(sdk, amount=29, currency="gbp")
+    assert refused.value.code == "amount_too_small" and refused.value.param == "amount"
+    assert _create(sdk, amount=30, currency="gbp").amount == 30  # the minimum itself
+    assert _create(sdk, amount=50, currency="jpy").amount == 50  # zero-decimal: 50 yen

@@ -206,6 +206,20 @@ def test_a_lost_cancel_answer_is_unknown_and_reconciled(app: Flask, sandbox: Any
     assert _intent(sandbox, failed.provider_payment_id or "")["status"] == "canceled"
 
 
+def test_a_cancel_refused_without_the_intent_fails_nothing(app: Flask, sandbox: Any) -> None:
+    """A 4xx to the cancel that names no intent (a bad request, a wrong key) cancelled
+    nothing: the payment is unknown and looked up, never failed on that answer."""
+    payment_id = _awaiting(app)
+    _due_now(app, payment_id)
+    sandbox.add_fault("error", status=400, count=1, dialect="stripe", endpoint="cancel")
+    with app.app_context():
+        cancel_abandoned(payment_id)
+    unknown = payment(app, payment_id)
+    assert unknown.status == PaymentStatus.UNKNOWN, unknown.status
+    assert scheduled_job_ids(app) == [f"reconcile-{payment_id}-0"]
+    assert _intent(sandbox, unknown.provider_payment_id or "")["status"] == "requires_action"
+
+
 def test_an_unknown_charge_found_waiting_for_authentication_waits(app: Flask, sandbox: Any) -> None:
     fault = sandbox.add_fault("commit_timeout", hold_s=2.5, dialect="stripe", endpoint="create")
     payment_id = committed_payment(app, payment_method=THREE_DS)

@@ -286,3 +286,40 @@ def test_a_processing_answer_keeps_the_intent_id_for_the_next_lookup(
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="stripe")]
     assert endpoints == ["create", "retrieve"]  # never a search
+
+
+def test_a_key_still_in_flight_at_stripe_keeps_the_payment_sent(app: Flask, sandbox: Any) -> None:
+    """Stripe's 409 idempotency_key_in_use: a request with this key reached Stripe and is
+    still running. "Not sent" would clear first_sent_at (and open the way to failover, a
+    second charge elsewhere); it is unknown, and the lookup finds the one charge."""
+    import threading
+
+    from services.payments.charging import charge_request_for
+    from services.platform.provider_clients import provider_for
+
+    payment_id = committed_payment(app)
+    sandbox.add_fault("hang", seconds=1.0, count=1, dialect="stripe", endpoint="create")
+    with app.app_context():
+        row = db.session.get(Payment, payment_id)
+        assert row is not None
+        request = charge_request_for(row, None)
+
+    def first_send() -> None:
+        with app.app_context():
+            provider_for("stripe").charge(request)
+
+    thread = threading.Thread(target=first_send)
+    thread.start()
+    import time
+
+    time.sleep(0.4)  # the first request is at Stripe, held by the fault
+    with app.app_context():
+        charge_payment(payment_id)
+    thread.join()
+    unknown = payment(app, payment_id)
+    assert unknown.status == PaymentStatus.UNKNOWN, unknown.status
+    assert unknown.first_sent_at is not None and unknown.send_count == 1
+    with app.app_context():
+        reconcile_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
