@@ -259,6 +259,14 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             int(v) for v in _list(env, "RECONCILE_DELAYS_S", "60,300,900,3600,21600")
         ],
         "RECONCILE_MAX_ATTEMPTS": integer(env, "RECONCILE_MAX_ATTEMPTS", 8),
+        # A refund the provider has and says is on its way (processing): looked up this
+        # often while its event does not come, and sent to review only after this long.
+        "REFUND_PROCESSING_LOOKUP_S": integer(
+            env, "REFUND_PROCESSING_LOOKUP_S", 21600, low=60, why="a lookup per minute at most"
+        ),
+        "REFUND_PROCESSING_MAX_DAYS": integer(
+            env, "REFUND_PROCESSING_MAX_DAYS", 30, low=1, high=120, why="Stripe: days, not months"
+        ),
         # A pending payment untouched this long has lost its job (worker killed, Redis
         # flushed, enqueue failed): the sweep enqueues it again.
         "PENDING_SWEEP_GRACE_S": integer(env, "PENDING_SWEEP_GRACE_S", 30),

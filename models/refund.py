@@ -28,6 +28,9 @@ class RefundStatus(enum.StrEnum):
 
     PENDING = "pending"  # recorded; the provider may not have been asked yet
     UNKNOWN = "unknown"  # asked, outcome not known: only the provider can tell
+    # The provider has the refund and says it is on its way (Stripe: `pending`): its
+    # outcome comes with an event or a later lookup, days later for some cards.
+    PROCESSING = "processing"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     NEEDS_REVIEW = "needs_review"
@@ -41,15 +44,26 @@ REFUND_TRANSITIONS: dict[RefundStatus, frozenset[RefundStatus]] = {
     RefundStatus.PENDING: frozenset(
         {
             RefundStatus.UNKNOWN,
+            RefundStatus.PROCESSING,
             RefundStatus.SUCCEEDED,
             RefundStatus.FAILED,
             RefundStatus.NEEDS_REVIEW,
         }
     ),
     RefundStatus.UNKNOWN: frozenset(
+        {
+            RefundStatus.PROCESSING,
+            RefundStatus.SUCCEEDED,
+            RefundStatus.FAILED,
+            RefundStatus.NEEDS_REVIEW,
+        }
+    ),
+    RefundStatus.PROCESSING: frozenset(
         {RefundStatus.SUCCEEDED, RefundStatus.FAILED, RefundStatus.NEEDS_REVIEW}
     ),
-    RefundStatus.SUCCEEDED: frozenset({RefundStatus.NEEDS_REVIEW}),
+    # A refund the provider reported succeeded may fail later (Stripe documents it: the
+    # card's bank could not take the money back); only the provider's word moves it.
+    RefundStatus.SUCCEEDED: frozenset({RefundStatus.FAILED, RefundStatus.NEEDS_REVIEW}),
     RefundStatus.FAILED: frozenset({RefundStatus.NEEDS_REVIEW}),
     RefundStatus.NEEDS_REVIEW: frozenset({RefundStatus.SUCCEEDED, RefundStatus.FAILED}),
 }

@@ -12,7 +12,12 @@ from typing import Any
 
 import requests
 
-from sandbox.app import DEFAULT_KEY_LIFETIME_S, DEFAULT_SEARCH_LAG_S, SandboxConfig
+from sandbox.app import (
+    DEFAULT_KEY_LIFETIME_S,
+    DEFAULT_REFUND_SETTLE_S,
+    DEFAULT_SEARCH_LAG_S,
+    SandboxConfig,
+)
 from sandbox.faults import FAULT_KINDS
 
 FAULTS_HELP = "\n".join(
@@ -55,6 +60,13 @@ def serve(argv: list[str]) -> None:
         help="how long a new PaymentIntent stays invisible to search (default %(default)s s; "
         "the search_lag fault makes it an outage's hour)",
     )
+    parser.add_argument(
+        "--refund-settle-s",
+        type=float,
+        default=DEFAULT_REFUND_SETTLE_S,
+        help="when a refund of pm_card_pendingRefund succeeds, or of pm_card_refundFail "
+        "fails (default %(default)s s; POST /_sandbox/refunds/settle: now)",
+    )
     args = parser.parse_args(argv)
     from sandbox.server import RefusingServer
 
@@ -69,6 +81,7 @@ def serve(argv: list[str]) -> None:
         webhook_url=args.webhook_url,
         key_lifetime_s=args.key_lifetime_s,
         search_lag_s=args.search_lag_s,
+        refund_settle_s=args.refund_settle_s,
     )
     RefusingServer(args.host, args.port, config).serve_forever()
 

@@ -22,6 +22,7 @@ DEFAULT_KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for 24 hours
 # searchable in less than a minute". A few seconds keeps tests and drills honest
 # (nothing may count on search seeing a new intent) without slowing them down.
 DEFAULT_SEARCH_LAG_S = 2.0
+DEFAULT_REFUND_SETTLE_S = 10.0
 
 
 @dataclass
@@ -34,6 +35,8 @@ class SandboxConfig:
     webhook_url: str | None = None
     key_lifetime_s: float = DEFAULT_KEY_LIFETIME_S
     search_lag_s: float = DEFAULT_SEARCH_LAG_S  # a search_lag fault overrides it
+    # When a refund of Stripe's pending or failing refund test card changes.
+    refund_settle_s: float = DEFAULT_REFUND_SETTLE_S
     # Set by the server loop: stop listening for N seconds.
     refuse: Callable[[float], None] = field(default=lambda seconds: None)
 

@@ -8,6 +8,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from sandbox.app import settings, store
 from sandbox.faults import FAULT_KINDS, FaultError, add_fault, clear_faults, list_faults
+from sandbox.stripe_refunds import settle_due
 
 bp = Blueprint("control", __name__)
 
@@ -99,6 +100,13 @@ def refunds() -> Response:
         "GROUP BY r.dialect, r.payment_object_id HAVING SUM(r.amount) > MAX(c.amount)"
     )
     return jsonify(data=rows, over_refunded=[dict(r) for r in over])
+
+
+@bp.post("/refunds/settle")
+def settle_refunds() -> Response:
+    """Give every refund with a later outcome (Stripe's pending and failing refund test
+    cards) that outcome now, with its events."""
+    return jsonify(settled=settle_due(store(), is_forced=True))
 
 
 @bp.get("/requests")

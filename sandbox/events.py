@@ -12,6 +12,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -87,9 +88,16 @@ def create_event(
 class Deliverer(threading.Thread):
     """Posts due events to `<webhook_url>/<dialect>`, retrying non-2xx with backoff."""
 
-    def __init__(self, store: Store, webhook_url: str, secrets_by_dialect: dict[str, str]):
+    def __init__(
+        self,
+        store: Store,
+        webhook_url: str,
+        secrets_by_dialect: dict[str, str],
+        on_tick: Callable[[], object] = lambda: None,
+    ):
         super().__init__(name="webhook-deliverer", daemon=True)
         self.store = store
+        self.on_tick = on_tick  # what else changes with time (refunds that settle later)
         self.webhook_url = webhook_url.rstrip("/")
         self.secrets = secrets_by_dialect
         self.session = requests.Session()
@@ -97,6 +105,7 @@ class Deliverer(threading.Thread):
     def run(self) -> None:
         while True:
             try:
+                self.on_tick()
                 if not self.deliver_due():
                     time.sleep(POLL_INTERVAL_S)
             except Exception:  # the deliverer must outlive any one bad delivery

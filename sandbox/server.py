@@ -10,6 +10,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from sandbox.app import SandboxConfig, create_app
 from sandbox.events import Deliverer
+from sandbox.stripe_refunds import settle_due
 
 log = logging.getLogger("sandbox")
 
@@ -45,6 +46,7 @@ class RefusingServer:
                     "stripe": self.config.stripe_webhook_secret,
                     "acquirer": self.config.acquirer_webhook_secret,
                 },
+                on_tick=lambda: settle_due(self.app.extensions["sandbox_store"]),
             ).start()
         while not self._stopped.is_set():
             wait_s = self._refuse_until - time.time()

@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS refunds (
     payment_ref TEXT, refund_ref TEXT, amount INTEGER NOT NULL, currency TEXT NOT NULL,
     status TEXT NOT NULL, created REAL NOT NULL, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS ix_refunds_payment ON refunds(payment_object_id);
+-- A refund's later outcome (Stripe's test cards: pending -> succeeded, succeeded -> failed).
+CREATE TABLE IF NOT EXISTS refund_changes (
+    refund_id TEXT PRIMARY KEY, status TEXT NOT NULL, due REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
     id TEXT PRIMARY KEY, dialect TEXT NOT NULL, type TEXT NOT NULL, created INTEGER NOT NULL,
     body TEXT NOT NULL, copies INTEGER NOT NULL DEFAULT 1, attempts INTEGER NOT NULL DEFAULT 0,
@@ -186,6 +189,7 @@ class Store:
                 "idempotency_keys",
                 "charges",
                 "refunds",
+                "refund_changes",
                 "events",
                 "faults",
                 "requests",

@@ -44,7 +44,8 @@ TEST_METHOD_CARDS = {
     "pm_card_chargeDeclined": ("visa", "0002"),
     "pm_card_chargeDeclinedInsufficientFunds": ("visa", "9995"),
     "pm_card_authenticationRequired": ("visa", "3184"),
-    "pm_card_refundFail": ("visa", "5556"),
+    "pm_card_refundFail": ("visa", "5126"),  # 4000000000005126: refunds fail later
+    "pm_card_pendingRefund": ("visa", "7726"),  # 4000000000007726: refunds pend first
 }
 
 

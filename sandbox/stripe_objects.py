@@ -19,7 +19,8 @@ PAYMENT_METHODS: dict[str, tuple[str, str | None]] = {
     "pm_card_chargeDeclined": ("declined", "generic_decline"),
     "pm_card_chargeDeclinedInsufficientFunds": ("declined", "insufficient_funds"),
     "pm_card_authenticationRequired": ("requires_action", None),
-    "pm_card_refundFail": ("succeeded", None),  # charges; its refunds fail
+    "pm_card_refundFail": ("succeeded", None),  # charges; its refunds fail later
+    "pm_card_pendingRefund": ("succeeded", None),  # charges; its refunds pend first
 }
 CANCELABLE = (
     "requires_payment_method",

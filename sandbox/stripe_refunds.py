@@ -1,8 +1,11 @@
 """Stripe Refunds: `POST /v1/refunds` (idempotent, with faults like every POST),
 `GET /v1/refunds/{id}`, `GET /v1/refunds` (`payment_intent`, pages). A refund succeeds at
-once (events `refund.created` and `charge.refunded`), except for a charge made with
-`pm_card_refundFail` (Stripe's test card whose refunds fail: `failed`, `failure_reason`,
-events `refund.updated` and `refund.failed`)."""
+once (events `refund.created` and `charge.refunded`), except for charges made with
+Stripe's two test cards whose refunds change later (`--refund-settle-s` after, or at
+`POST /_sandbox/refunds/settle`), each change with `charge.refund.updated` and
+`refund.updated`:
+- `pm_card_pendingRefund`: `pending`, later `succeeded`;
+- `pm_card_refundFail`: `succeeded`, later `failed` (`failure_reason`, and `refund.failed`)."""
 
 from __future__ import annotations
 
@@ -14,8 +17,9 @@ from typing import Any
 from flask import Response, g, jsonify, request
 
 from sandbox import stripe_params as params_of
-from sandbox.app import RequestFaults, store, with_faults
+from sandbox.app import RequestFaults, settings, store, with_faults
 from sandbox.events import create_event
+from sandbox.store import Store, dumps
 from sandbox.stripe_api import bp
 from sandbox.stripe_idempotency import idempotent, stripe_error
 from sandbox.stripe_lists import page
@@ -26,6 +30,9 @@ CREATE = frozenset({"amount", "charge", "expand", "metadata", "payment_intent", 
 LIST = frozenset({"charge", "ending_before", "expand", "limit", "payment_intent", "starting_after"})
 REASONS = ("duplicate", "fraudulent", "requested_by_customer")
 FAILING_METHOD = "pm_card_refundFail"
+PENDING_METHOD = "pm_card_pendingRefund"
+# (status at creation, the later one) by the card a refund's charge was made with
+LATER = {FAILING_METHOD: ("succeeded", "failed"), PENDING_METHOD: ("pending", "succeeded")}
 
 
 def _intent(conn: sqlite3.Connection, intent_id: object) -> dict[str, Any]:
@@ -102,8 +109,8 @@ def create_refund(faults: RequestFaults) -> Response:
                 code="amount_too_large",
                 param="amount",
             )
-        failing = intent.get("payment_method") == FAILING_METHOD
-        refund = _refund_object(intent, amount, form, "failed" if failing else "succeeded")
+        first, later = LATER.get(intent.get("payment_method") or "", ("succeeded", None))
+        refund = _refund_object(intent, amount, form, first)
         store().record_refund(
             conn,
             "stripe",
@@ -115,11 +122,13 @@ def create_refund(faults: RequestFaults) -> Response:
             },
         )
         info = (g.get("stripe_request_id"), request.headers.get("Idempotency-Key"))
-        if failing:
-            for event_type in ("refund.updated", "refund.failed"):
-                create_event(store(), conn, "stripe", event_type, refund, request_info=info)
-        else:
-            create_event(store(), conn, "stripe", "refund.created", refund, request_info=info)
+        if later is not None:
+            conn.execute(
+                "INSERT INTO refund_changes (refund_id, status, due) VALUES (?, ?, ?)",
+                (refund["id"], later, time.time() + settings().refund_settle_s),
+            )
+        create_event(store(), conn, "stripe", "refund.created", refund, request_info=info)
+        if first == "succeeded":
             charge = {
                 "id": intent.get("latest_charge"),
                 "object": "charge",
@@ -138,6 +147,7 @@ def create_refund(faults: RequestFaults) -> Response:
 @with_faults("stripe", "retrieve_refund")
 def retrieve_refund(faults: RequestFaults, refund_id: str) -> Response:
     faults.slow_down()
+    settle_due(store())
     rows = store().query(
         "SELECT body FROM refunds WHERE id = ? AND dialect = 'stripe'", (refund_id,)
     )
@@ -157,6 +167,7 @@ def retrieve_refund(faults: RequestFaults, refund_id: str) -> Response:
 def list_refunds(faults: RequestFaults) -> Response:
     query = params_of.decode(request.args.items(multi=True), LIST)
     faults.slow_down()
+    settle_due(store())
     where, args = "dialect = 'stripe'", tuple[Any, ...]()
     if isinstance(query.get("payment_intent"), str):
         where, args = where + " AND payment_object_id = ?", (query["payment_intent"],)
@@ -172,3 +183,37 @@ def list_refunds(faults: RequestFaults) -> Response:
     )
     data = [json.loads(r["body"]) for r in rows]
     return faults.after_commit(jsonify(list_object("/v1/refunds", data, has_more)))
+
+
+def settle_due(db: Store, *, is_forced: bool = False) -> int:
+    """Give refunds whose later outcome is due (all of them when forced) that outcome,
+    with its events; returns how many changed. Run by the webhook deliverer's loop, on
+    every refund read, and by `POST /_sandbox/refunds/settle`."""
+    changed = 0
+    with db.transaction() as conn:
+        due = conn.execute(
+            "SELECT refund_id, status FROM refund_changes WHERE due <= ?",
+            (float("inf") if is_forced else time.time(),),
+        ).fetchall()
+        for row in due:
+            body_row = conn.execute(
+                "SELECT body FROM refunds WHERE id = ?", (row["refund_id"],)
+            ).fetchone()
+            conn.execute("DELETE FROM refund_changes WHERE refund_id = ?", (row["refund_id"],))
+            if body_row is None:
+                continue
+            refund = dict(json.loads(body_row["body"]))
+            refund["status"] = row["status"]
+            if row["status"] == "failed":
+                refund["failure_reason"] = "expired_or_canceled_card"
+            conn.execute(
+                "UPDATE refunds SET status = ?, body = ? WHERE id = ?",
+                (row["status"], dumps(refund), refund["id"]),
+            )
+            kinds = ["charge.refund.updated", "refund.updated"]
+            if row["status"] == "failed":
+                kinds.append("refund.failed")
+            for event_type in kinds:
+                create_event(db, conn, "stripe", event_type, refund)
+            changed += 1
+    return changed

@@ -37,6 +37,12 @@ class Sandbox:
         assert response.status_code == 201, response.text
         return int(response.json()["id"])
 
+    def settle_refunds(self) -> int:
+        """Refunds with a later outcome (pm_card_pendingRefund, pm_card_refundFail) get it."""
+        response = requests.post(f"{self.url}/_sandbox/refunds/settle", timeout=5)
+        response.raise_for_status()
+        return int(response.json()["settled"])
+
     def clear_faults(self) -> None:
         requests.delete(f"{self.url}/_sandbox/faults", timeout=5).raise_for_status()
 

@@ -127,5 +127,11 @@ def refund_outcome(refund: dict[str, Any]) -> Outcome:
     if status in ("failed", "canceled"):
         reason = refund.get("failure_reason") or status
         return Declined(str(reason), f"refund {status}", refund_id, refund_report(refund))
-    # pending, requires_action: the money is on its way; ask again later.
-    return Unknown(f"refund {refund_id} is {status}", is_provider_failure=False)
+    # pending, requires_action: Stripe has the refund and the money is on its way (for
+    # days, for some cards): its id and report say so; its event or a lookup ends it.
+    return Unknown(
+        f"refund {refund_id} is {status}",
+        is_provider_failure=False,
+        provider_payment_id=refund_id,
+        report=refund_report(refund),
+    )

@@ -45,7 +45,12 @@ STRIPE_OUTCOMES = {
 
 
 # A refund's events carry the refund; its status says what happened (pending: nothing yet).
-REFUND_EVENTS = ("refund.created", "refund.updated", "refund.failed")
+# charge.refund.updated is what Stripe sends when a refund changes later (pending to
+# succeeded, succeeded to failed), beside refund.updated.
+REFUND_EVENTS = ("refund.created", "refund.updated", "refund.failed", "charge.refund.updated")
+# Every event type the webhook endpoint must be subscribed to (docs/operations.md lists
+# them; a test keeps the two the same).
+SUBSCRIBED_EVENTS = (*STRIPE_OUTCOMES, *REFUND_EVENTS)
 REFUND_OUTCOMES = {"succeeded": "succeeded", "failed": "failed", "canceled": "failed"}
 
 

@@ -32,6 +32,7 @@ from models import (
     Payment,
     PaymentTransition,
     Refund,
+    RefundTransition,
 )
 from models.money import DEFAULT_LOCALE, N_
 from models.types import utcnow
@@ -52,6 +53,7 @@ SUBJECTS = {
     EmailKind.PAYMENT_FAILED: N_("Your payment #%(id)s did not go through"),
     EmailKind.REFUND: N_("Your refund #%(id)s"),
     EmailKind.REVIEW_ALERT: N_("Payment #%(id)s needs review"),
+    EmailKind.REFUND_ALERT: N_("Refund #%(id)s needs attention"),
 }
 
 
@@ -123,6 +125,14 @@ def _subject_of(row: OutboxMessage) -> dict[str, object]:
         return {"order": get(Order, row.subject_id)}
     if row.kind == EmailKind.REFUND:
         return {"refund": get(Refund, row.subject_id)}
+    if row.kind == EmailKind.REFUND_ALERT:
+        why = db.session.scalar(
+            select(RefundTransition.reason)
+            .where(RefundTransition.refund_id == row.subject_id)
+            .order_by(RefundTransition.id.desc())
+            .limit(1)
+        )
+        return {"refund": get(Refund, row.subject_id), "reason": why or ""}
     reason = db.session.scalar(
         select(PaymentTransition.reason)
         .where(PaymentTransition.payment_id == row.subject_id)

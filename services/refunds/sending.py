@@ -88,7 +88,7 @@ def _count_lookup(refund: Refund) -> None:
 def reconcile_refund(refund_id: int) -> None:
     """Ask the provider what happened to an unknown refund; resolve, ask later or escalate."""
     now = utcnow()
-    refund = _claim(refund_id, RefundStatus.UNKNOWN, now)
+    refund = _claim(refund_id, LOOKED_UP, now)
     if refund is None:
         return
     request = _request_for(refund, refund.first_sent_at)
@@ -111,13 +111,25 @@ def reconcile_refund(refund_id: int) -> None:
             before=functools.partial(_mark_resend, refund_id),
         )
     refund = _release(refund_id)
-    if is_refused(outcome) and refund.status == RefundStatus.UNKNOWN:
+    follow_up: FollowUp = _nothing
+    if refund.status == RefundStatus.PROCESSING and isinstance(outcome, NotSent | Absent):
+        # Nobody could be asked now, or the provider no longer knows a refund it had
+        # said was on its way (a contradiction: a person looks at it).
+        if isinstance(outcome, Absent):
+            move_refund(
+                refund,
+                RefundStatus.NEEDS_REVIEW,
+                source=TransitionSource.RECONCILE,
+                reason=f"the provider had the refund, now it has none: {outcome.reason}",
+            )
+        else:
+            await_provider(refund, refund.provider_refund_id or "", TransitionSource.RECONCILE)
+    elif is_refused(outcome) and refund.status == RefundStatus.UNKNOWN:
         assert isinstance(outcome, NotSent)
-        follow_up: FollowUp = _schedule_lookup(
+        follow_up = _schedule_lookup(
             refund, outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"], "-deferred"
         )
     elif isinstance(outcome, Absent):
-        follow_up = _nothing
         move_refund(
             refund,
             RefundStatus.FAILED,
@@ -130,12 +142,14 @@ def reconcile_refund(refund_id: int) -> None:
     follow_up()
 
 
-def _claim(refund_id: int, status: RefundStatus, now: datetime) -> Refund | None:
+def _claim(
+    refund_id: int, status: RefundStatus | tuple[RefundStatus, ...], now: datetime
+) -> Refund | None:
     """Lease the refund if it is in `status` and nobody holds it (row locks in order)."""
     refund = lock_refund(refund_id)
     if (
         refund is None
-        or refund.status != status
+        or refund.status not in (status if isinstance(status, tuple) else (status,))
         or (refund.lease_expires_at is not None and refund.lease_expires_at >= now)
     ):
         db.session.rollback()
@@ -225,11 +239,61 @@ def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> 
     if not isinstance(outcome, NotSent | Unknown):  # Absent: the caller's; no ActionRequired
         return _nothing
     refund.last_error = outcome.reason[:500]
+    if isinstance(outcome, Unknown) and outcome.provider_payment_id:
+        # The provider has the refund and says it is on its way (Stripe: pending).
+        problem = mismatch(refund, outcome.provider_payment_id, outcome.report)
+        if problem:
+            lifecycle.count_mismatch(refund.provider, source.value)
+            move_refund(
+                refund,
+                RefundStatus.NEEDS_REVIEW,
+                source=source,
+                reason=f"the provider's answer does not match the refund: {problem}",
+            )
+        else:
+            await_provider(refund, outcome.provider_payment_id, source, outcome.reason)
+        return _nothing
+    if refund.status == RefundStatus.PROCESSING:  # no answer now: ask again in a while
+        await_provider(refund, refund.provider_refund_id or "", source, outcome.reason)
+        return _nothing
     if isinstance(outcome, Unknown) and refund.status == RefundStatus.PENDING:
         move_refund(refund, RefundStatus.UNKNOWN, source=source, reason=outcome.reason)
     if refund.status != RefundStatus.UNKNOWN:
         return _nothing
     return _schedule_lookup(refund)
+
+
+LOOKED_UP = (RefundStatus.UNKNOWN, RefundStatus.PROCESSING)  # what reconcile_refund asks about
+
+
+def await_provider(
+    refund: Refund, provider_refund_id: str, source: TransitionSource, reason: str = ""
+) -> None:
+    """The provider has the refund and its outcome comes later (an event, or a lookup
+    every REFUND_PROCESSING_LOOKUP_S): processing, without escalating, until
+    REFUND_PROCESSING_MAX_DAYS after the first send; then a person looks (review)."""
+    config = current_app.config
+    refund.provider_refund_id = refund.provider_refund_id or provider_refund_id or None
+    started = refund.first_sent_at or refund.created_at
+    if utcnow() - started > timedelta(days=config["REFUND_PROCESSING_MAX_DAYS"]):
+        refund.next_reconcile_at = None
+        move_refund(
+            refund,
+            RefundStatus.NEEDS_REVIEW,
+            source=source,
+            reason=f"still on its way at the provider after "
+            f"{config['REFUND_PROCESSING_MAX_DAYS']} days: {reason or refund.last_error}",
+        )
+        return
+    move_refund(
+        refund,
+        RefundStatus.PROCESSING,
+        source=source,
+        reason=reason or f"the provider has refund {provider_refund_id}; its outcome comes later",
+    )
+    if refund.status == RefundStatus.PROCESSING:
+        delay_s = config["REFUND_PROCESSING_LOOKUP_S"]
+        refund.next_reconcile_at = utcnow() + timedelta(seconds=delay_s)
 
 
 def _schedule_lookup(
@@ -265,7 +329,7 @@ def sweep_refunds(now: datetime | None = None) -> int:
     unknown = db.session.execute(
         select(Refund.id, Refund.provider, Refund.reconcile_attempts)
         .where(
-            Refund.status == RefundStatus.UNKNOWN,
+            Refund.status.in_(LOOKED_UP),
             free,
             or_(Refund.next_reconcile_at.is_(None), Refund.next_reconcile_at <= now),
         )

@@ -94,7 +94,19 @@ def move_refund(
         _record(refund, current, current, source, f"reported {to.value}: {reason}", actor)
         return False
     final = (RefundStatus.SUCCEEDED, RefundStatus.FAILED)
-    if current in final and to in final:
+    is_reversal = (
+        current == RefundStatus.SUCCEEDED
+        and to == RefundStatus.FAILED
+        and source in (TransitionSource.WEBHOOK, TransitionSource.RECONCILE)
+    )
+    if is_reversal:
+        reason = f"failed after it had succeeded: {reason}"
+    elif current == RefundStatus.FAILED and to == RefundStatus.SUCCEEDED and _was_reversed(refund):
+        # Stripe's refunds go succeeded -> failed, never back: an event still saying
+        # "succeeded" was written before the failure and arrived after it.
+        log.info("refund %s: ignored a stale succeeded report (%s)", refund.id, reason)
+        return False
+    elif current in final and to in final:
         reason = (
             f"conflict: refund was {current.value}, {source.value} reports {to.value}: {reason}"
         )
@@ -118,8 +130,40 @@ def move_refund(
         _apply_success(refund)
         _queue_refund_email(refund)
     elif to == RefundStatus.FAILED:
+        if is_reversal:
+            _reverse_success(refund)
         _undo(refund)
+    if is_reversal or to == RefundStatus.NEEDS_REVIEW:
+        queue_email(EmailKind.REFUND_ALERT, refund.id)  # to the admins, once per refund
     return True
+
+
+def _was_reversed(refund: Refund) -> bool:
+    """Whether the refund failed after it had succeeded."""
+    return (
+        db.session.scalar(
+            select(RefundTransition.id)
+            .where(
+                RefundTransition.refund_id == refund.id,
+                RefundTransition.from_status == RefundStatus.SUCCEEDED,
+                RefundTransition.to_status == RefundStatus.FAILED,
+            )
+            .limit(1)
+        )
+        is not None
+    )
+
+
+def _reverse_success(refund: Refund) -> None:
+    """A refund to a card that failed after it succeeded: the money never reached the
+    customer, so the order counts it no more (a top-up's refund is undone by `_undo`)."""
+    if refund.payment_id is not None:
+        payment = db.session.get(Payment, refund.payment_id)
+        if payment is not None and payment.purpose == PaymentPurpose.WALLET_TOPUP:
+            return
+    refund.is_effect_applied = False
+    if refund.order_id is not None:
+        mark_order(refund.order_id)
 
 
 def _record(
@@ -248,3 +292,5 @@ def mark_order(order_id: int) -> None:
         order.status = OrderStatus.REFUNDED
     elif total > 0:
         order.status = OrderStatus.PARTIALLY_REFUNDED
+    else:
+        order.status = OrderStatus.PAID  # its one refund failed after all

@@ -10,7 +10,7 @@ from extensions import db
 from models import ProcessedWebhook, Refund, RefundStatus, TransitionSource, WebhookState
 from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
-from services.refunds.sending import mismatch
+from services.refunds.sending import await_provider, mismatch
 from services.refunds.state import lock_refund, move_refund
 
 OUTCOMES = {"succeeded": RefundStatus.SUCCEEDED, "failed": RefundStatus.FAILED}
@@ -26,7 +26,19 @@ def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWeb
         return record.state
     record.payment_id = refund.payment_id
     if event.outcome is None:
-        record.state, record.note = WebhookState.IGNORED, "the refund is still pending"
+        # Still on its way (Stripe: pending): the refund waits for its next event.
+        problem = mismatch(refund, event.provider_payment_id, event.report)
+        if problem or refund.status not in (RefundStatus.PENDING, RefundStatus.UNKNOWN):
+            record.state, record.note = WebhookState.IGNORED, "the refund is still pending"
+            return record.state
+        await_provider(
+            refund,
+            event.provider_payment_id or "",
+            TransitionSource.WEBHOOK,
+            f"{event.event_type} {event.event_id}: on its way",
+        )
+        record.state = WebhookState.APPLIED
+        record.note = f"refund {refund.id}: processing"
         return record.state
     reason = f"{event.event_type} {event.event_id}"
     problem = mismatch(refund, event.provider_payment_id, event.report)

@@ -56,9 +56,31 @@ def test_over_refunds_and_unknown_refunds_are_errors(sdk: stripe.StripeClient) -
     assert missing.value.code == "resource_missing"
 
 
-def test_refunds_of_the_refund_fail_card_fail(sdk: stripe.StripeClient, sandbox: Any) -> None:
+def test_a_refund_of_the_refund_fail_card_succeeds_then_fails(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    """Stripe's test card 4000000000005126: the refund begins succeeded and later fails,
+    with charge.refund.updated (and refund.updated, refund.failed)."""
     intent = _charged(sdk, "pm_card_refundFail")
     refund = sdk.v1.refunds.create(params={"payment_intent": intent.id})
-    assert refund.status == "failed" and refund.failure_reason == "expired_or_canceled_card"
+    assert refund.status == "succeeded" and refund.failure_reason is None
+    assert sandbox.settle_refunds() == 1
+    later = sdk.v1.refunds.retrieve(refund.id)
+    assert later.status == "failed" and later.failure_reason == "expired_or_canceled_card"
     types = [e["type"] for e in sandbox.events()]
-    assert "refund.updated" in types and "refund.failed" in types
+    assert types[-3:] == ["charge.refund.updated", "refund.updated", "refund.failed"]
+    assert sandbox.settle_refunds() == 0  # once
+
+
+def test_a_refund_of_the_pending_refund_card_pends_then_succeeds(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    """Stripe's test card 4000000000007726: the refund begins pending and later succeeds."""
+    intent = _charged(sdk, "pm_card_pendingRefund")
+    refund = sdk.v1.refunds.create(params={"payment_intent": intent.id})
+    assert refund.status == "pending"
+    assert [e["type"] for e in sandbox.events()][-1] == "refund.created"
+    assert sandbox.settle_refunds() == 1
+    assert sdk.v1.refunds.retrieve(refund.id).status == "succeeded"
+    types = [e["type"] for e in sandbox.events()]
+    assert types[-2:] == ["charge.refund.updated", "refund.updated"]

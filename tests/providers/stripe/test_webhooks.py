@@ -68,3 +68,17 @@ def test_a_failed_intent_carries_its_decline_code() -> None:
         }
     )
     assert event.outcome == "failed" and event.decline_code == "insufficient_funds"
+
+
+def test_the_documented_subscription_is_every_event_type_we_apply() -> None:
+    """docs/operations.md lists what to subscribe the endpoint to: exactly the types the
+    parser applies (a missing refund type loses refunds that change later)."""
+    import re
+    from pathlib import Path
+
+    from providers.stripe.webhooks import REFUND_EVENTS, SUBSCRIBED_EVENTS
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "operations.md").read_text()
+    listed = text.split("<!-- stripe-events -->")[1].split("<!-- /stripe-events -->")[0]
+    assert re.findall(r"`([a-z_.]+)`", listed) == list(SUBSCRIBED_EVENTS)
+    assert "charge.refund.updated" in REFUND_EVENTS

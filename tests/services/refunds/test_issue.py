@@ -154,11 +154,9 @@ def test_a_spent_top_up_is_not_refunded_and_nothing_moves(app: Flask, sandbox: A
 
 def test_a_refused_top_up_refund_puts_the_money_back(app: Flask, sandbox: Any) -> None:
     topup = committed_topup(app, 700)
-    with app.app_context():
-        db.session.get(Payment, topup).payment_method = "pm_card_refundFail"  # type: ignore[union-attr]
-        db.session.commit()
     charged(app, topup)
     refund = _ask(app, topup, 700)
+    sandbox.add_fault("error", status=400, count=1, dialect="stripe", endpoint="refund")
     assert _wallet_balance(app, topup) == 0
     with app.app_context():
         send_refund(refund.id)

@@ -83,19 +83,6 @@ def test_the_keyless_acquirer_looks_up_before_sending_again(app: Flask, sandbox:
     assert [r["amount"] for r in sandbox_refunds(sandbox, dialect="acquirer")] == [400]
 
 
-def test_a_refused_refund_fails_and_counts_no_more(app: Flask, sandbox: Any) -> None:
-    payment_id = charged(app, committed_payment(app, payment_method="pm_card_refundFail"))
-    refund_id = _refund(app, payment_id)
-    with app.app_context():
-        send_refund(refund_id)
-        refund = db.session.get(Refund, refund_id)
-        assert refund is not None and refund.status == RefundStatus.FAILED
-        assert refund.failure_code == "expired_or_canceled_card"
-    assert _state(app, refund_id)[2] == OrderStatus.PAID
-    again = _refund(app, payment_id)  # a failed refund does not use up the charge
-    assert again != refund_id
-
-
 def test_a_refund_that_provably_was_not_sent_is_deferred(app: Flask, sandbox: Any) -> None:
     payment_id = charged(app, committed_payment(app))
     refund_id = _refund(app, payment_id)

@@ -35,12 +35,29 @@ def test_final_states_never_regress_and_conflicts_go_to_review(app_ctx: Flask) -
     refund = _refund(app_ctx)
     assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.RECONCILE)
     assert not move_refund(refund, RefundStatus.UNKNOWN, source=TransitionSource.CHARGE)
-    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    # Our own send's late "refused" contradicts the provider's success: a person decides.
+    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.REFUND)
     assert refund.status == RefundStatus.NEEDS_REVIEW  # both facts kept for a person
     assert not move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.WEBHOOK)
     assert refund.status == RefundStatus.NEEDS_REVIEW
     assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.ADMIN, actor="a")
     db.session.flush()
     reasons = [t.reason for t in db.session.query(RefundTransition).order_by(RefundTransition.id)]
-    assert any(r.startswith("conflict: refund was succeeded") for r in reasons)
+    assert any(
+        r.startswith("conflict: refund was succeeded, refund reports failed") for r in reasons
+    )
     assert any(r.startswith("reported succeeded") for r in reasons)
+
+
+def test_the_provider_may_fail_a_refund_it_reported_succeeded(app_ctx: Flask) -> None:
+    """Stripe documents succeeded -> failed (refund.failed): the provider's word, by event
+    or lookup, fails the refund; a stale "succeeded" after that changes nothing."""
+    refund = _refund(app_ctx)
+    assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.REFUND)
+    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    assert refund.status == RefundStatus.FAILED
+    assert not move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.WEBHOOK)
+    assert refund.status == RefundStatus.FAILED
+    db.session.flush()
+    reasons = [t.reason for t in db.session.query(RefundTransition).order_by(RefundTransition.id)]
+    assert reasons[-1].startswith("failed after it had succeeded")

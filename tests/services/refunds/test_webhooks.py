@@ -4,6 +4,7 @@ they come, in any order; one that does not match the refund goes to review."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import requests
@@ -11,7 +12,17 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from extensions import db
-from models import Order, OrderStatus, ProcessedWebhook, Refund, RefundStatus
+from models import (
+    EmailKind,
+    Order,
+    OrderStatus,
+    OutboxMessage,
+    Payment,
+    ProcessedWebhook,
+    Refund,
+    RefundStatus,
+    Wallet,
+)
 from services.refunds.issue import refund_payment
 from services.refunds.sending import send_refund
 from tests.helpers import (
@@ -100,19 +111,122 @@ def test_a_refund_event_that_does_not_match_goes_to_review(
     assert _refund_state(app, refund_id)[0] == RefundStatus.NEEDS_REVIEW
 
 
-def test_a_failed_refund_event_after_success_goes_to_review(
-    app: Flask, client: FlaskClient, sandbox: Any
-) -> None:
-    payment_id = charged(app, committed_payment(app))
+def _refund_of(app: Flask, card: str, *, topup: bool = False) -> tuple[int, int]:
+    """(payment id, refund id) of a charged payment made with `card`, refunded in full
+    and sent (the provider's first answer applied)."""
+    from tests.helpers import committed_topup
+
+    if topup:
+        payment_id = committed_topup(app, 700)
+        with app.app_context():
+            found = db.session.get(Payment, payment_id)
+            assert found is not None
+            found.payment_method = card
+            db.session.commit()
+    else:
+        payment_id = committed_payment(app, payment_method=card)
+    charged(app, payment_id)
     with app.app_context():
         refund, _ = refund_payment(payment_id, None, "customer asked", "ops", uuid.uuid4())
-        send_refund(refund.id)
         refund_id = refund.id
-    [event] = _events(sandbox, "refund.created")
-    event["id"], event["type"] = "evt_later_failure", "refund.failed"
-    event["created"] += 5
-    event["data"]["object"].update(status="failed", failure_reason="lost_or_stolen_card")
-    signed_post(client, event)
+        send_refund(refund_id)
+    return payment_id, refund_id
+
+
+def _alerts(app: Flask, refund_id: int) -> list[str]:
+    with app.app_context():
+        return [
+            o.recipient
+            for o in db.session.query(OutboxMessage).filter_by(
+                kind=EmailKind.REFUND_ALERT, subject_id=refund_id
+            )
+        ]
+
+
+def test_a_refund_that_fails_after_it_succeeded_is_reversed_and_an_admin_is_told(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    """Stripe's pm_card_refundFail: the refund succeeds, then fails. The order is paid
+    again (the money never reached the customer), an admin is emailed, and the stale
+    "succeeded" of an event that arrives late changes nothing."""
+    payment_id, refund_id = _refund_of(app, "pm_card_refundFail")
+    assert _refund_state(app, refund_id) == (RefundStatus.SUCCEEDED, OrderStatus.REFUNDED)
+    assert sandbox.settle_refunds() == 1
+    [updated] = _events(sandbox, "charge.refund.updated")
+    [failed] = _events(sandbox, "refund.failed")
+    [created] = _events(sandbox, "refund.created")  # its object still says succeeded
+    for event in (updated, failed, failed, created):  # a repeat, and a stale one last
+        assert signed_post(client, event).status_code == 200
     run_maintenance_jobs(app)
-    # The money did not reach the customer after all: a person decides, with both facts.
+    assert _refund_state(app, refund_id) == (RefundStatus.FAILED, OrderStatus.PAID)
+    assert _alerts(app, refund_id) == [app.config["ADMIN_ALERT_EMAIL"]]
+    with app.app_context():
+        refund = db.session.get(Refund, refund_id)
+        assert refund is not None and refund.failure_code == "expired_or_canceled_card"
+        again, is_new = refund_payment(payment_id, None, "again", "ops", uuid.uuid4())
+        assert is_new and again.amount_minor == 1000  # the charge can be refunded again
+
+
+def test_a_top_up_refund_that_fails_later_puts_the_money_back(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    from services.wallet.audit import audit_wallets
+
+    payment_id, refund_id = _refund_of(app, "pm_card_refundFail", topup=True)
+    sandbox.settle_refunds()
+    [failed] = _events(sandbox, "refund.failed")
+    signed_post(client, failed)
+    run_maintenance_jobs(app)
+    with app.app_context():
+        payment = db.session.get(Payment, payment_id)
+        assert payment is not None
+        assert db.session.get(Wallet, payment.wallet_id).balance_minor == 700  # type: ignore[union-attr]
+        assert audit_wallets().is_ok
+    assert _refund_state(app, refund_id)[0] == RefundStatus.FAILED
+
+
+def test_a_pending_refund_waits_for_its_event_without_escalating(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    """Stripe's pm_card_pendingRefund: the refund is pending for days. It is processing
+    (not unknown): looked up every REFUND_PROCESSING_LOOKUP_S, never sent to review
+    early, and settled by its event."""
+    import time_machine
+
+    from models.types import utcnow
+    from services.refunds.sending import reconcile_refund, sweep_refunds
+
+    _, refund_id = _refund_of(app, "pm_card_pendingRefund")
+    with app.app_context():
+        refund = db.session.get(Refund, refund_id)
+        assert refund is not None and refund.status == RefundStatus.PROCESSING
+        assert refund.provider_refund_id and refund.next_reconcile_at
+        assert refund.next_reconcile_at - utcnow() > timedelta(hours=5)
+    assert _refund_state(app, refund_id)[1] == OrderStatus.PAID  # nothing back yet
+    for days in (2, 9):  # far past the unknown refunds' escalation; the lookups say pending
+        with time_machine.travel(utcnow() + timedelta(days=days)), app.app_context():
+            assert sweep_refunds() == 1
+            reconcile_refund(refund_id)
+            assert _refund_state(app, refund_id)[0] == RefundStatus.PROCESSING
+    assert _alerts(app, refund_id) == []
+    assert sandbox.settle_refunds() == 1
+    [updated] = _events(sandbox, "charge.refund.updated")
+    signed_post(client, updated)
+    run_maintenance_jobs(app)
+    assert _refund_state(app, refund_id) == (RefundStatus.SUCCEEDED, OrderStatus.REFUNDED)
+
+
+def test_a_refund_pending_past_its_limit_goes_to_review_and_an_admin_is_told(
+    app: Flask, sandbox: Any
+) -> None:
+    import time_machine
+
+    from models.types import utcnow
+    from services.refunds.sending import reconcile_refund
+
+    _, refund_id = _refund_of(app, "pm_card_pendingRefund")
+    days = app.config["REFUND_PROCESSING_MAX_DAYS"] + 1
+    with time_machine.travel(utcnow() + timedelta(days=days)), app.app_context():
+        reconcile_refund(refund_id)
     assert _refund_state(app, refund_id)[0] == RefundStatus.NEEDS_REVIEW
+    assert _alerts(app, refund_id) == [app.config["ADMIN_ALERT_EMAIL"]]
