@@ -12,7 +12,7 @@ from typing import Any
 from providers.base import Provider
 from providers.events import ProviderEvent
 from providers.http import HttpPolicy
-from providers.settings import provider_base, secret
+from providers.settings import ConfigError, provider_base, secret
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,14 @@ class SettingsContext:
         return secret(
             env, name, dev_default, is_production=self.is_production, dev_secrets=self.dev_secrets
         )
+
+    def optional_secret(self, env: Mapping[str, str], name: str) -> str:
+        """A secret that may be unset ("" then), e.g. a webhook secret being retired;
+        production refuses a development secret in it like in any other."""
+        value = env.get(name, "")
+        if value and self.is_production and value.strip() in self.dev_secrets:
+            raise ConfigError(f"{name} is a development default; production needs its own secret.")
+        return value
 
     def base_url(
         self,

@@ -255,3 +255,39 @@ def test_a_live_looking_deployment_without_app_env_does_not_start(live: dict[str
 def test_development_on_loopback_and_the_sandbox_still_starts() -> None:
     local = {"STRIPE_API_BASE": "https://127.0.0.1:8099", "PUBLIC_URL": "http://shop.test"}
     assert settings_from_env(local)["IS_PRODUCTION"] is False
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"STRIPE_SECRET_KEY": "sk_test_51abc"}, "must be a live key"),
+        ({"STRIPE_PUBLISHABLE_KEY": "pk_test_51abc"}, "of the same mode as STRIPE_SECRET_KEY"),
+        ({"STRIPE_WEBHOOK_SECRET": "not-a-stripe-secret"}, "must be a Stripe webhook signing"),
+        ({"STRIPE_WEBHOOK_SECRET_PREVIOUS": "whsec_sandbox"}, "is a development default"),
+        ({"STRIPE_WEBHOOK_SECRET_PREVIOUS": "old-secret"}, "must be a Stripe webhook signing"),
+        (
+            {"STRIPE_TEST_MODE": "true", "STRIPE_PUBLISHABLE_KEY": "pk_test_51abc"},
+            "must be a test key",
+        ),
+    ],
+)
+def test_production_refuses_stripe_keys_that_cannot_work_together(
+    override: dict[str, str], message: str
+) -> None:
+    """Mismatched modes make every confirm a 400 that reads like a card decline."""
+    with pytest.raises(ConfigError, match=message):
+        settings_from_env({**PRODUCTION, **override})
+
+
+def test_production_takes_test_keys_only_when_test_mode_says_so() -> None:
+    test_mode = {
+        **PRODUCTION,
+        "STRIPE_TEST_MODE": "true",
+        "STRIPE_SECRET_KEY": "sk_test_51abc",
+        "STRIPE_PUBLISHABLE_KEY": "pk_test_51abc",
+        "STRIPE_WEBHOOK_SECRET_PREVIOUS": "whsec_old",
+    }
+    settings = settings_from_env(test_mode)
+    assert settings["STRIPE_SECRET_KEY"] == "sk_test_51abc"
+    assert settings["STRIPE_WEBHOOK_SECRET_PREVIOUS"] == "whsec_old"
+    assert settings_from_env({**PRODUCTION, "STRIPE_SECRET_KEY": "rk_live_1"})  # restricted

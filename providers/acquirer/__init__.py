@@ -23,6 +23,10 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         "ACQUIRER_WEBHOOK_SECRET": context.secret(
             env, "ACQUIRER_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET
         ),
+        # During a rotation: the secret being retired, also accepted until it is removed.
+        "ACQUIRER_WEBHOOK_SECRET_PREVIOUS": context.optional_secret(
+            env, "ACQUIRER_WEBHOOK_SECRET_PREVIOUS"
+        ),
     }
 
 

@@ -25,10 +25,14 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
             "charged (its index lags). Remove it; STRIPE_SETTLE_S is how long a request "
             "may still run at Stripe (default 120)."
         )
-    return {
+    settings = {
         "STRIPE_API_BASE": context.base_url(env, "STRIPE_API_BASE", context.sandbox_url),
         "STRIPE_SECRET_KEY": context.secret(env, "STRIPE_SECRET_KEY", DEV_SECRET_KEY),
         "STRIPE_WEBHOOK_SECRET": context.secret(env, "STRIPE_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET),
+        # During a rotation: the secret being retired, also accepted until it is removed.
+        "STRIPE_WEBHOOK_SECRET_PREVIOUS": context.optional_secret(
+            env, "STRIPE_WEBHOOK_SECRET_PREVIOUS"
+        ),
         # Stripe.js, loaded by the checkout page, and the key it tokenizes cards with.
         "STRIPE_PUBLISHABLE_KEY": _publishable_key(env, context),
         "STRIPE_JS_URL": context.base_url(
@@ -41,6 +45,29 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         # charged" is concluded (from a complete list, never from search) only after it.
         "STRIPE_SETTLE_S": number(env, "STRIPE_SETTLE_S", SETTLE_S),
     }
+    if context.is_production:
+        _check_keys_work_together(settings, is_test_mode=env.get("STRIPE_TEST_MODE") == "true")
+    return settings
+
+
+def _check_keys_work_together(settings: Mapping[str, Any], *, is_test_mode: bool) -> None:
+    """Production runs live keys, both of one mode (a test-mode secret with a live
+    publishable key makes every confirm a 400 that reads like a card decline); test
+    keys only where STRIPE_TEST_MODE=true says so. Webhook secrets look like Stripe's."""
+    mode = "test" if is_test_mode else "live"
+    secret_key, publishable = settings["STRIPE_SECRET_KEY"], settings["STRIPE_PUBLISHABLE_KEY"]
+    if not secret_key.startswith((f"sk_{mode}_", f"rk_{mode}_")):
+        hint = "" if is_test_mode else " (test keys: set STRIPE_TEST_MODE=true as well)"
+        raise ConfigError(f"STRIPE_SECRET_KEY must be a {mode} key (sk_{mode}_...){hint}")
+    if not publishable.startswith(f"pk_{mode}_"):
+        raise ConfigError(
+            f"STRIPE_PUBLISHABLE_KEY must be a {mode} key (pk_{mode}_...), "
+            "of the same mode as STRIPE_SECRET_KEY"
+        )
+    for name in ("STRIPE_WEBHOOK_SECRET", "STRIPE_WEBHOOK_SECRET_PREVIOUS"):
+        value = settings[name]
+        if (value or name == "STRIPE_WEBHOOK_SECRET") and not value.startswith("whsec_"):
+            raise ConfigError(f"{name} must be a Stripe webhook signing secret (whsec_...)")
 
 
 def _publishable_key(env: Mapping[str, str], context: SettingsContext) -> str:

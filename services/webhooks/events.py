@@ -59,10 +59,24 @@ def receive(
     Raises UnknownProviderError or WebhookError (nothing written) for bad requests.
     """
     scheme = scheme_for(provider)
-    secret = current_app.config[scheme.secret_setting]
-    scheme.verify(headers, body, secret, time.time() if now is None else now)
+    _verify(scheme, headers, body, time.time() if now is None else now)
     payload = load_json_object(body)
     return ingest(provider, scheme.parse(payload), payload)
+
+
+def _verify(scheme: WebhookScheme, headers: Mapping[str, str], body: bytes, now: float) -> None:
+    """Against the current secret, then, during a rotation, the one being retired
+    (`<SECRET>_PREVIOUS`); raises the current secret's WebhookError if neither matches."""
+    config = current_app.config
+    secrets = (config[scheme.secret_setting], config.get(f"{scheme.secret_setting}_PREVIOUS"))
+    errors: list[WebhookError] = []
+    for secret in filter(None, secrets):
+        try:
+            scheme.verify(headers, body, secret, now)
+            return
+        except WebhookError as exc:
+            errors.append(exc)
+    raise errors[0]
 
 
 def ingest(

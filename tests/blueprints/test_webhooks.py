@@ -223,3 +223,18 @@ def test_arbitrary_requests_never_5xx_and_write_nothing(
 def test_correctly_signed_arbitrary_json_never_5xx(app: Flask, payload: Any) -> None:
     response = signed_post(app.test_client(), json.dumps(payload).encode())
     assert response.status_code < 500
+
+
+def test_during_a_secret_rotation_both_secrets_are_accepted(
+    app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rotating STRIPE_WEBHOOK_SECRET drops no event: the one being retired is accepted
+    while STRIPE_WEBHOOK_SECRET_PREVIOUS names it; any other secret is still a 400."""
+    monkeypatch.setitem(app.config, "STRIPE_WEBHOOK_SECRET_PREVIOUS", "whsec_retiring")
+    old, new = stripe_event(None), stripe_event(None)
+    assert signed_post(client, old, secret="whsec_retiring").status_code == 200
+    assert signed_post(client, new).status_code == 200
+    assert signed_post(client, stripe_event(None), secret="whsec_someone_else").status_code == 400
+    monkeypatch.setitem(app.config, "STRIPE_WEBHOOK_SECRET_PREVIOUS", "")
+    assert signed_post(client, stripe_event(None), secret="whsec_retiring").status_code == 400
+    assert rows(app, ProcessedWebhook) == 2
