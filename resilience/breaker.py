@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import logging
 import secrets
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,6 +202,9 @@ return ARGV[1]
 )
 
 
+AUTH_FAILED_TTL_S = 900  # an authentication failure is forgotten 15 min after the last one
+
+
 class CircuitBreaker:
     """The breaker of one provider; cheap to construct (it holds no state of its own)."""
 
@@ -216,6 +220,7 @@ class CircuitBreaker:
             f"{prefix}:log",
             f"{prefix}:audit",
         ]
+        self.auth_key = f"{prefix}:auth_failed"  # the provider refused our credentials
         self._allow = redis.register_script(_ALLOW)
         self._record = redis.register_script(_RECORD)
         self._override = redis.register_script(_OVERRIDE)
@@ -293,6 +298,14 @@ class CircuitBreaker:
         log.warning("breaker %s %s", self.provider, text)
         return _text(self._override(keys=self.keys, args=[action, text]))
 
+    def note_authentication_failed(self, status: int) -> None:
+        """The provider refused our credentials (401/403): shown and alerted on until a
+        later call is accepted or AUTH_FAILED_TTL_S passes without another refusal."""
+        self.redis.set(self.auth_key, f"{status} {int(time.time() * 1000)}", ex=AUTH_FAILED_TTL_S)
+
+    def clear_authentication_failed(self) -> None:
+        self.redis.delete(self.auth_key)
+
     def snapshot(self) -> dict[str, Any]:
         """The breaker as the dashboard shows it (one pipeline round trip)."""
         pipe = self.redis.pipeline()
@@ -302,7 +315,8 @@ class CircuitBreaker:
         pipe.lrange(self.keys[3], 0, 9)
         pipe.lrange(self.keys[4], 0, 9)
         pipe.time()
-        raw, calls, failures, events, audit, (seconds, micros) = pipe.execute()
+        pipe.get(self.auth_key)
+        raw, calls, failures, events, audit, (seconds, micros), auth = pipe.execute()
         fields = {_text(k): _text(v) for k, v in raw.items()}
         now_ms = int(seconds) * 1000 + int(micros) // 1000
         state = BreakerState(fields.get("state", "closed"))
@@ -328,7 +342,20 @@ class CircuitBreaker:
             "recent_events": [_text(e) for e in events],
             "audit": [_text(a) for a in audit],
             "now_ms": now_ms,
+            "auth_failed": _auth_failed(auth),
         }
+
+
+def _auth_failed(raw: Any) -> dict[str, int] | None:
+    """{"status", "at_ms"} of the provider's last refusal of our credentials, or None."""
+    if raw is None:
+        return None
+    status, _, at_ms = _text(raw).partition(" ")
+    return (
+        {"status": int(status), "at_ms": int(at_ms)}
+        if status.isdigit() and at_ms.isdigit()
+        else None
+    )
 
 
 def _text(value: Any) -> str:

@@ -79,6 +79,7 @@ class Gateway:
         self.provider = provider
         self.breaker = breaker
         self.recorder = recorder  # the call log (services/platform/call_log.py), after each call
+        self._has_seen_auth_failure = False  # this process saw a 401/403 not yet cleared
 
     def _admit(self) -> Decision:
         """Ask the shared breaker; if Redis is unreachable, let the call through."""
@@ -121,6 +122,7 @@ class Gateway:
             elapsed_s = time.monotonic() - started
             self._record(decision, is_failed=is_failed, elapsed_s=elapsed_s)
         exchanges = traced()
+        self._note_authentication(exchanges[-1].status if exchanges else None)
         outcome = type(result).__name__ if result is not None else "NoAnswer"
         PROVIDER_CALLS.labels(self.provider, context.operation, outcome).inc()
         PROVIDER_LATENCY.labels(self.provider).observe(elapsed_s)
@@ -138,6 +140,21 @@ class Gateway:
         )
         self._log_call(context, started_at, elapsed_s, outcome, exchanges, result)
         return result
+
+    def _note_authentication(self, status: int | None) -> None:
+        """A 401/403 puts the provider in "authentication failed" (dashboard, alert): its
+        calls cannot work until someone fixes the key. An answer that is not a refusal
+        clears it (cheaply: only a process that saw the refusal asks Redis to)."""
+        try:
+            if status in (401, 403):
+                log.error("provider %s refused our credentials (%s)", self.provider, status)
+                self.breaker.note_authentication_failed(status)
+                self._has_seen_auth_failure = True
+            elif status is not None and self._has_seen_auth_failure:
+                self.breaker.clear_authentication_failed()
+                self._has_seen_auth_failure = False
+        except RedisError as exc:
+            log.warning("breaker of %s unreachable (%s): auth state not kept", self.provider, exc)
 
     def _record(self, decision: Decision, *, is_failed: bool, elapsed_s: float) -> None:
         try:

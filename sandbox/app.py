@@ -51,7 +51,13 @@ def _injected_error(status: int, fault: Fault) -> Response:
             mimetype="text/html",
         )
     else:
-        kind = {429: "rate_limit_error", 400: "invalid_request_error", 404: "invalid_request_error"}
+        kind = {
+            429: "rate_limit_error",
+            400: "invalid_request_error",
+            401: "invalid_request_error",  # Stripe: "Invalid API Key provided" (revoked)
+            403: "invalid_request_error",  # Stripe: the key lacks the permission
+            404: "invalid_request_error",
+        }
         response = jsonify(
             error={"type": kind.get(status, "api_error"), "message": f"sandbox injected {status}"}
         )
@@ -157,7 +163,7 @@ class RequestFaults:
             drop_connection()
         # A 500 of a POST is the provider's own answer, stored under the idempotency key
         # (the view answers it); on reads it comes from in front, like the others.
-        statuses = (400, 404, 429, 502, 503) + ((500,) if request.method == "GET" else ())
+        statuses = (400, 401, 403, 404, 429, 502, 503) + ((500,) if request.method == "GET" else ())
         for status in statuses:
             fault = self._first("error", status=status, phase="before")
             if fault:

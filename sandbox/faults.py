@@ -91,8 +91,8 @@ def add_fault(store: Store, spec: dict[str, Any]) -> int:
     dialect = spec.get("dialect")
     if dialect not in (None, "stripe", "acquirer"):
         raise FaultError("dialect must be 'stripe' or 'acquirer'")
-    if kind == "error" and params["status"] not in (400, 404, 429, 500, 502, 503):
-        raise FaultError("status must be 400, 404, 429, 500, 502 or 503")
+    if kind == "error" and params["status"] not in (400, 401, 403, 404, 429, 500, 502, 503):
+        raise FaultError("status must be 400, 401, 403, 404, 429, 500, 502 or 503")
     if kind == "error" and params["phase"] not in ("before", "after", "stored"):
         raise FaultError("phase must be 'before', 'after' or 'stored'")
     if kind == "error" and params["phase"] == "stored" and params["status"] != 500:

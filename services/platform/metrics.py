@@ -101,11 +101,18 @@ class LiveStateCollector(Collector):
         transitions = GaugeMetricFamily(
             "breaker_transitions", "Breaker transitions so far", labels=["provider"]
         )
+        auth_failed = GaugeMetricFamily(
+            "provider_auth_failed",
+            "1 while the provider refuses our credentials (401/403)",
+            labels=["provider"],
+        )
         for snapshot in state.breakers:
             states.add_metric([snapshot["provider"], snapshot["state"]], 1)
             transitions.add_metric([snapshot["provider"]], snapshot["transitions"])
+            auth_failed.add_metric([snapshot["provider"]], 1 if snapshot.get("auth_failed") else 0)
         yield states
         yield transitions
+        yield auth_failed
 
 
 def _family(name: str, doc: str, label: str, values: dict[str, Any]) -> GaugeMetricFamily:

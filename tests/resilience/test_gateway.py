@@ -121,3 +121,32 @@ def test_before_runs_only_once_the_breaker_admitted_the_call(app: Flask) -> None
             CallContext("test"), lambda: ran.append("call"), before=lambda: ran.append("before")
         )
     assert ran == ["before", "call"]
+
+
+def test_a_refused_key_puts_the_provider_in_authentication_failed_until_a_call_works(
+    app: Flask, sandbox: Any, admin_client: Any
+) -> None:
+    """A revoked key (401/403) used to defer charges forever with one log line: now the
+    dashboard shows it and /metrics carries provider_auth_failed for the alert."""
+    from services.payments.charging import charge_payment
+    from tests.helpers import committed_payment, payment
+
+    sandbox.add_fault("error", status=401, count=1, dialect="stripe", endpoint="create")
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        failed = breaker_for("stripe").snapshot()["auth_failed"]
+    assert failed is not None and failed["status"] == 401
+    assert payment(app, payment_id).status == PaymentStatus.PENDING  # deferred, not failed
+    assert "Authentication failed" in admin_client.get("/admin/").get_data(as_text=True)
+    assert 'provider_auth_failed{provider="stripe"} 1.0' in admin_client.get(
+        "/metrics"
+    ).get_data(as_text=True)
+    with app.app_context():
+        db.session.execute(
+            db.update(Payment).where(Payment.id == payment_id).values(next_attempt_at=None)
+        )
+        db.session.commit()
+        charge_payment(payment_id)  # the key works again
+        assert breaker_for("stripe").snapshot()["auth_failed"] is None
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
