@@ -16,8 +16,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/python -m devtools.run
 
+# Two processes, each with its own throwaway PostgreSQL, Redis, sandbox and mail sink;
+# a file's tests stay together. TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

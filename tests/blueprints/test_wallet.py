@@ -312,7 +312,7 @@ def test_api_topup_and_wallet_payment(
     assert again.get_json()["id"] == topup["id"] and topup["purpose"] == "wallet_topup"
     other = client.post(
         "/api/wallet/topups",
-        json={**body, "amount_minor": 1},
+        json={**body, "amount_minor": 4000},
         headers={**headers, "Idempotency-Key": key},
     )
     assert other.status_code == 422

@@ -30,7 +30,7 @@ def test_the_verdict_from_an_idempotency_key(
     browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
     browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-    box = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".dashboard-search input")))
+    box = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, ".dashboard-search input")))
     box.send_keys(key)
     box.submit()
     verdict = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".verdict")))

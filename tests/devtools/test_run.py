@@ -120,26 +120,26 @@ def _pay_an_order(env: dict[str, str], ports: dict[str, int]) -> None:
         f"{web}/api/orders",
         json={"items": [{"sku": "MUG-001", "quantity": 2}]},
         headers=auth,
-        timeout=10,
+        timeout=30,
     )
     assert order.status_code == 201, order.text
     paid = requests.post(
         f"{web}/api/orders/{order.json()['id']}/payments",
         json={"payment_method": "pm_card_visa"},
         headers={**auth, "Idempotency-Key": str(uuid.uuid4())},
-        timeout=10,
+        timeout=30,
     )
     assert paid.status_code == 201, paid.text
     deadline = time.monotonic() + 30
     while True:
         status = requests.get(
-            f"{web}/api/payments/{paid.json()['id']}", headers=auth, timeout=10
+            f"{web}/api/payments/{paid.json()['id']}", headers=auth, timeout=30
         ).json()["status"]
         if status == "succeeded" or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     assert status == "succeeded"
     ledger = requests.get(
-        f"http://127.0.0.1:{ports['SANDBOX_PORT']}/_sandbox/charges", timeout=10
+        f"http://127.0.0.1:{ports['SANDBOX_PORT']}/_sandbox/charges", timeout=30
     ).json()
     assert [c["amount"] for c in ledger["data"] if c["status"] == "succeeded"] == [2800]

@@ -139,9 +139,9 @@ def test_a_refused_key_puts_the_provider_in_authentication_failed_until_a_call_w
     assert failed is not None and failed["status"] == 401
     assert payment(app, payment_id).status == PaymentStatus.PENDING  # deferred, not failed
     assert "Authentication failed" in admin_client.get("/admin/").get_data(as_text=True)
-    assert 'provider_auth_failed{provider="stripe"} 1.0' in admin_client.get(
-        "/metrics"
-    ).get_data(as_text=True)
+    assert 'provider_auth_failed{provider="stripe"} 1.0' in admin_client.get("/metrics").get_data(
+        as_text=True
+    )
     with app.app_context():
         db.session.execute(
             db.update(Payment).where(Payment.id == payment_id).values(next_attempt_at=None)
