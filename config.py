@@ -253,6 +253,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # How often the scheduler runs each periodic job (jobs/schedule.py).
         "SWEEP_INTERVAL_S": integer(env, "SWEEP_INTERVAL_S", 30),
         "WEBHOOK_RETRY_INTERVAL_S": integer(env, "WEBHOOK_RETRY_INTERVAL_S", 30),
+        # An event that still finds no payment or refund of ours this long after it came
+        # is not ours (another integration on the account): set aside as ignored.
+        "WEBHOOK_FOREIGN_GRACE_S": integer(
+            env, "WEBHOOK_FOREIGN_GRACE_S", 86400, low=600, why="our own sends settle first"
+        ),
         "BACKFILL_INTERVAL_S": integer(env, "BACKFILL_INTERVAL_S", 60),
         # Reconciliation of unknown outcomes: growing delays between lookups, then review.
         "RECONCILE_DELAYS_S": [

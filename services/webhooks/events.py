@@ -14,6 +14,7 @@ import functools
 import logging
 import time
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -310,6 +311,8 @@ def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> 
     how many were applied (or set aside)."""
     deadline = time.monotonic() + budget_s
     applied, after_id = 0, 0
+    grace_s = current_app.config["WEBHOOK_FOREIGN_GRACE_S"]
+    foreign_before = utcnow() - timedelta(seconds=grace_s)
     while time.monotonic() < deadline:
         record_ids = db.session.scalars(
             select(ProcessedWebhook.id)
@@ -324,6 +327,13 @@ def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> 
             record = db.session.get(ProcessedWebhook, record_id)
             assert record is not None
             if _apply_or_reject(record) != WebhookState.PENDING:
+                applied += 1
+            elif record.received_at < foreign_before:
+                record.state, record.processed_at = WebhookState.IGNORED, utcnow()
+                record.note = (
+                    f"not ours: no payment or refund of ours {grace_s // 3600} h after it came "
+                    f"(last: {record.note})"
+                )[:500]
                 applied += 1
         after_id = record_ids[-1]
         db.session.commit()

@@ -21,6 +21,7 @@ from models import (
     PaymentTransition,
     ProcessedWebhook,
     Wallet,
+    WebhookState,
 )
 from services.payments.charging import charge_payment
 from services.webhooks.events import retry_pending_events
@@ -212,3 +213,28 @@ def test_a_backlog_of_pending_events_is_applied_in_one_run(app: Flask, make_app:
     assert note is not None and "UniqueViolation" in note
     assert all(payment(app, payment_id).status == PaymentStatus.SUCCEEDED for payment_id in ids)
     assert payment(app, lonely).status == PaymentStatus.PENDING
+
+
+def test_an_event_that_is_not_ours_is_set_aside_after_the_grace_period(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Another integration's intent on the same account: its event names nothing of
+    ours. It waits (our own charge may not have stored the intent id yet), then, after
+    WEBHOOK_FOREIGN_GRACE_S, is ignored with the reason instead of retried forever."""
+    from datetime import timedelta
+
+    import time_machine
+
+    from models.types import utcnow
+
+    event = stripe_event(None, intent_id="pi_someone_elses")
+    assert signed_post(client, event).status_code == 200
+    assert last_state(app) == WebhookState.PENDING
+    with app.app_context():
+        assert retry_pending_events() == 0  # within the grace period: it waits
+    later = utcnow() + timedelta(seconds=app.config["WEBHOOK_FOREIGN_GRACE_S"] + 60)
+    with time_machine.travel(later), app.app_context():
+        assert retry_pending_events() == 1
+        record = db.session.scalar(select(ProcessedWebhook))
+        assert record is not None and record.state == WebhookState.IGNORED
+        assert record.note.startswith("not ours: no payment or refund of ours 24 h after")
