@@ -37,6 +37,9 @@ class ProviderEvent:
     # A refund's event: provider_payment_id is then the provider's refund id, and the
     # report echoes our refund (Stripe: metadata.refund_id; the acquirer: its reference).
     is_refund: bool = False
+    # A refund's event: the provider's id of the payment it refunds (Stripe: the
+    # payment_intent), which matches a refund made outside the shop to our payment.
+    parent_payment_id: str | None = None
 
 
 def check_timestamp(raw: str, now: float) -> int:

@@ -8,7 +8,8 @@ from flask import Blueprint, Response, jsonify, request
 
 from sandbox.app import settings, store
 from sandbox.faults import FAULT_KINDS, FaultError, add_fault, clear_faults, list_faults
-from sandbox.stripe_refunds import settle_due
+from sandbox.stripe_params import ParamError
+from sandbox.stripe_refunds import dashboard_refund, settle_due
 
 bp = Blueprint("control", __name__)
 
@@ -107,6 +108,23 @@ def settle_refunds() -> Response:
     """Give every refund with a later outcome (Stripe's pending and failing refund test
     cards) that outcome now, with its events."""
     return jsonify(settled=settle_due(store(), is_forced=True))
+
+
+@bp.post("/stripe/dashboard_refunds")
+def stripe_dashboard_refund() -> tuple[Response, int]:
+    """A refund "made in Stripe's Dashboard" (`{"payment_intent", "amount"?}`): no
+    metadata of ours, the usual events. 201 with the refund; 400 as Stripe would refuse."""
+    body = request.get_json(silent=True) or {}
+    amount = body.get("amount")
+    if not isinstance(body.get("payment_intent"), str) or not (
+        amount is None or (isinstance(amount, int) and not isinstance(amount, bool))
+    ):
+        return jsonify(error="payment_intent (string) and an optional integer amount"), 400
+    try:
+        refund = dashboard_refund(body["payment_intent"], amount)
+    except ParamError as exc:
+        return jsonify(error=str(exc)), 400
+    return jsonify(refund), 201
 
 
 @bp.get("/requests")

@@ -109,38 +109,74 @@ def create_refund(faults: RequestFaults) -> Response:
                 code="amount_too_large",
                 param="amount",
             )
-        first, later = LATER.get(intent.get("payment_method") or "", ("succeeded", None))
-        refund = _refund_object(intent, amount, form, first)
-        store().record_refund(
+        refund = _make_refund(
             conn,
-            "stripe",
-            {
-                **refund,
-                "_payment": intent["id"],
-                "_payment_ref": intent["metadata"].get("payment_id"),
-                "_refund_ref": refund["metadata"].get("refund_id"),
-            },
+            intent,
+            amount,
+            form,
+            request_info=(g.get("stripe_request_id"), request.headers.get("Idempotency-Key")),
+            remaining=remaining,
         )
-        info = (g.get("stripe_request_id"), request.headers.get("Idempotency-Key"))
-        if later is not None:
-            conn.execute(
-                "INSERT INTO refund_changes (refund_id, status, due) VALUES (?, ?, ?)",
-                (refund["id"], later, time.time() + settings().refund_settle_s),
-            )
-        create_event(store(), conn, "stripe", "refund.created", refund, request_info=info)
-        if first == "succeeded":
-            charge = {
-                "id": intent.get("latest_charge"),
-                "object": "charge",
-                "amount": intent["amount"],
-                "amount_refunded": amount + intent["amount_received"] - remaining,
-                "currency": intent["currency"],
-                "metadata": intent["metadata"],
-                "payment_intent": intent["id"],
-                "refunded": amount == remaining,
-            }
-            create_event(store(), conn, "stripe", "charge.refunded", charge, request_info=info)
     return jsonify(refund)
+
+
+def _make_refund(
+    conn: sqlite3.Connection,
+    intent: dict[str, Any],
+    amount: int,
+    form: dict[str, Any],
+    *,
+    request_info: tuple[str | None, str | None],
+    remaining: int,
+) -> dict[str, Any]:
+    """Record a refund of `amount` (checked by the caller) with its events."""
+    first, later = LATER.get(intent.get("payment_method") or "", ("succeeded", None))
+    refund = _refund_object(intent, amount, form, first)
+    store().record_refund(
+        conn,
+        "stripe",
+        {
+            **refund,
+            "_payment": intent["id"],
+            "_payment_ref": intent["metadata"].get("payment_id"),
+            "_refund_ref": refund["metadata"].get("refund_id"),
+        },
+    )
+    info = request_info
+    if later is not None:
+        conn.execute(
+            "INSERT INTO refund_changes (refund_id, status, due) VALUES (?, ?, ?)",
+            (refund["id"], later, time.time() + settings().refund_settle_s),
+        )
+    create_event(store(), conn, "stripe", "refund.created", refund, request_info=info)
+    if first == "succeeded":
+        charge = {
+            "id": intent.get("latest_charge"),
+            "object": "charge",
+            "amount": intent["amount"],
+            "amount_refunded": amount + intent["amount_received"] - remaining,
+            "currency": intent["currency"],
+            "metadata": intent["metadata"],
+            "payment_intent": intent["id"],
+            "refunded": amount == remaining,
+        }
+        create_event(store(), conn, "stripe", "charge.refunded", charge, request_info=info)
+    return refund
+
+
+def dashboard_refund(intent_id: str, amount: int | None) -> dict[str, Any]:
+    """A refund made in Stripe's Dashboard: no metadata of ours, no idempotency key, the
+    same events as any (`POST /_sandbox/stripe/dashboard_refunds`). Raises ParamError
+    as the API would refuse it."""
+    with store().transaction() as conn:
+        intent = _intent(conn, intent_id)
+        remaining = intent.get("amount_received", 0) - store().refunded(conn, intent["id"])
+        amount = remaining if amount is None else amount
+        if intent["status"] != "succeeded" or not 1 <= amount <= remaining:
+            raise ParamError(f"cannot refund {amount} of {intent_id}", "amount", "amount_too_large")
+        return _make_refund(
+            conn, intent, amount, {}, request_info=(None, None), remaining=remaining
+        )
 
 
 @bp.get("/v1/refunds/<refund_id>")

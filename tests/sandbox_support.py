@@ -43,6 +43,16 @@ class Sandbox:
         response.raise_for_status()
         return int(response.json()["settled"])
 
+    def dashboard_refund(self, intent_id: str, amount: int | None = None) -> dict[str, Any]:
+        """A refund "made in Stripe's Dashboard" (no metadata of ours)."""
+        response = requests.post(
+            f"{self.url}/_sandbox/stripe/dashboard_refunds",
+            json={"payment_intent": intent_id, "amount": amount},
+            timeout=5,
+        )
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
     def clear_faults(self) -> None:
         requests.delete(f"{self.url}/_sandbox/faults", timeout=5).raise_for_status()
 

@@ -82,7 +82,7 @@ def _refund_event(
 ) -> ProviderEvent:
     status = refund.get("status")
     outcome = REFUND_OUTCOMES.get(status) if isinstance(status, str) else None
-    reason = refund.get("failure_reason")
+    reason, parent = refund.get("failure_reason"), refund.get("payment_intent")
     return ProviderEvent(
         event_id[:255],
         event_type,
@@ -92,4 +92,5 @@ def _refund_event(
         refund_report(refund),
         reason if isinstance(reason, str) else None,
         is_refund=True,
+        parent_payment_id=parent[:255] if isinstance(parent, str) else None,
     )

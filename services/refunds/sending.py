@@ -199,7 +199,15 @@ def mismatch(
         problems.append(f"currency {report.currency} != {refund.currency}")
     ours = {str(refund.id), str(refund.idempotency_key)}
     says_whose = report.payment_ref is not None or report.reference is not None
-    if not ({report.payment_ref, report.reference} & ours) and (is_success or says_whose):
+    # A refund we know the provider's id of is named by that id (one made outside the
+    # shop carries none of ours); otherwise our id or key must be in the answer.
+    is_known = refund.provider_refund_id is not None and not says_whose
+    named = is_known and provider_refund_id == refund.provider_refund_id
+    if (
+        not named
+        and not ({report.payment_ref, report.reference} & ours)
+        and (is_success or says_whose)
+    ):
         problems.append("the answer does not name our refund")
     if refund.provider_refund_id and provider_refund_id != refund.provider_refund_id:
         problems.append(f"refund id {provider_refund_id} != {refund.provider_refund_id}")

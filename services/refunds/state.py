@@ -63,13 +63,13 @@ def lock_refund(refund_id: int) -> Refund | None:
     )
 
 
-def record_creation(refund: Refund) -> None:
+def record_creation(refund: Refund, source: TransitionSource = TransitionSource.ADMIN) -> None:
     db.session.add(
         RefundTransition(
             refund_id=refund.id,
             from_status=None,
             to_status=RefundStatus.PENDING,
-            source=TransitionSource.ADMIN,
+            source=source,
             reason=f"refund requested: {refund.reason}"[:500],
             actor=refund.actor,
         )

@@ -4,14 +4,27 @@ its row lock; a repeat or a late, contradicting event changes nothing or goes to
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import select
 
 from extensions import db
-from models import ProcessedWebhook, Refund, RefundStatus, TransitionSource, WebhookState
+from models import (
+    Payment,
+    PaymentPurpose,
+    PaymentStatus,
+    ProcessedWebhook,
+    Refund,
+    RefundStatus,
+    TransitionSource,
+    WebhookState,
+)
 from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
+from services.payments.state import lock_order_of, lock_payment_row
 from services.refunds.sending import await_provider, mismatch
-from services.refunds.state import lock_refund, move_refund
+from services.refunds.state import lock_refund, move_refund, record_creation, take_from_wallet
+from services.wallet.ledger import WalletError
 
 OUTCOMES = {"succeeded": RefundStatus.SUCCEEDED, "failed": RefundStatus.FAILED}
 
@@ -19,6 +32,10 @@ OUTCOMES = {"succeeded": RefundStatus.SUCCEEDED, "failed": RefundStatus.FAILED}
 def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
     """Apply a refund event in the caller's transaction; set record.state."""
     refund = _find(provider, event)
+    if refund is None and event.report.payment_ref is None and event.report.reference is None:
+        refund = _outside_refund(provider, event, record)
+        if record.state == WebhookState.REJECTED:
+            return record.state
     if refund is None:
         # Our own answer may not have stored the provider's refund id yet: keep it.
         record.state, record.note = WebhookState.PENDING, "refund not found yet"
@@ -97,3 +114,66 @@ def _find(provider: str, event: ProviderEvent) -> Refund | None:
         if found is not None:
             return lock_refund(found)
     return None
+
+
+OUTSIDE_ACTOR = "provider dashboard"  # who made a refund found only in the provider's events
+
+
+def _outside_refund(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> Refund | None:
+    """A refund made outside the shop (Stripe's Dashboard: no metadata of ours) of a
+    payment of ours, matched by the payment's provider id: recorded as a refund, with
+    its source, under the payment's lock; then applied like any refund event. One that
+    cannot be ours (another currency, more than the payment) is rejected, nothing moved;
+    a top-up's whose money was spent from the wallet goes to review."""
+    if not event.parent_payment_id or not event.provider_payment_id:
+        return None
+    payment_id = db.session.scalar(
+        select(Payment.id).where(
+            Payment.provider == provider, Payment.provider_payment_id == event.parent_payment_id
+        )
+    )
+    if payment_id is None:
+        return None  # not a payment of ours (yet): pending, then ignored after the grace
+    lock_order_of(payment_id)
+    payment = lock_payment_row(payment_id)
+    assert payment is not None
+    amount, currency = event.report.amount_minor, (event.report.currency or "").upper()
+    if (
+        payment.status != PaymentStatus.SUCCEEDED
+        or currency != payment.currency
+        or not isinstance(amount, int)
+        or not 0 < amount <= payment.amount_minor
+    ):
+        record.state = WebhookState.REJECTED
+        record.note = (
+            f"a refund of {event.parent_payment_id} that cannot be of payment {payment.id} "
+            f"({payment.status.value}, {payment.amount_minor} {payment.currency}): "
+            f"{amount} {currency}"
+        )[:500]
+        return None
+    refund = Refund(
+        idempotency_key=uuid.uuid5(uuid.NAMESPACE_URL, f"{provider}:{event.provider_payment_id}"),
+        payment_id=payment.id,
+        order_id=payment.order_id,
+        provider=provider,
+        amount_minor=amount,
+        currency=currency,
+        reason=f"refunded outside the shop ({provider}'s dashboard): {event.provider_payment_id}",
+        actor=OUTSIDE_ACTOR,
+        provider_refund_id=event.provider_payment_id,
+        first_sent_at=event.created_at,
+    )
+    db.session.add(refund)
+    db.session.flush()
+    record_creation(refund, TransitionSource.WEBHOOK)
+    if payment.purpose == PaymentPurpose.WALLET_TOPUP:
+        try:
+            take_from_wallet(refund, payment)
+        except WalletError as exc:
+            move_refund(
+                refund,
+                RefundStatus.NEEDS_REVIEW,
+                source=TransitionSource.WEBHOOK,
+                reason=f"refunded outside the shop, but the top-up was spent: {exc}",
+            )
+    return refund

@@ -230,3 +230,47 @@ def test_a_refund_pending_past_its_limit_goes_to_review_and_an_admin_is_told(
         reconcile_refund(refund_id)
     assert _refund_state(app, refund_id)[0] == RefundStatus.NEEDS_REVIEW
     assert _alerts(app, refund_id) == [app.config["ADMIN_ALERT_EMAIL"]]
+
+
+def test_a_refund_made_in_the_providers_dashboard_is_recorded_with_its_source(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    """A refund made in Stripe's Dashboard names nothing of ours: it is matched by the
+    payment's intent id and recorded as a refund (actor "provider dashboard"), so the
+    order is no longer shown fully paid and a later refund takes only what is left."""
+    payment_id = charged(app, committed_payment(app))  # 1000 EUR
+    with app.app_context():
+        intent_id = db.session.get(Payment, payment_id).provider_payment_id  # type: ignore[union-attr]
+    made = sandbox.dashboard_refund(intent_id, 300)
+    [event] = _events(sandbox, "refund.created")
+    for _ in range(2):  # a redelivery records nothing more
+        assert signed_post(client, event).status_code == 200
+    run_maintenance_jobs(app)
+    with app.app_context():
+        [outside] = db.session.query(Refund).filter_by(payment_id=payment_id).all()
+        assert outside.actor == "provider dashboard" and outside.amount_minor == 300
+        assert outside.provider_refund_id == made["id"]
+        refund_id = outside.id
+        rest, _ = refund_payment(payment_id, None, "the rest", "ops", uuid.uuid4())
+        assert rest.amount_minor == 700
+    assert _refund_state(app, refund_id) == (RefundStatus.SUCCEEDED, OrderStatus.PARTIALLY_REFUNDED)
+
+
+def test_a_dashboard_refund_of_a_top_up_takes_the_money_from_the_wallet(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    from services.wallet.audit import audit_wallets
+    from tests.helpers import committed_topup
+
+    payment_id = charged(app, committed_topup(app, 700))
+    with app.app_context():
+        payment = db.session.get(Payment, payment_id)
+        assert payment is not None
+        intent_id, wallet_id = payment.provider_payment_id, payment.wallet_id
+    sandbox.dashboard_refund(str(intent_id), 200)
+    [event] = _events(sandbox, "refund.created")
+    signed_post(client, event)
+    run_maintenance_jobs(app)
+    with app.app_context():
+        assert db.session.get(Wallet, wallet_id).balance_minor == 500  # type: ignore[union-attr]
+        assert audit_wallets().is_ok
