@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Response, request
@@ -31,6 +32,13 @@ def stripe_error(status: int, type_: str, message: str, **extra: Any) -> Respons
     return response
 
 
+def canonical(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The parameters as Stripe compares them for a key, not their encoding: a list's
+    `a[0]=x&a[1]=y` is `a[]=x&a[]=y`; names in any order, a list's items in theirs."""
+    named = [(re.sub(r"\[\d+\]", "[]", name), value) for name, value in pairs]
+    return sorted(named, key=lambda pair: pair[0])
+
+
 def idempotent(view: Callable[..., Response]) -> Callable[..., Response]:
     """Wrap a POST view (already given its RequestFaults) in Stripe's key semantics."""
 
@@ -38,7 +46,7 @@ def idempotent(view: Callable[..., Response]) -> Callable[..., Response]:
     def wrapper(faults: RequestFaults, *args: Any, **kwargs: Any) -> Response:
         key = request.headers.get("Idempotency-Key") or None
         if key:
-            fingerprint = dumps([request.path, sorted(request.form.items(multi=True))])
+            fingerprint = dumps([request.path, canonical(request.form.items(multi=True))])
             answer = _claim(key, hashlib.sha256(fingerprint.encode()).hexdigest())
             if answer is not None:
                 faults.slow_down()

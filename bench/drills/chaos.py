@@ -38,6 +38,8 @@ FINAL = {"succeeded", "failed", "needs_review"}
 FAULT_KINDS = (
     "provider_errors",
     "provider_errors_after",
+    "provider_errors_stored",
+    "search_lag",
     "provider_hang",
     "provider_resets",
     "commit_timeout",
@@ -67,8 +69,9 @@ SETTINGS = {
     # Escalate to review after about 25 s of "still unknown", well inside the settle time.
     "RECONCILE_MAX_ATTEMPTS": "5",
     "CHARGE_DEFER_S": "1",
-    # Stripe's search may lag a minute; the sandbox's does not: after 5 s, "not found"
-    # means never charged, so a lost charge resolves to failed instead of review.
+    # How long a request may still run at Stripe: after it, the complete list of the
+    # intents created around our sends (never search: it lags, an hour during the
+    # search_lag fault) proves "never charged", so a lost charge resolves to failed.
     "STRIPE_SETTLE_S": "5",
     "PENDING_SWEEP_GRACE_S": "3",
     # A 3-D Secure payment whose customer never answered is cancelled inside the settle time.
@@ -119,6 +122,14 @@ class Chaos:
 
     def _provider_errors_after(self) -> dict[str, Any]:
         return self._fault(kind="error", status=500, phase="after", rate=0.4)
+
+    def _provider_errors_stored(self) -> dict[str, Any]:
+        # Processed, and the 500 stored under the key: every replay answers it too.
+        return self._fault(kind="error", status=500, phase="stored", rate=0.4, endpoint="create")
+
+    def _search_lag(self) -> dict[str, Any]:
+        # Stripe's search during an outage: an hour behind (never proof of absence).
+        return self._fault(kind="search_lag", seconds=3600)
 
     def _provider_hang(self) -> dict[str, Any]:
         return self._fault(kind="hang", seconds=self.rng.choice((3, 5)), rate=0.5)

@@ -42,8 +42,16 @@ def _ensure_chromium() -> str | None:
     return None
 
 
+@pytest.fixture
+def browser(chromium: Any) -> Any:
+    """The session's Chromium at its desktop size: a test that narrowed it to a phone's
+    must not hide the next one's navigation (the order of tests varies by worker)."""
+    chromium.set_window_size(1200, 900)
+    return chromium
+
+
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+def chromium() -> Iterator[Any]:
     reason = _ensure_chromium()
     if reason:
         pytest.skip(reason)

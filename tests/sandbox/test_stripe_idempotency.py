@@ -37,6 +37,17 @@ def test_same_key_different_parameters_is_refused(sandbox: Any) -> None:
     assert response.json()["error"]["type"] == "idempotency_error"
 
 
+def test_the_same_parameters_in_another_encoding_are_a_replay(sandbox: Any) -> None:
+    """Stripe compares a key's parameters, not their form encoding: `expand[0]=` (the
+    SDK's) and `expand[]=` are the same request; another value is not."""
+    first = create(sandbox, "key-3", **{"expand[0]": "payment_method"})
+    again = create(sandbox, "key-3", **{"expand[]": "payment_method"})
+    assert again.status_code == 200 and again.headers.get("Idempotent-Replayed") == "true"
+    assert again.json()["id"] == first.json()["id"]
+    other = create(sandbox, "key-3", **{"expand[]": "customer"})
+    assert other.status_code == 400 and other.json()["error"]["type"] == "idempotency_error"
+
+
 @pytest.mark.parametrize(
     "form",
     [

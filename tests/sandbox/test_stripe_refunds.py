@@ -25,6 +25,9 @@ def _charged(sdk: stripe.StripeClient, method: str = "pm_card_visa") -> Any:
 
 def test_refund_retrieve_and_list(sdk: stripe.StripeClient, sandbox: Any) -> None:
     intent = _charged(sdk)
+    # allowed_payment_method_types is echoed as the intent's payment_method_types (the
+    # object has no field of the parameter's name: Stripe's fixtures are the judge).
+    assert intent.payment_method_types == ["card"]
     key = str(uuid.uuid4())
     params: Any = {"payment_intent": intent.id, "amount": 500, "metadata": {"refund_id": "3"}}
     refund = sdk.v1.refunds.create(params=params, options={"idempotency_key": key})
