@@ -14,7 +14,11 @@ from models import Wallet, money
 from models.money import InvalidAmountError, Money, reviewed_minor, validate_money
 from models.types import parse_uuid
 from services.payments.cards import card_entry
-from services.payments.checkout import parse_idempotency_key, start_topup_payment
+from services.payments.checkout import (
+    check_minimum,
+    parse_idempotency_key,
+    start_topup_payment,
+)
 from services.platform.errors import ClientError, form_message
 from services.platform.locales import amount_message, current_locale, money_text
 from services.wallet.ledger import wallet_of
@@ -71,6 +75,9 @@ def topup() -> ResponseReturnValue:
                 currency,
                 max_minor=current_app.config["MAX_AMOUNT_MINOR"],
                 allowed=[target.currency],
+            )
+            check_minimum(
+                current_app.config["PAYMENTS_DEFAULT_PROVIDER"], amount.amount_minor, currency
             )
             return _topup_review(amount)
         amount_minor = reviewed_minor(reviewed)

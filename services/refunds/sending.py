@@ -223,13 +223,7 @@ def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> 
             is_success=isinstance(outcome, Succeeded),
         )
         if problem:
-            lifecycle.count_mismatch(refund.provider, source.value)
-            move_refund(
-                refund,
-                RefundStatus.NEEDS_REVIEW,
-                source=source,
-                reason=f"the provider's answer does not match the refund: {problem}",
-            )
+            _set_aside(refund, problem, source)
             return _nothing
         refund.provider_refund_id = refund.provider_refund_id or outcome.provider_payment_id
     if isinstance(outcome, Succeeded):
@@ -251,13 +245,7 @@ def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> 
         # The provider has the refund and says it is on its way (Stripe: pending).
         problem = mismatch(refund, outcome.provider_payment_id, outcome.report)
         if problem:
-            lifecycle.count_mismatch(refund.provider, source.value)
-            move_refund(
-                refund,
-                RefundStatus.NEEDS_REVIEW,
-                source=source,
-                reason=f"the provider's answer does not match the refund: {problem}",
-            )
+            _set_aside(refund, problem, source)
         else:
             await_provider(refund, outcome.provider_payment_id, source, outcome.reason)
         return _nothing
@@ -269,6 +257,17 @@ def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> 
     if refund.status != RefundStatus.UNKNOWN:
         return _nothing
     return _schedule_lookup(refund)
+
+
+def _set_aside(refund: Refund, problem: str, source: TransitionSource) -> None:
+    """An answer that does not match the refund moves nothing: review, and one count."""
+    lifecycle.count_mismatch(refund.provider, source.value)
+    move_refund(
+        refund,
+        RefundStatus.NEEDS_REVIEW,
+        source=source,
+        reason=f"the provider's answer does not match the refund: {problem}",
+    )
 
 
 LOOKED_UP = (RefundStatus.UNKNOWN, RefundStatus.PROCESSING)  # what reconcile_refund asks about

@@ -204,6 +204,8 @@ def api_headers(app: Flask) -> dict[str, str]:
 @FUZZ
 @given(amount=JSON_AMOUNTS)
 @example(amount=10**4000)
+@example(amount=49)  # under Stripe's minimum charge: 422
+@example(amount=50)
 def test_api_topup_and_debit_amounts(
     app: Flask, client: FlaskClient, api_headers: dict[str, str], amount: Any
 ) -> None:
@@ -212,8 +214,8 @@ def test_api_topup_and_debit_amounts(
     for path in ("/api/wallet/topups", "/api/wallet/debits"):
         headers = {**api_headers, "Idempotency-Key": str(uuid.uuid4())}
         response = _timed(lambda p=path, h=headers: client.post(p, json=body, headers=h))
-        is_valid = (
-            isinstance(amount, int) and not isinstance(amount, bool) and 0 < amount <= 1_000_000
+        is_valid = (  # within our limit, and at least Stripe's minimum charge (0.50 EUR)
+            isinstance(amount, int) and not isinstance(amount, bool) and 50 <= amount <= 1_000_000
         )
         if path.endswith("topups") and is_valid:
             assert response.status_code == 201
