@@ -19,9 +19,11 @@ from models import (
     TransitionSource,
     WebhookState,
 )
+from models.money import KNOWN_CURRENCIES
 from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
 from services.payments.state import lock_order_of, lock_payment_row
+from services.platform.locales import money_text
 from services.refunds.sending import await_provider, mismatch
 from services.refunds.state import lock_refund, move_refund, record_creation, take_from_wallet
 from services.wallet.ledger import WalletError
@@ -145,10 +147,15 @@ def _outside_refund(provider: str, event: ProviderEvent, record: ProcessedWebhoo
         or not 0 < amount <= payment.amount_minor
     ):
         record.state = WebhookState.REJECTED
+        theirs = (
+            money_text(amount, currency)
+            if isinstance(amount, int) and currency in KNOWN_CURRENCIES
+            else f"{amount!r} {currency[:8]!r}"
+        )
         record.note = (
             f"a refund of {event.parent_payment_id} that cannot be of payment {payment.id} "
-            f"({payment.status.value}, {payment.amount_minor} {payment.currency}): "
-            f"{amount} {currency}"
+            f"({payment.status.value}, {money_text(payment.amount_minor, payment.currency)}): "
+            f"{theirs}"
         )[:500]
         return None
     refund = Refund(

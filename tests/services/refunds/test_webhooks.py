@@ -274,3 +274,23 @@ def test_a_dashboard_refund_of_a_top_up_takes_the_money_from_the_wallet(
     with app.app_context():
         assert db.session.get(Wallet, wallet_id).balance_minor == 500  # type: ignore[union-attr]
         assert audit_wallets().is_ok
+
+
+def test_a_dashboard_refund_that_cannot_be_the_payments_moves_nothing(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    from services.platform.locales import money_text
+
+    payment_id = charged(app, committed_payment(app))  # 1000 EUR
+    with app.app_context():
+        intent_id = db.session.get(Payment, payment_id).provider_payment_id  # type: ignore[union-attr]
+    sandbox.dashboard_refund(str(intent_id), 300)
+    [event] = _events(sandbox, "refund.created")
+    event["id"], event["data"]["object"]["currency"] = "evt_other_currency", "usd"
+    signed_post(client, event)
+    run_maintenance_jobs(app)
+    with app.app_context():
+        record = db.session.query(ProcessedWebhook).one()
+        assert record.state.value == "rejected"
+        assert money_text(1000, "EUR") in record.note and money_text(300, "USD") in record.note
+        assert db.session.query(Refund).count() == 0
