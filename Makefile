@@ -17,8 +17,10 @@ run: $(STAMP)
 	$(BIN)/python -m devtools.run
 
 # Two processes, each with its own throwaway PostgreSQL, Redis, sandbox and mail sink;
-# a file's tests stay together. TEST_WORKERS=0 runs them in this process.
-TEST_WORKERS ?= 2
+# a file's tests stay together. TEST_WORKERS=0 runs them in this process, as it must
+# when TEST_DATABASE_URL or REDIS_URL names one shared server (the processes would
+# empty each other's tables).
+TEST_WORKERS ?= $(if $(TEST_DATABASE_URL)$(REDIS_URL),0,2)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 

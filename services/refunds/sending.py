@@ -112,18 +112,14 @@ def reconcile_refund(refund_id: int) -> None:
         )
     refund = _release(refund_id)
     follow_up: FollowUp = _nothing
-    if refund.status == RefundStatus.PROCESSING and isinstance(outcome, NotSent | Absent):
-        # Nobody could be asked now, or the provider no longer knows a refund it had
-        # said was on its way (a contradiction: a person looks at it).
-        if isinstance(outcome, Absent):
-            move_refund(
-                refund,
-                RefundStatus.NEEDS_REVIEW,
-                source=TransitionSource.RECONCILE,
-                reason=f"the provider had the refund, now it has none: {outcome.reason}",
-            )
-        else:
-            await_provider(refund, refund.provider_refund_id or "", TransitionSource.RECONCILE)
+    if refund.status == RefundStatus.PROCESSING and isinstance(outcome, Absent):
+        # The provider no longer knows a refund it had said was on its way: a person looks.
+        move_refund(
+            refund,
+            RefundStatus.NEEDS_REVIEW,
+            source=TransitionSource.RECONCILE,
+            reason=f"the provider had the refund, now it has none: {outcome.reason}",
+        )
     elif is_refused(outcome) and refund.status == RefundStatus.UNKNOWN:
         assert isinstance(outcome, NotSent)
         follow_up = _schedule_lookup(
