@@ -104,6 +104,20 @@ def _wait_for_output(path: Path, text: str, process: subprocess.Popen[bytes]) ->
         time.sleep(0.2)
 
 
+def _wait_until_served(url: str) -> None:
+    """The banner comes once every program is started; its web workers may still be
+    booting on a loaded machine (a parallel test run): wait for an answer first."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        try:
+            if requests.get(url, timeout=5).status_code < 500:
+                return
+        except requests.RequestException:
+            pass
+        assert time.monotonic() < deadline, f"{url} never answered"
+        time.sleep(0.5)
+
+
 def _pay_an_order(env: dict[str, str], ports: dict[str, int]) -> None:
     created = subprocess.run(
         [sys.executable, "-m", "flask", "--app", "app", "customers", "create", "run@example.com"],
@@ -115,6 +129,7 @@ def _pay_an_order(env: dict[str, str], ports: dict[str, int]) -> None:
     )
     token = created.stdout.split("api token: ")[1].strip()
     web = f"http://127.0.0.1:{ports['WEB_PORT']}"
+    _wait_until_served(f"{web}/healthz")
     auth = {"Authorization": f"Bearer {token}"}
     order = requests.post(
         f"{web}/api/orders",
