@@ -27,6 +27,7 @@ from blueprints.headers import csp_nonce
 from extensions import db
 from models import (
     Customer,
+    Dispute,
     LedgerEntry,
     Order,
     OutboxMessage,
@@ -318,6 +319,7 @@ class CustomerView(ReadOnlyView):
 def register(app: Flask) -> None:
     # The other dashboard views live in their own modules, which import this one.
     from blueprints.admin_catalog import CatalogView
+    from blueprints.admin_disputes import DisputeView
     from blueprints.admin_outbox import OutboxView
     from blueprints.admin_refunds import RefundsView, RefundView
     from blueprints.admin_search import SearchView
@@ -346,6 +348,7 @@ def register(app: Flask) -> None:
         (LedgerEntry, LedgerView),
         (Customer, CustomerView),
         (Refund, RefundView),
+        (Dispute, DisputeView),
     ):
         admin.add_view(view(model, db, category="Records", endpoint=f"admin_{model.__tablename__}"))
     admin.add_view(OutboxView(OutboxMessage, db, name="Outbox", endpoint="outbox"))

@@ -2,6 +2,13 @@
 
 from models.admin_user import AdminUser
 from models.customer import Customer
+from models.dispute import (
+    DISPUTE_TRANSITIONS,
+    FUNDS_WITHDRAWN,
+    Dispute,
+    DisputeStatus,
+    DisputeTransition,
+)
 from models.ledger_entry import LedgerEntry, LedgerKind
 from models.order import Order, OrderStatus
 from models.order_line import OrderLine
@@ -30,13 +37,18 @@ from models.wallet import Wallet
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
+    "DISPUTE_TRANSITIONS",
     "FINAL_STATUSES",
+    "FUNDS_WITHDRAWN",
     "OPEN_REFUND_STATUSES",
     "REFUND_TRANSITIONS",
     "SETTLED_STATUSES",
     "AdminUser",
     "ArchivedTransition",
     "Customer",
+    "Dispute",
+    "DisputeStatus",
+    "DisputeTransition",
     "EmailKind",
     "LedgerEntry",
     "LedgerKind",

@@ -18,6 +18,7 @@ class LedgerKind(enum.StrEnum):
     ORDER = "order"  # an order paid from the wallet
     REVERSAL = "reversal"  # a top-up's credit taken back (an admin decided it failed)
     REFUND = "refund"
+    DISPUTE = "dispute"  # a chargeback took a top-up back, or a won dispute returned it
 
 
 class LedgerEntry(db.Model):  # type: ignore[name-defined]

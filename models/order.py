@@ -16,6 +16,7 @@ class OrderStatus(enum.StrEnum):
     PAID = "paid"
     PARTIALLY_REFUNDED = "partially_refunded"  # paid; part of the money went back
     REFUNDED = "refunded"  # paid; all of the money went back
+    DISPUTED = "disputed"  # paid; a chargeback holds the money (back to paid if won)
 
 
 class Order(db.Model):  # type: ignore[name-defined]

@@ -23,6 +23,7 @@ class EmailKind(enum.StrEnum):
     REVIEW_ALERT = "review_alert"  # subject: payment (entered needs_review), to the admins
     # subject: refund (entered needs_review, or failed after it had succeeded), to the admins
     REFUND_ALERT = "refund_alert"
+    DISPUTE_ALERT = "dispute_alert"  # subject: dispute (opened), to the admins
 
 
 class OutboxStatus(enum.StrEnum):

@@ -23,6 +23,17 @@ class WebhookError(ValueError):
 
 
 @dataclass(frozen=True)
+class DisputeFacts:
+    """A dispute as the provider's event tells it (Stripe's dispute object)."""
+
+    status: str
+    reason: str
+    amount_minor: int | None
+    currency: str | None
+    evidence_due_by: datetime | None
+
+
+@dataclass(frozen=True)
 class ProviderEvent:
     """A provider event reduced to what the payment needs."""
 
@@ -40,6 +51,9 @@ class ProviderEvent:
     # A refund's event: the provider's id of the payment it refunds (Stripe: the
     # payment_intent), which matches a refund made outside the shop to our payment.
     parent_payment_id: str | None = None
+    # A dispute's event: provider_payment_id is then the provider's dispute id, and
+    # parent_payment_id the payment it disputes.
+    dispute: DisputeFacts | None = None
 
 
 def check_timestamp(raw: str, now: float) -> int:

@@ -94,12 +94,13 @@ def with_faults(
 
 
 def create_app(config: SandboxConfig) -> Flask:
-    from sandbox import (  # noqa: F401 (stripe_refunds adds its routes to stripe_api.bp)
+    from sandbox import (  # noqa: F401 (stripe_refunds and stripe_disputes add routes to stripe_api.bp)
         acquirer_api,
         control_api,
         stripe_3ds,
         stripe_api,
         stripe_cards,
+        stripe_disputes,
         stripe_refunds,
     )
 

@@ -39,6 +39,9 @@ CREATE INDEX IF NOT EXISTS ix_refunds_payment ON refunds(payment_object_id);
 -- A refund's later outcome (Stripe's test cards: pending -> succeeded, succeeded -> failed).
 CREATE TABLE IF NOT EXISTS refund_changes (
     refund_id TEXT PRIMARY KEY, status TEXT NOT NULL, due REAL NOT NULL);
+-- Disputes of Stripe charges (sandbox/stripe_disputes.py): the API's object as `body`.
+CREATE TABLE IF NOT EXISTS disputes (
+    id TEXT PRIMARY KEY, payment_intent TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
     id TEXT PRIMARY KEY, dialect TEXT NOT NULL, type TEXT NOT NULL, created INTEGER NOT NULL,
     body TEXT NOT NULL, copies INTEGER NOT NULL DEFAULT 1, attempts INTEGER NOT NULL DEFAULT 0,
@@ -190,6 +193,7 @@ class Store:
                 "charges",
                 "refunds",
                 "refund_changes",
+                "disputes",
                 "events",
                 "faults",
                 "requests",

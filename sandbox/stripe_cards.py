@@ -27,6 +27,10 @@ TEST_CARDS: dict[str, tuple[str, str | None]] = {
     "4000000000009995": ("declined", "insufficient_funds"),
     "4000002500003155": ("requires_action", None),
     "4000000000003220": ("requires_action", None),
+    # charged, then disputed (sandbox/stripe_disputes.py)
+    "4000000000000259": ("succeeded", None),
+    "4000000000002685": ("succeeded", None),
+    "4000000000001976": ("succeeded", None),
 }
 BRANDS = {"4": "visa", "5": "mastercard"}
 CORS = {
@@ -46,6 +50,9 @@ TEST_METHOD_CARDS = {
     "pm_card_authenticationRequired": ("visa", "3184"),
     "pm_card_refundFail": ("visa", "5126"),  # 4000000000005126: refunds fail later
     "pm_card_pendingRefund": ("visa", "7726"),  # 4000000000007726: refunds pend first
+    "pm_card_createDispute": ("visa", "0259"),  # charged, then disputed (fraudulent)
+    "pm_card_createDisputeProductNotReceived": ("visa", "2685"),
+    "pm_card_createDisputeInquiry": ("visa", "1976"),  # charged, then an inquiry
 }
 
 

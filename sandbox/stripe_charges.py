@@ -82,6 +82,14 @@ def _ledger(conn: sqlite3.Connection, intent: dict[str, Any], amount: int, statu
     )
 
 
+def _succeeded(conn: sqlite3.Connection, intent: dict[str, Any]) -> None:
+    """Stripe's event of a charge that went through; a dispute test card's dispute."""
+    from sandbox.stripe_disputes import open_for  # its routes import this module's users
+
+    _event(conn, "payment_intent.succeeded", intent)
+    open_for(conn, intent)
+
+
 def _unexpected_state(intent: dict[str, Any], action: str) -> Response:
     return stripe_error(
         400,
@@ -143,7 +151,7 @@ def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
     intent.update(status="succeeded", amount_received=intent["amount"])
     _save(conn, intent)
     _ledger(conn, intent, intent["amount"], "succeeded")
-    _event(conn, "payment_intent.succeeded", intent)
+    _succeeded(conn, intent)
     return intent, None
 
 
@@ -186,7 +194,7 @@ def authenticate(conn: sqlite3.Connection, intent: dict[str, Any], is_completed:
         )
         _save(conn, intent)
         _ledger(conn, intent, intent["amount"], "succeeded")
-        _event(conn, "payment_intent.succeeded", intent)
+        _succeeded(conn, intent)
         return
     intent.update(
         status="requires_payment_method",
@@ -234,7 +242,7 @@ def capture(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
         intent["metadata"].update(params_of.metadata(form))
     _save(conn, intent)
     _ledger(conn, intent, amount, "succeeded")
-    _event(conn, "payment_intent.succeeded", intent)
+    _succeeded(conn, intent)
     return intent, None
 
 

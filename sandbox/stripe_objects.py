@@ -21,6 +21,9 @@ PAYMENT_METHODS: dict[str, tuple[str, str | None]] = {
     "pm_card_authenticationRequired": ("requires_action", None),
     "pm_card_refundFail": ("succeeded", None),  # charges; its refunds fail later
     "pm_card_pendingRefund": ("succeeded", None),  # charges; its refunds pend first
+    "pm_card_createDispute": ("succeeded", None),  # charges; then disputed
+    "pm_card_createDisputeProductNotReceived": ("succeeded", None),
+    "pm_card_createDisputeInquiry": ("succeeded", None),
 }
 CANCELABLE = (
     "requires_payment_method",

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from typing import Any
 
 import pytest
+import stripe
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from redis import Redis
@@ -168,3 +169,14 @@ def admin_client(app: Flask, client: FlaskClient) -> FlaskClient:
     response = admin_login(client)
     assert response.status_code == 302
     return client
+
+
+@pytest.fixture
+def sdk(sandbox: Any) -> stripe.StripeClient:
+    """Stripe's own SDK, pointed at the sandbox: the judge of its API."""
+    return stripe.StripeClient(
+        "sk_test_sandbox",
+        base_addresses={"api": sandbox.url},
+        max_network_retries=2,
+        http_client=stripe.RequestsClient(timeout=10),
+    )

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import requests
 from flask import Flask
 from flask.testing import FlaskClient
 from redis import Redis
@@ -311,3 +312,13 @@ def sandbox_refunds(sandbox: Any, **filters: str) -> list[dict[str, Any]]:
 
     answer = requests.get(f"{sandbox.url}/_sandbox/refunds", params=filters, timeout=5)
     return list(answer.json()["data"])
+
+
+def sandbox_events(sandbox: Any, kind: str) -> list[dict[str, Any]]:
+    """The sandbox's events of a type, in full, as Stripe would deliver them (oldest first)."""
+    auth = {"Authorization": "Bearer sk_test_sandbox"}
+    listed = [e for e in sandbox.events() if e["type"] == kind]
+    return [
+        requests.get(f"{sandbox.url}/v1/events/{e['id']}", headers=auth, timeout=5).json()
+        for e in listed
+    ]

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from providers.events import (
+    DisputeFacts,
     ProviderEvent,
     WebhookError,
     check_timestamp,
@@ -50,7 +51,12 @@ STRIPE_OUTCOMES = {
 REFUND_EVENTS = ("refund.created", "refund.updated", "refund.failed", "charge.refund.updated")
 # Every event type the webhook endpoint must be subscribed to (docs/operations.md lists
 # them; a test keeps the two the same).
-SUBSCRIBED_EVENTS = (*STRIPE_OUTCOMES, *REFUND_EVENTS)
+# A dispute's events carry the dispute; its status says where it is (the effect follows).
+DISPUTE_EVENTS = tuple(
+    f"charge.dispute.{name}"
+    for name in ("created", "updated", "closed", "funds_withdrawn", "funds_reinstated")
+)
+SUBSCRIBED_EVENTS = (*STRIPE_OUTCOMES, *REFUND_EVENTS, *DISPUTE_EVENTS)
 REFUND_OUTCOMES = {"succeeded": "succeeded", "failed": "failed", "canceled": "failed"}
 
 
@@ -61,6 +67,8 @@ def parse_stripe(payload: dict[str, Any]) -> ProviderEvent:
     obj = required_field(required_field(payload, "data", dict, ""), "object", dict, "data.")
     if event_type in REFUND_EVENTS:
         return _refund_event(event_id, event_type, created, obj)
+    if event_type in DISPUTE_EVENTS:
+        return _dispute_event(event_id, event_type, created, obj)
     outcome = STRIPE_OUTCOMES.get(event_type)
     if outcome is None:
         return ProviderEvent(event_id[:255], event_type[:100], created, None, None)
@@ -93,4 +101,30 @@ def _refund_event(
         reason if isinstance(reason, str) else None,
         is_refund=True,
         parent_payment_id=parent[:255] if isinstance(parent, str) else None,
+    )
+
+
+def _dispute_event(
+    event_id: str, event_type: str, created: datetime, dispute: dict[str, Any]
+) -> ProviderEvent:
+    details = dispute.get("evidence_details")
+    due = details.get("due_by") if isinstance(details, dict) else None
+    amount, currency = dispute.get("amount"), dispute.get("currency")
+    reason, parent = dispute.get("reason"), dispute.get("payment_intent")
+    return ProviderEvent(
+        event_id[:255],
+        event_type,
+        created,
+        None,
+        required_field(dispute, "id", str, "data.object.")[:255],
+        parent_payment_id=parent[:255] if isinstance(parent, str) else None,
+        dispute=DisputeFacts(
+            status=required_field(dispute, "status", str, "data.object.")[:32],
+            reason=reason[:64] if isinstance(reason, str) else "",
+            amount_minor=amount
+            if isinstance(amount, int) and not isinstance(amount, bool)
+            else None,
+            currency=currency.upper()[:3] if isinstance(currency, str) else None,
+            evidence_due_by=event_time(due) if isinstance(due, int) and due > 0 else None,
+        ),
     )

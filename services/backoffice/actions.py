@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from extensions import db
 from models import AdminUser, Payment, PaymentStatus, RefundStatus, TransitionSource
-from services.payments.state import lock_payment, move, reverse_effect
+from services.movements.locks import lock_payment, lock_refund
+from services.payments.state import move, reverse_effect
 from services.platform import queues
 from services.platform.errors import ClientError, NotFoundError
-from services.refunds.state import lock_refund, move_refund
+from services.refunds.state import move_refund
 from services.wallet.ledger import WalletError
 
 RESOLVABLE = (PaymentStatus.UNKNOWN, PaymentStatus.NEEDS_REVIEW)

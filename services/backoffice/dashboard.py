@@ -13,6 +13,7 @@ from sqlalchemy import Select, func, select
 
 from extensions import db, redis_client
 from models import (
+    Dispute,
     OutboxMessage,
     OutboxStatus,
     Payment,
@@ -21,6 +22,7 @@ from models import (
     ProcessedWebhook,
     WebhookState,
 )
+from models.dispute import DISPUTE_CLOSED
 from models.types import utcnow
 from services.backoffice import charts
 from services.notifications.emails import GATEWAY as SMTP_GATEWAY
@@ -197,8 +199,21 @@ def overview() -> dict[str, Any]:
         "payments": payment_stats(),
         "webhooks": webhook_stats(),
         "wallet_audit": last_audit(),
+        "disputes": open_disputes(),
         "now": utcnow(),
     }
+
+
+def open_disputes(limit: int = 50) -> list[Dispute]:
+    """Disputes not closed yet, the soonest evidence deadline first (none last)."""
+    return list(
+        db.session.scalars(
+            select(Dispute)
+            .where(Dispute.status.notin_(DISPUTE_CLOSED))
+            .order_by(Dispute.evidence_due_by.asc().nulls_last(), Dispute.id)
+            .limit(limit)
+        )
+    )
 
 
 def unknown_payments(limit: int = 200) -> list[dict[str, Any]]:

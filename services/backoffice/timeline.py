@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 
 from extensions import db
 from models import (
+    Dispute,
+    DisputeTransition,
     EmailKind,
     OutboxMessage,
     Payment,
@@ -34,7 +37,7 @@ PAYMENT_EMAILS = (EmailKind.RECEIPT, EmailKind.PAYMENT_FAILED, EmailKind.REVIEW_
 @dataclass(frozen=True)
 class Event:
     at: datetime
-    kind: str  # intent | call | webhook | transition | refund | email | admin
+    kind: str  # intent | call | webhook | transition | refund | dispute | email | admin
     text: str
 
 
@@ -104,7 +107,14 @@ def story(payment_id: int) -> Story | None:
             )
         )
     for refund in refunds:
-        events += _refund_events(refund)
+        label = f"refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}"
+        events += _movement_events("refund", label, RefundTransition, refund.id)
+    for dispute in db.session.scalars(select(Dispute).where(Dispute.payment_id == payment_id)):
+        label = (
+            f"dispute #{dispute.id} ({dispute.provider_dispute_id}, {dispute.reason or '-'}) "
+            f"of {money_text(dispute.amount_minor, dispute.currency)}"
+        )
+        events += _movement_events("dispute", label, DisputeTransition, dispute.id)
     for email in db.session.scalars(
         select(OutboxMessage).where(
             OutboxMessage.subject_id == payment_id, OutboxMessage.kind.in_(PAYMENT_EMAILS)
@@ -121,18 +131,15 @@ def story(payment_id: int) -> Story | None:
     return Story(payment, verdict(payment, transitions, webhooks), events)
 
 
-def _refund_events(refund: Refund) -> list[Event]:
-    rows = db.session.scalars(
-        select(RefundTransition)
-        .where(RefundTransition.refund_id == refund.id)
-        .order_by(RefundTransition.id)
-    ).all()
+def _movement_events(kind: str, label: str, model: Any, row_id: int) -> list[Event]:
+    """A refund's or a dispute's transitions, each a line of the payment's story."""
+    owner = getattr(model, f"{kind}_id")
+    rows = db.session.scalars(select(model).where(owner == row_id).order_by(model.id)).all()
     return [
         Event(
             t.created_at,
-            "refund",
-            f"refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}: "
-            f"{t.from_status or 'new'} -> {t.to_status} by {t.source}: {t.reason}",
+            kind,
+            f"{label}: {t.from_status or 'new'} -> {t.to_status} by {t.source}: {t.reason}",
         )
         for t in rows
     ]

@@ -25,6 +25,8 @@ from sqlalchemy import or_, select
 from extensions import db
 from models import (
     Customer,
+    Dispute,
+    DisputeTransition,
     EmailKind,
     Order,
     OutboxMessage,
@@ -54,6 +56,7 @@ SUBJECTS = {
     EmailKind.REFUND: N_("Your refund #%(id)s"),
     EmailKind.REVIEW_ALERT: N_("Payment #%(id)s needs review"),
     EmailKind.REFUND_ALERT: N_("Refund #%(id)s needs attention"),
+    EmailKind.DISPUTE_ALERT: N_("Dispute #%(id)s: a chargeback or inquiry"),
 }
 
 
@@ -133,6 +136,13 @@ def _subject_of(row: OutboxMessage) -> dict[str, object]:
             .limit(1)
         )
         return {"refund": get(Refund, row.subject_id), "reason": why or ""}
+    if row.kind == EmailKind.DISPUTE_ALERT:
+        said = db.session.scalars(
+            select(DisputeTransition.reason)
+            .where(DisputeTransition.dispute_id == row.subject_id)
+            .order_by(DisputeTransition.id)
+        ).all()
+        return {"dispute": get(Dispute, row.subject_id), "reason": "; ".join(said)}
     reason = db.session.scalar(
         select(PaymentTransition.reason)
         .where(PaymentTransition.payment_id == row.subject_id)

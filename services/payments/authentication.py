@@ -23,8 +23,9 @@ from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.outcomes import ActionRequired, Declined, LookupOutcome, Succeeded, Unknown
 from resilience.gateway import CallContext, is_refused
+from services.movements.locks import lock_payment
 from services.payments.charging import apply_outcome, charge_request_for, claim, schedule_reconcile
-from services.payments.state import lock_payment, move
+from services.payments.state import move
 from services.payments.sweeps import SWEEP_BATCH
 from services.platform import queues
 from services.platform.provider_clients import gateway_for, provider_for

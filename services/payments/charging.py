@@ -38,8 +38,9 @@ from providers.outcomes import (
 from resilience.gateway import CallContext, Gateway, is_refused
 from services.movements import lifecycle
 from services.movements.kinds import CHARGE
+from services.movements.locks import lock_order_of, lock_payment, lock_payment_row
 from services.payments import answers, failover
-from services.payments.state import lock_order_of, lock_payment, lock_payment_row, move
+from services.payments.state import move
 from services.platform import metrics
 from services.platform.provider_clients import gateway_for, provider_for
 

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-from typing import Any
-
-from sqlalchemy import event, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import func, select
 
 from extensions import db
 from models import (
     ALLOWED_TRANSITIONS,
     EmailKind,
     LedgerKind,
-    Order,
     OrderStatus,
     Payment,
     PaymentPurpose,
@@ -23,11 +18,11 @@ from models import (
     TransitionSource,
 )
 from models.types import utcnow
+from services.movements import machine
+from services.movements.locks import locked_order
 from services.notifications.outbox import queue_email
 from services.platform.locales import money_text
 from services.wallet import ledger
-
-log = logging.getLogger(__name__)
 
 RESOLVED = (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED)
 CREATION_REASON = "payment created"
@@ -42,74 +37,20 @@ def log_context(payment: Payment) -> dict[str, object]:
     }
 
 
-def lock_order_of(payment_id: int, order_id: int | None = None) -> None:
-    """Lock the order of an order payment (if any) until the transaction ends.
-
-    The one lock order of the system is order, then payment, then wallet. A checkout
-    holds its order while it inserts a payment (which may wait on a payment row being
-    updated), so a job that updated a payment and only then asked for the order
-    deadlocked with it. Every transaction that may touch both takes the order first.
-    """
-    if order_id is None:  # not known to the caller: look it up (it never changes)
-        order_id = db.session.scalar(select(Payment.order_id).where(Payment.id == payment_id))
-    if order_id is not None:
-        db.session.execute(select(Order.id).where(Order.id == order_id).with_for_update())
-
-
-def lock_payment(payment_id: int) -> Payment | None:
-    """The payment row (its order first, see lock_order_of), locked until the transaction ends."""
-    lock_order_of(payment_id)
-    return lock_payment_row(payment_id)
-
-
-def lock_found_payment(payment_id: int, order_id: int | None) -> Payment | None:
-    """lock_payment for a caller that has read the payment's order_id already (a top-up
-    has none): the same lock order, one query less."""
-    if order_id is not None:
-        lock_order_of(payment_id, order_id)
-    return lock_payment_row(payment_id)
-
-
-def lock_payment_row(payment_id: int) -> Payment | None:
-    """The payment row, locked, for a caller that holds its order's lock already."""
-    return db.session.scalar(
-        select(Payment)
-        .where(Payment.id == payment_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-
-
-_PENDING_LOGS = "payment_state.pending_logs"
-
-
-def log_after_commit(message: str, *args: object, extra: dict[str, Any] | None = None) -> None:
-    """Log a line about the session's transaction once it has committed (never before:
-    a line for a change that is then rolled back would be a lie in the audit trail)."""
-    db.session.info.setdefault(_PENDING_LOGS, []).append((message, args, extra))
-
-
-@event.listens_for(Session, "after_commit")
-def _emit_pending_logs(session: Session) -> None:
-    for message, args, extra in session.info.pop(_PENDING_LOGS, []):
-        log.info(message, *args, extra=extra)
-
-
-@event.listens_for(Session, "after_rollback")
-def _drop_pending_logs(session: Session) -> None:
-    session.info.pop(_PENDING_LOGS, None)
+TABLE: machine.Table[PaymentStatus] = machine.Table(
+    noun="payment",
+    transitions=ALLOWED_TRANSITIONS,
+    final=frozenset(RESOLVED),
+    review=PaymentStatus.NEEDS_REVIEW,
+    record=PaymentTransition,
+    owner="payment_id",
+    describe=lambda p: f"key {p.idempotency_key}, provider {p.provider}",
+    context=log_context,
+)
 
 
 def record_creation(payment: Payment, source: TransitionSource) -> None:
-    db.session.add(
-        PaymentTransition(
-            payment_id=payment.id,
-            from_status=None,
-            to_status=PaymentStatus.PENDING,
-            source=source,
-            reason=CREATION_REASON,
-        )
-    )
+    machine.record(TABLE, payment, None, PaymentStatus.PENDING, source, CREATION_REASON, None)
 
 
 def move(
@@ -120,49 +61,13 @@ def move(
     reason: str = "",
     actor: str | None = None,
 ) -> bool:
-    """Move a locked payment to `to` and record why, in the caller's transaction.
-
-    Returns True when the status changed. Terminal states never regress; a
-    conflicting terminal report (failed after succeeded) sets needs_review with
-    both facts; only an admin takes a payment out of needs_review. Succeeding
-    pays the order or credits the wallet in the same transaction.
-    """
-    current = payment.status
-    if to == current:
+    """Move a locked payment to `to` and record why, in the caller's transaction
+    (the rules: services/movements/machine.py). Returns True when the status changed.
+    Succeeding pays the order or credits the wallet in the same transaction."""
+    taken = machine.step(TABLE, payment, to, source=source, reason=reason, actor=actor)
+    if taken is None:
         return False
-    if current == PaymentStatus.NEEDS_REVIEW and source != TransitionSource.ADMIN:
-        # Keep the new fact for the person deciding; the status stays.
-        _record(payment, current, current, source, f"reported {to.value}: {reason}", actor)
-        return False
-    if current in RESOLVED and to in RESOLVED:
-        reason = (
-            f"conflict: payment was {current.value}, {source.value} reports {to.value}: {reason}"
-        )
-        to = PaymentStatus.NEEDS_REVIEW
-    elif to not in ALLOWED_TRANSITIONS[current]:
-        log.info(
-            "payment %s: ignored %s -> %s from %s (%s)",
-            payment.id,
-            current.value,
-            to.value,
-            source.value,
-            reason,
-        )
-        return False
-    payment.status = to
-    _record(payment, current, to, source, reason, actor)
-    log_after_commit(
-        "payment %s (key %s, provider %s): %s -> %s by %s: %s",
-        payment.id,
-        payment.idempotency_key,
-        payment.provider,
-        current.value,
-        to.value,
-        source.value,
-        reason,
-        extra=log_context(payment),
-    )
-    if to == PaymentStatus.SUCCEEDED:
+    if taken.to == PaymentStatus.SUCCEEDED:
         _apply_success(payment, source)
     _queue_email(payment)
     return True
@@ -189,27 +94,7 @@ def note(
     payment: Payment, *, source: TransitionSource, reason: str, actor: str | None = None
 ) -> None:
     """Record a fact about a payment that does not change its status (e.g. a reroute)."""
-    _record(payment, payment.status, payment.status, source, reason, actor)
-
-
-def _record(
-    payment: Payment,
-    from_status: PaymentStatus,
-    to: PaymentStatus,
-    source: TransitionSource,
-    reason: str,
-    actor: str | None,
-) -> None:
-    db.session.add(
-        PaymentTransition(
-            payment_id=payment.id,
-            from_status=from_status,
-            to_status=to,
-            source=source,
-            reason=reason[:500],
-            actor=actor,
-        )
-    )
+    machine.record(TABLE, payment, payment.status, payment.status, source, reason, actor)
 
 
 def _apply_success(payment: Payment, source: TransitionSource) -> None:
@@ -230,7 +115,7 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
         )
         payment.is_effect_applied = True
         return
-    order = _locked_order(payment)
+    order = locked_order(payment.order_id)
     if order is None:
         return
     if order.status == OrderStatus.OPEN:
@@ -285,7 +170,7 @@ def reverse_effect(payment: Payment) -> str | None:
             else ""
         )
     else:
-        order = _locked_order(payment)
+        order = locked_order(payment.order_id)
         if order is not None and order.status == OrderStatus.PAID:
             order.status = OrderStatus.OPEN
             order.paid_at = None
@@ -293,12 +178,3 @@ def reverse_effect(payment: Payment) -> str | None:
     payment.is_effect_applied = False
     payment.effect_reversals = generation
     return undone
-
-
-def _locked_order(payment: Payment) -> Order | None:
-    return db.session.scalar(
-        select(Order)
-        .where(Order.id == payment.order_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from extensions import db
 from models import (
     OPEN_REFUND_STATUSES,
+    Dispute,
     Order,
     PaymentPurpose,
     PaymentStatus,
@@ -24,7 +25,7 @@ from models import (
     TransitionSource,
 )
 from services.movements.kinds import REFUND
-from services.payments.state import lock_order_of, lock_payment_row
+from services.movements.locks import lock_order_of, lock_payment_row
 from services.platform import queues
 from services.platform.errors import ClientError, ConflictError, NotFoundError, UnprocessableError
 from services.platform.locales import money_text
@@ -64,6 +65,13 @@ def refund_payment(
         raise ConflictError(
             f"payment {payment_id} is {payment.status.value}: only a charged payment is refunded",
             code="payment_not_refundable",
+        )
+    if _is_disputed(payment_id):
+        db.session.rollback()
+        raise ConflictError(
+            f"payment {payment_id} is disputed: the bank holds its money, so it cannot be "
+            "refunded too (Stripe refuses it); answer the dispute instead",
+            code="payment_disputed",
         )
     already = _refunded(Refund.payment_id == payment_id)
     refund = Refund(
@@ -174,6 +182,18 @@ def _refunded(*where: object) -> int:
             )
         )
         or 0
+    )
+
+
+def _is_disputed(payment_id: int) -> bool:
+    """A chargeback holds the payment's money (an inquiry does not)."""
+    return (
+        db.session.scalar(
+            select(Dispute.id)
+            .where(Dispute.payment_id == payment_id, Dispute.is_effect_applied.is_(True))
+            .limit(1)
+        )
+        is not None
     )
 
 

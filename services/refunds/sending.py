@@ -31,12 +31,13 @@ from providers.outcomes import (
 from resilience.gateway import CallContext, is_refused
 from services.movements import lifecycle
 from services.movements.kinds import REFUND
+from services.movements.locks import lock_refund
 from services.payments.sweeps import SWEEP_BATCH
 from services.platform import queues
 from services.platform.locales import money_text
 from services.platform.provider_clients import gateway_for, provider_for
 from services.refunds.issue import REFUND_JOB, refund_job_id
-from services.refunds.state import lock_refund, move_refund
+from services.refunds.state import move_refund
 
 RECONCILE_REFUND_JOB = REFUND.lookup_job
 FollowUp = lifecycle.FollowUp

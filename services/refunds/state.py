@@ -1,6 +1,6 @@
 """A refund's state machine and effects, in the caller's transaction.
 
-Locks follow the one order (services/payments/state.py): the order, the payment, the
+Locks follow the one order (services/movements/locks.py): the order, the payment, the
 refund, then the wallet. A refund's effect:
 - a wallet top-up's refund takes the money out of the wallet when it is requested
   (before any provider call, refused if it was spent) and puts it back if the refund
@@ -32,8 +32,8 @@ from models import (
     TransitionSource,
     Wallet,
 )
+from services.movements import machine
 from services.notifications.outbox import queue_email
-from services.payments.state import lock_order_of, log_after_commit
 from services.wallet import ledger
 
 log = logging.getLogger(__name__)
@@ -41,39 +41,23 @@ WALLET = "wallet"  # the provider name of a refund to the wallet (no provider ca
 REFUNDED_ORDER_STATUSES = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED)
 
 
-def lock_refund(refund_id: int) -> Refund | None:
-    """The refund, locked after its order and payment (the one lock order)."""
-    found = db.session.execute(
-        select(Refund.payment_id, Refund.order_id).where(Refund.id == refund_id)
-    ).first()
-    if found is None:
-        return None
-    if found.payment_id is not None:
-        lock_order_of(found.payment_id)
-        db.session.scalar(
-            select(Payment.id).where(Payment.id == found.payment_id).with_for_update()
-        )
-    elif found.order_id is not None:
-        db.session.scalar(select(Order.id).where(Order.id == found.order_id).with_for_update())
-    return db.session.scalar(
-        select(Refund)
-        .where(Refund.id == refund_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
+TABLE: machine.Table[RefundStatus] = machine.Table(
+    noun="refund",
+    transitions=REFUND_TRANSITIONS,
+    final=frozenset({RefundStatus.SUCCEEDED, RefundStatus.FAILED}),
+    review=RefundStatus.NEEDS_REVIEW,
+    record=RefundTransition,
+    owner="refund_id",
+    # Stripe documents it: a refund reported succeeded may fail later (the card's bank
+    # could not take the money back); never the other way.
+    reversals=frozenset({(RefundStatus.SUCCEEDED, RefundStatus.FAILED)}),
+    describe=lambda r: f"payment {r.payment_id}, key {r.idempotency_key}",
+)
 
 
 def record_creation(refund: Refund, source: TransitionSource = TransitionSource.ADMIN) -> None:
-    db.session.add(
-        RefundTransition(
-            refund_id=refund.id,
-            from_status=None,
-            to_status=RefundStatus.PENDING,
-            source=source,
-            reason=f"refund requested: {refund.reason}"[:500],
-            actor=refund.actor,
-        )
-    )
+    reason = f"refund requested: {refund.reason}"
+    machine.record(TABLE, refund, None, RefundStatus.PENDING, source, reason, refund.actor)
 
 
 def move_refund(
@@ -84,74 +68,21 @@ def move_refund(
     reason: str = "",
     actor: str | None = None,
 ) -> bool:
-    """Move a locked refund and record why; the same rules as payments: final states
-    never regress, a conflicting final report goes to needs_review, which only an admin
-    leaves. The effect follows the new state in the same transaction."""
-    current = refund.status
-    if to == current:
+    """Move a locked refund and record why (the rules: services/movements/machine.py);
+    the effect follows the new state in the same transaction."""
+    taken = machine.step(TABLE, refund, to, source=source, reason=reason, actor=actor)
+    if taken is None:
         return False
-    if current == RefundStatus.NEEDS_REVIEW and source != TransitionSource.ADMIN:
-        _record(refund, current, current, source, f"reported {to.value}: {reason}", actor)
-        return False
-    final = (RefundStatus.SUCCEEDED, RefundStatus.FAILED)
-    is_reversal = (
-        current == RefundStatus.SUCCEEDED
-        and to == RefundStatus.FAILED
-        and source in (TransitionSource.WEBHOOK, TransitionSource.RECONCILE)
-    )
-    if is_reversal:
-        reason = f"failed after it had succeeded: {reason}"
-    elif current == RefundStatus.FAILED and to == RefundStatus.SUCCEEDED and _was_reversed(refund):
-        # Stripe's refunds go succeeded -> failed, never back: an event still saying
-        # "succeeded" was written before the failure and arrived after it.
-        log.info("refund %s: ignored a stale succeeded report (%s)", refund.id, reason)
-        return False
-    elif current in final and to in final:
-        reason = (
-            f"conflict: refund was {current.value}, {source.value} reports {to.value}: {reason}"
-        )
-        to = RefundStatus.NEEDS_REVIEW
-    elif to not in REFUND_TRANSITIONS[current]:
-        log.info("refund %s: ignored %s -> %s (%s)", refund.id, current, to, reason)
-        return False
-    refund.status = to
-    _record(refund, current, to, source, reason, actor)
-    log_after_commit(
-        "refund %s (payment %s, key %s): %s -> %s by %s: %s",
-        refund.id,
-        refund.payment_id,
-        refund.idempotency_key,
-        current.value,
-        to.value,
-        source.value,
-        reason,
-    )
-    if to == RefundStatus.SUCCEEDED:
+    if taken.to == RefundStatus.SUCCEEDED:
         _apply_success(refund)
         _queue_refund_email(refund)
-    elif to == RefundStatus.FAILED:
-        if is_reversal:
+    elif taken.to == RefundStatus.FAILED:
+        if taken.is_reversal:
             _reverse_success(refund)
         _undo(refund)
-    if is_reversal or to == RefundStatus.NEEDS_REVIEW:
+    if taken.is_reversal or taken.to == RefundStatus.NEEDS_REVIEW:
         queue_email(EmailKind.REFUND_ALERT, refund.id)  # to the admins, once per refund
     return True
-
-
-def _was_reversed(refund: Refund) -> bool:
-    """Whether the refund failed after it had succeeded."""
-    return (
-        db.session.scalar(
-            select(RefundTransition.id)
-            .where(
-                RefundTransition.refund_id == refund.id,
-                RefundTransition.from_status == RefundStatus.SUCCEEDED,
-                RefundTransition.to_status == RefundStatus.FAILED,
-            )
-            .limit(1)
-        )
-        is not None
-    )
 
 
 def _reverse_success(refund: Refund) -> None:
@@ -164,26 +95,6 @@ def _reverse_success(refund: Refund) -> None:
     refund.is_effect_applied = False
     if refund.order_id is not None:
         mark_order(refund.order_id)
-
-
-def _record(
-    refund: Refund,
-    from_status: RefundStatus,
-    to: RefundStatus,
-    source: TransitionSource,
-    reason: str,
-    actor: str | None,
-) -> None:
-    db.session.add(
-        RefundTransition(
-            refund_id=refund.id,
-            from_status=from_status,
-            to_status=to,
-            source=source,
-            reason=reason[:500],
-            actor=actor,
-        )
-    )
 
 
 def take_from_wallet(refund: Refund, payment: Payment) -> None:

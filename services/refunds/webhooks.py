@@ -22,10 +22,10 @@ from models import (
 from models.money import KNOWN_CURRENCIES
 from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
-from services.payments.state import lock_order_of, lock_payment_row
+from services.movements.locks import lock_order_of, lock_payment_row, lock_refund
 from services.platform.locales import money_text
 from services.refunds.sending import await_provider, mismatch
-from services.refunds.state import lock_refund, move_refund, record_creation, take_from_wallet
+from services.refunds.state import move_refund, record_creation, take_from_wallet
 from services.wallet.ledger import WalletError
 
 OUTCOMES = {"succeeded": RefundStatus.SUCCEEDED, "failed": RefundStatus.FAILED}

@@ -29,8 +29,10 @@ from models.types import parse_row_id, parse_uuid, utcnow
 from providers.events import ProviderEvent, WebhookError, load_json_object
 from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
+from services.disputes.webhooks import apply_dispute_event
+from services.movements.locks import lock_found_payment
 from services.payments import answers
-from services.payments.state import lock_found_payment, move
+from services.payments.state import move
 from services.platform import day_counts, metrics, queues
 from services.refunds.webhooks import apply_refund_event
 
@@ -210,6 +212,8 @@ def apply_event(
     record.processed_at = utcnow()
     if event.is_refund:
         return apply_refund_event(provider, event, record)
+    if event.dispute is not None:
+        return apply_dispute_event(provider, event, record)
     if event.outcome is None:
         record.state, record.note = WebhookState.IGNORED, "event type has no effect on payments"
         return record.state

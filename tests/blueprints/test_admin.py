@@ -30,6 +30,7 @@ ADMIN_URLS = [
     "/admin/admin_wallets/",
     "/admin/admin_ledger_entries/",
     "/admin/admin_customers/",
+    "/admin/admin_disputes/",
 ]
 
 

@@ -18,7 +18,7 @@ FIXTURES = json.loads(
     (Path(__file__).parent.parent / "fixtures" / "stripe_objects.json").read_text()
 )
 # Fields of Stripe's objects the sandbox leaves out, and why. Empty today: keep it so.
-ALLOWED_OMISSIONS: dict[str, set[str]] = {"payment_intent": set(), "event": set()}
+ALLOWED_OMISSIONS: dict[str, set[str]] = {"payment_intent": set(), "event": set(), "dispute": set()}
 LIST_FIELDS = {"object", "url", "has_more", "data"}
 SEARCH_FIELDS = {"object", "url", "has_more", "next_page", "data"}
 # What Stripe's SDK knows of an error object: the sandbox must not invent others.
@@ -144,3 +144,25 @@ def test_errors_have_only_stripes_fields(sandbox: Any, form: dict[str, str], sta
     assert {"type", "message", "request_log_url"} <= set(error)
     if status == 402:
         assert {"code", "decline_code", "doc_url", "charge", "payment_intent"} <= set(error)
+
+
+def test_disputes_have_stripes_fields_and_types(sandbox: Any) -> None:
+    intent = _post(
+        sandbox,
+        "/v1/payment_intents",
+        amount="1000",
+        currency="eur",
+        confirm="true",
+        payment_method="pm_card_createDispute",
+        **CARD,
+    ).json()
+    listed = requests.get(
+        f"{sandbox.url}/v1/disputes",
+        params={"payment_intent": intent["id"]},
+        headers=AUTH,
+        timeout=10,
+    ).json()
+    [dispute] = listed["data"]
+    assert _differences(dispute, FIXTURES["dispute"], "dispute") == []
+    assert set(dispute["evidence"]) == set(FIXTURES["dispute"]["evidence"])
+    assert set(dispute["evidence_details"]) == set(FIXTURES["dispute"]["evidence_details"])

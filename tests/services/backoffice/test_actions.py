@@ -254,7 +254,8 @@ def test_a_refund_in_review_gets_a_decision_and_its_effect(
 ) -> None:
     """The reported dead end: a refund in review had no way out."""
     from models import Refund, RefundStatus
-    from services.refunds.state import lock_refund, move_refund
+    from services.movements.locks import lock_refund
+    from services.refunds.state import move_refund
 
     payment_id = committed_topup(app, amount_minor=2000)
     with app.app_context():

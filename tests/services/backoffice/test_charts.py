@@ -14,7 +14,8 @@ from models import PaymentStatus, TransitionSource
 from models.types import utcnow
 from services.backoffice.charts import payments_per_minute, samples, svg
 from services.backoffice.dashboard import sample_health
-from services.payments.state import lock_payment, move
+from services.movements.locks import lock_payment
+from services.payments.state import move
 from services.platform.provider_clients import breaker_for
 from tests.factories import make_customer, make_order, make_payment
 

@@ -11,7 +11,8 @@ from extensions import db
 from models import PaymentStatus, TransitionSource
 from models.types import utcnow
 from services.backoffice.dashboard import payment_stats, webhook_stats
-from services.payments.state import lock_payment, move
+from services.movements.locks import lock_payment
+from services.payments.state import move
 from services.platform.retention import transitions_of
 from tests.factories import make_customer, make_order, make_payment
 

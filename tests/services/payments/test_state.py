@@ -18,7 +18,8 @@ from models import (
     TransitionSource,
     Wallet,
 )
-from services.payments.state import lock_payment, move
+from services.movements.locks import lock_payment
+from services.payments.state import move
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 
 S = PaymentStatus
@@ -140,7 +141,7 @@ def test_topup_credits_the_wallet_exactly_once(app_ctx: Flask) -> None:
 def test_a_transition_is_logged_only_once_committed(
     app_ctx: Flask, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level("INFO", logger="services.payments.state")
+    caplog.set_level("INFO", logger="services.movements.machine")
 
     def lines() -> list[str]:
         return [r.getMessage() for r in caplog.records if "-> failed" in r.getMessage()]

@@ -12,7 +12,17 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from extensions import db
-from models import LedgerEntry, Order, OrderStatus, Payment, Refund, RefundStatus, Wallet
+from models import (
+    Dispute,
+    DisputeStatus,
+    LedgerEntry,
+    Order,
+    OrderStatus,
+    Payment,
+    Refund,
+    RefundStatus,
+    Wallet,
+)
 from services.platform.errors import ClientError
 from services.refunds.issue import refund_payment, refund_wallet_order
 from services.refunds.sending import send_refund
@@ -78,6 +88,34 @@ def test_only_a_charged_payment_is_refunded(app: Flask) -> None:
     payment_id = committed_payment(app)  # pending
     code = _refused(app, lambda: refund_payment(payment_id, None, "not yet", "ops", uuid.uuid4()))
     assert code == "payment_not_refundable"
+
+
+def test_a_payment_whose_money_a_chargeback_holds_is_not_refunded(app: Flask, sandbox: Any) -> None:
+    payment_id = charged(app, committed_payment(app))
+    with app.app_context():
+        dispute = Dispute(
+            provider="stripe",
+            provider_dispute_id="dp_held",
+            payment_id=payment_id,
+            amount_minor=1000,
+            currency="EUR",
+            status=DisputeStatus.NEEDS_RESPONSE,
+            is_effect_applied=True,
+            withdrawn_minor=1000,
+            withdrawals=1,
+        )
+        db.session.add(dispute)
+        db.session.commit()
+        dispute_id = dispute.id
+    key = uuid.uuid4()
+    code = _refused(app, lambda: refund_payment(payment_id, None, "customer asked", "ops", key))
+    assert code == "payment_disputed"
+    assert _count(app, Refund) == 0 and sandbox_refunds(sandbox) == []
+    with app.app_context():
+        db.session.get(Dispute, dispute_id).is_effect_applied = False  # type: ignore[union-attr]
+        db.session.commit()  # an inquiry, or a dispute won: refundable again
+        refund_payment(payment_id, None, "customer asked", "ops", uuid.uuid4())
+    assert _count(app, Refund) == 1
 
 
 def test_one_refund_per_key(app: Flask, sandbox: Any) -> None:

@@ -30,20 +30,12 @@ from tests.helpers import (
     committed_payment,
     rows,
     run_maintenance_jobs,
+    sandbox_events,
     sandbox_refunds,
     signed_post,
 )
 
 AUTH = {"Authorization": "Bearer sk_test_sandbox"}
-
-
-def _events(sandbox: Any, kind: str) -> list[dict[str, Any]]:
-    """The sandbox's events of a type, in full, as Stripe would deliver them."""
-    listed = [e for e in sandbox.events() if e["type"] == kind]
-    return [
-        requests.get(f"{sandbox.url}/v1/events/{e['id']}", headers=AUTH, timeout=5).json()
-        for e in listed
-    ]
 
 
 def _refund_state(app: Flask, refund_id: int) -> tuple[RefundStatus, OrderStatus | None]:
@@ -72,7 +64,7 @@ def test_the_event_before_our_own_answer_settles_the_refund(
     app: Flask, client: FlaskClient, sandbox: Any
 ) -> None:
     refund_id = _lost_answer(app, sandbox)
-    [event] = _events(sandbox, "refund.created")
+    [event] = sandbox_events(sandbox, "refund.created")
     assert signed_post(client, event).status_code == 200
     assert signed_post(client, event).status_code == 200  # a redelivery: recorded once
     run_maintenance_jobs(app)
@@ -88,8 +80,8 @@ def test_the_event_before_our_own_answer_settles_the_refund(
 
 def test_events_in_any_order(app: Flask, client: FlaskClient, sandbox: Any) -> None:
     refund_id = _lost_answer(app, sandbox, 250)
-    [charge_refunded] = _events(sandbox, "charge.refunded")
-    [created] = _events(sandbox, "refund.created")
+    [charge_refunded] = sandbox_events(sandbox, "charge.refunded")
+    [created] = sandbox_events(sandbox, "refund.created")
     for event in (charge_refunded, created, charge_refunded):  # the charge's event first
         signed_post(client, event)
     run_maintenance_jobs(app)
@@ -103,7 +95,7 @@ def test_a_refund_event_that_does_not_match_goes_to_review(
     app: Flask, client: FlaskClient, sandbox: Any
 ) -> None:
     refund_id = _lost_answer(app, sandbox, 250)
-    [event] = _events(sandbox, "refund.created")
+    [event] = sandbox_events(sandbox, "refund.created")
     event["data"]["object"]["amount"] = 999
     event["id"] = "evt_forged_amount"
     signed_post(client, event)
@@ -152,9 +144,9 @@ def test_a_refund_that_fails_after_it_succeeded_is_reversed_and_an_admin_is_told
     payment_id, refund_id = _refund_of(app, "pm_card_refundFail")
     assert _refund_state(app, refund_id) == (RefundStatus.SUCCEEDED, OrderStatus.REFUNDED)
     assert sandbox.settle_refunds() == 1
-    [updated] = _events(sandbox, "charge.refund.updated")
-    [failed] = _events(sandbox, "refund.failed")
-    [created] = _events(sandbox, "refund.created")  # its object still says succeeded
+    [updated] = sandbox_events(sandbox, "charge.refund.updated")
+    [failed] = sandbox_events(sandbox, "refund.failed")
+    [created] = sandbox_events(sandbox, "refund.created")  # its object still says succeeded
     for event in (updated, failed, failed, created):  # a repeat, and a stale one last
         assert signed_post(client, event).status_code == 200
     run_maintenance_jobs(app)
@@ -174,7 +166,7 @@ def test_a_top_up_refund_that_fails_later_puts_the_money_back(
 
     payment_id, refund_id = _refund_of(app, "pm_card_refundFail", topup=True)
     sandbox.settle_refunds()
-    [failed] = _events(sandbox, "refund.failed")
+    [failed] = sandbox_events(sandbox, "refund.failed")
     signed_post(client, failed)
     run_maintenance_jobs(app)
     with app.app_context():
@@ -210,7 +202,7 @@ def test_a_pending_refund_waits_for_its_event_without_escalating(
             assert _refund_state(app, refund_id)[0] == RefundStatus.PROCESSING
     assert _alerts(app, refund_id) == []
     assert sandbox.settle_refunds() == 1
-    [updated] = _events(sandbox, "charge.refund.updated")
+    [updated] = sandbox_events(sandbox, "charge.refund.updated")
     signed_post(client, updated)
     run_maintenance_jobs(app)
     assert _refund_state(app, refund_id) == (RefundStatus.SUCCEEDED, OrderStatus.REFUNDED)
@@ -242,7 +234,7 @@ def test_a_refund_made_in_the_providers_dashboard_is_recorded_with_its_source(
     with app.app_context():
         intent_id = db.session.get(Payment, payment_id).provider_payment_id  # type: ignore[union-attr]
     made = sandbox.dashboard_refund(intent_id, 300)
-    [event] = _events(sandbox, "refund.created")
+    [event] = sandbox_events(sandbox, "refund.created")
     for _ in range(2):  # a redelivery records nothing more
         assert signed_post(client, event).status_code == 200
     run_maintenance_jobs(app)
@@ -268,7 +260,7 @@ def test_a_dashboard_refund_of_a_top_up_takes_the_money_from_the_wallet(
         assert payment is not None
         intent_id, wallet_id = payment.provider_payment_id, payment.wallet_id
     sandbox.dashboard_refund(str(intent_id), 200)
-    [event] = _events(sandbox, "refund.created")
+    [event] = sandbox_events(sandbox, "refund.created")
     signed_post(client, event)
     run_maintenance_jobs(app)
     with app.app_context():
@@ -285,7 +277,7 @@ def test_a_dashboard_refund_that_cannot_be_the_payments_moves_nothing(
     with app.app_context():
         intent_id = db.session.get(Payment, payment_id).provider_payment_id  # type: ignore[union-attr]
     sandbox.dashboard_refund(str(intent_id), 300)
-    [event] = _events(sandbox, "refund.created")
+    [event] = sandbox_events(sandbox, "refund.created")
     event["id"], event["data"]["object"]["currency"] = "evt_other_currency", "usd"
     signed_post(client, event)
     run_maintenance_jobs(app)

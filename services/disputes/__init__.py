@@ -1,0 +1,1 @@
+"""Disputes: chargebacks and inquiries the provider reports, and their effect."""

@@ -1,0 +1,132 @@
+"""A dispute's state machine (services/movements/machine.py, Stripe's statuses as the
+table) and its effect, in the caller's transaction under the one lock order.
+
+The effect follows the dispute's status, not the event that carried it, so events in
+any order end where the newest status says: while the money is out of our hands
+(models.FUNDS_WITHDRAWN) an order is `disputed` and a top-up's credit is taken back
+from the wallet (what is left of it: it may have been spent); a dispute won gives back
+exactly what it took (services/movements/effects.py), and the order is paid again.
+"""
+
+from __future__ import annotations
+
+from models import (
+    DISPUTE_TRANSITIONS,
+    FUNDS_WITHDRAWN,
+    Dispute,
+    DisputeStatus,
+    DisputeTransition,
+    EmailKind,
+    LedgerKind,
+    OrderStatus,
+    Payment,
+    PaymentPurpose,
+    TransitionSource,
+)
+from services.movements import effects, machine
+from services.movements.locks import locked_order
+from services.notifications.outbox import queue_email
+from services.platform.locales import money_text
+from services.refunds.state import mark_order
+
+TABLE: machine.Table[DisputeStatus] = machine.Table(
+    noun="dispute",
+    transitions=DISPUTE_TRANSITIONS,
+    final=frozenset({DisputeStatus.WON, DisputeStatus.LOST, DisputeStatus.WARNING_CLOSED}),
+    review=DisputeStatus.NEEDS_REVIEW,
+    record=DisputeTransition,
+    owner="dispute_id",
+    describe=lambda d: f"payment {d.payment_id}, {d.provider} {d.provider_dispute_id}",
+)
+DISPUTABLE_ORDERS = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED, OrderStatus.REFUNDED)
+
+
+def record_creation(dispute: Dispute, source: TransitionSource, reason: str, actor: str) -> None:
+    machine.record(TABLE, dispute, None, dispute.status, source, reason, actor)
+
+
+def move_dispute(
+    dispute: Dispute,
+    payment: Payment,
+    to: DisputeStatus,
+    *,
+    source: TransitionSource,
+    reason: str,
+    actor: str | None = None,
+) -> bool:
+    """Move a locked dispute (its payment locked first) and bring its effect in line."""
+    taken = machine.step(TABLE, dispute, to, source=source, reason=reason, actor=actor)
+    if taken is None:
+        return False
+    settle_effect(dispute, payment)
+    if taken.to == DisputeStatus.NEEDS_REVIEW:
+        queue_email(EmailKind.DISPUTE_ALERT, dispute.id)  # once per dispute
+    return True
+
+
+def settle_effect(dispute: Dispute, payment: Payment) -> str | None:
+    """Withdraw or give back the payment's effect as the dispute's status says (review
+    keeps it as it is); what changed, for the audit trail, or None."""
+    if dispute.status == DisputeStatus.NEEDS_REVIEW:
+        return None
+    should_withdraw = dispute.status in FUNDS_WITHDRAWN
+    if should_withdraw == dispute.is_effect_applied:
+        return None
+    what = _withdraw(dispute, payment) if should_withdraw else _give_back(dispute, payment)
+    machine.record(
+        TABLE, dispute, dispute.status, dispute.status, TransitionSource.WEBHOOK, what, None
+    )
+    return what
+
+
+def _reference(dispute: Dispute) -> str:
+    return f"dispute {dispute.id}"
+
+
+def _withdraw(dispute: Dispute, payment: Payment) -> str:
+    dispute.is_effect_applied = True
+    dispute.withdrawals += 1
+    amount = money_text(dispute.amount_minor, dispute.currency)
+    if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
+        taken = effects.take(
+            payment.wallet_id,
+            dispute.amount_minor,
+            dispute.currency,
+            operation_id=f"dispute:{dispute.id}:{dispute.withdrawals}:withdrawn",
+            kind=LedgerKind.DISPUTE,
+            reference=_reference(dispute),
+        )
+        dispute.withdrawn_minor = taken
+        short = dispute.amount_minor - taken
+        return f"funds withdrawn: {money_text(taken, dispute.currency)} taken from the wallet" + (
+            f"; {money_text(short, dispute.currency)} of the {amount} had been spent"
+            if short
+            else ""
+        )
+    order = locked_order(payment.order_id)
+    dispute.withdrawn_minor = dispute.amount_minor
+    if order is not None and order.status in DISPUTABLE_ORDERS:
+        order.status = OrderStatus.DISPUTED
+        return f"funds withdrawn ({amount}): order {order.id} disputed"
+    return f"funds withdrawn ({amount})"
+
+
+def _give_back(dispute: Dispute, payment: Payment) -> str:
+    dispute.is_effect_applied = False
+    if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
+        given = effects.give_back(
+            payment.wallet_id,
+            dispute.currency,
+            operation_id=f"dispute:{dispute.id}:{dispute.withdrawals}:reinstated",
+            kind=LedgerKind.DISPUTE,
+            reference=_reference(dispute),
+        )
+        dispute.withdrawn_minor = 0
+        return f"funds reinstated: {money_text(given, dispute.currency)} back in the wallet"
+    dispute.withdrawn_minor = 0
+    order = locked_order(payment.order_id)
+    if order is not None and order.status == OrderStatus.DISPUTED:
+        order.status = OrderStatus.PAID
+        mark_order(order.id)  # partly or fully refunded before the dispute: says so again
+        return f"funds reinstated: order {order.id} {order.status.value} again"
+    return "funds reinstated"

@@ -1,0 +1,156 @@
+"""A provider's dispute events, applied like every event (services/webhooks/events.py):
+the dispute is found by the provider's id, or recorded the first time one of its
+events names a payment of ours; it moves through its state machine under the lock of
+its payment (so two events of one dispute never both record it), and the effect
+follows its status. A dispute that cannot be of the payment (another currency, more
+than was charged) is rejected and moves nothing; one of a payment not found yet waits,
+like any event, and is ignored after the grace period."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from extensions import db
+from models import (
+    Dispute,
+    DisputeStatus,
+    EmailKind,
+    Payment,
+    ProcessedWebhook,
+    TransitionSource,
+    WebhookState,
+)
+from models.money import KNOWN_CURRENCIES
+from providers.events import DisputeFacts, ProviderEvent
+from services.disputes.state import move_dispute, record_creation, settle_effect
+from services.movements.locks import lock_payment
+from services.notifications.outbox import queue_email
+from services.platform.locales import money_text
+
+STATUSES = {
+    status.value: status for status in DisputeStatus if status != DisputeStatus.NEEDS_REVIEW
+}
+
+
+def apply_dispute_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
+    """Apply a dispute event in the caller's transaction; set record.state."""
+    facts = event.dispute
+    assert facts is not None and event.provider_payment_id is not None
+    status: DisputeStatus | None = STATUSES.get(facts.status)
+    if status is None:
+        record.state = WebhookState.IGNORED
+        record.note = f"unknown dispute status {facts.status[:32]!r}: nothing moved"
+        return record.state
+    payment = _payment(provider, event)
+    if payment is None:
+        record.state, record.note = WebhookState.PENDING, "payment of the dispute not found yet"
+        record.processed_at = None
+        return record.state
+    record.payment_id = payment.id
+    reason = f"{event.event_type} {event.event_id}"
+    dispute = db.session.scalar(
+        select(Dispute)
+        .where(
+            Dispute.provider == provider, Dispute.provider_dispute_id == event.provider_payment_id
+        )
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if dispute is None:
+        problem = _cannot_be_of(payment, facts)
+        if problem:
+            record.state, record.note = WebhookState.REJECTED, problem[:500]
+            return record.state
+        dispute = _open(provider, event, payment, status, reason)
+        record.state, record.note = (
+            WebhookState.APPLIED,
+            f"dispute {dispute.id} opened: {status.value}",
+        )
+        return record.state
+    if facts.evidence_due_by is not None:
+        dispute.evidence_due_by = facts.evidence_due_by
+    if facts.amount_minor != dispute.amount_minor or facts.currency != dispute.currency:
+        status = DisputeStatus.NEEDS_REVIEW
+        reason += (
+            f" says {facts.amount_minor!r} {facts.currency!r}, the dispute was "
+            f"{money_text(dispute.amount_minor, dispute.currency)}"
+        )
+    was = dispute.status
+    is_moved = move_dispute(
+        dispute,
+        payment,
+        status,
+        source=TransitionSource.WEBHOOK,
+        reason=reason,
+        actor=event.event_id,
+    )
+    record.state = WebhookState.APPLIED
+    record.note = (
+        f"dispute {dispute.id}: {was.value} -> {dispute.status.value}"
+        if is_moved
+        else f"no change: dispute {dispute.id} was {was.value}"
+    )
+    return record.state
+
+
+def _payment(provider: str, event: ProviderEvent) -> Payment | None:
+    """The disputed payment, by the provider's id of it, locked (its order first)."""
+    if not event.parent_payment_id:
+        return None
+    payment_id = db.session.scalar(
+        select(Payment.id).where(
+            Payment.provider == provider, Payment.provider_payment_id == event.parent_payment_id
+        )
+    )
+    return lock_payment(payment_id) if payment_id is not None else None
+
+
+def _cannot_be_of(payment: Payment, facts: DisputeFacts) -> str | None:
+    amount, currency = facts.amount_minor, facts.currency or ""
+    if (
+        currency == payment.currency
+        and isinstance(amount, int)
+        and 0 < amount <= payment.amount_minor
+    ):
+        return None
+    theirs = (
+        money_text(amount, currency)
+        if isinstance(amount, int) and currency in KNOWN_CURRENCIES
+        else f"{amount!r} {currency[:8]!r}"
+    )
+    return (
+        f"a dispute of {theirs} cannot be of payment {payment.id} "
+        f"({money_text(payment.amount_minor, payment.currency)})"
+    )
+
+
+def _open(
+    provider: str, event: ProviderEvent, payment: Payment, status: DisputeStatus, reason: str
+) -> Dispute:
+    """Record the dispute as its first event found says, apply its effect, tell the admins."""
+    facts = event.dispute
+    assert facts is not None and facts.amount_minor is not None and facts.currency is not None
+    dispute = Dispute(
+        provider=provider,
+        provider_dispute_id=event.provider_payment_id,
+        payment_id=payment.id,
+        amount_minor=facts.amount_minor,
+        currency=facts.currency,
+        status=status,
+        reason=facts.reason,
+        evidence_due_by=facts.evidence_due_by,
+        withdrawn_minor=0,
+        withdrawals=0,
+        is_effect_applied=False,
+    )
+    db.session.add(dispute)
+    db.session.flush()
+    record_creation(
+        dispute,
+        TransitionSource.WEBHOOK,
+        f"opened by the bank ({facts.reason}): {reason}",
+        event.event_id,
+    )
+    settle_effect(dispute, payment)
+    queue_email(EmailKind.DISPUTE_ALERT, dispute.id)
+    return dispute

@@ -1,0 +1,118 @@
+"""Each lock function holds what its name says and everything before it in the one lock
+order (order, payment, refund or dispute), until the transaction ends: probed from a
+second connection with NOWAIT."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+from flask import Flask
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.exc import OperationalError
+
+from extensions import db
+from models import Dispute, DisputeStatus, Refund
+from services.movements import locks
+from tests.factories import make_customer, make_order, make_payment
+
+
+@pytest.fixture
+def other(app: Flask) -> Iterator[Engine]:
+    engine = create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
+    yield engine
+    engine.dispose()
+
+
+def _held(engine: Engine, table: str, row_id: int) -> bool:
+    with engine.connect() as conn:
+        try:
+            conn.execute(
+                text(f"SELECT id FROM {table} WHERE id = :id FOR UPDATE NOWAIT"), {"id": row_id}
+            )
+        except OperationalError:
+            return True
+        return False
+
+
+def _rows(app: Flask) -> dict[str, int]:
+    with app.app_context():
+        payment = make_payment(make_order(make_customer()))
+        refund = Refund(
+            idempotency_key=uuid.uuid4(),
+            payment_id=payment.id,
+            order_id=payment.order_id,
+            provider="stripe",
+            amount_minor=100,
+            currency="EUR",
+            reason="a test",
+            actor="ops",
+        )
+        dispute = Dispute(
+            provider="stripe",
+            provider_dispute_id=f"dp_{uuid.uuid4().hex[:8]}",
+            payment_id=payment.id,
+            amount_minor=100,
+            currency="EUR",
+            status=DisputeStatus.NEEDS_RESPONSE,
+            is_effect_applied=False,
+            withdrawn_minor=0,
+            withdrawals=0,
+        )
+        db.session.add_all([refund, dispute])
+        db.session.commit()
+        assert payment.order_id is not None
+        return {
+            "orders": payment.order_id,
+            "payments": payment.id,
+            "refunds": refund.id,
+            "disputes": dispute.id,
+        }
+
+
+CASES: list[tuple[str, Callable[[dict[str, int]], object], set[str]]] = [
+    ("lock_payment", lambda ids: locks.lock_payment(ids["payments"]), {"orders", "payments"}),
+    (
+        "lock_found_payment",
+        lambda ids: locks.lock_found_payment(ids["payments"], ids["orders"]),
+        {"orders", "payments"},
+    ),
+    ("lock_order_of", lambda ids: locks.lock_order_of(ids["payments"]), {"orders"}),
+    (
+        "lock_refund",
+        lambda ids: locks.lock_refund(ids["refunds"]),
+        {"orders", "payments", "refunds"},
+    ),
+    (
+        "lock_dispute",
+        lambda ids: locks.lock_dispute(ids["disputes"]),
+        {"orders", "payments", "disputes"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "lock", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_a_lock_holds_its_row_and_those_before_it(
+    app: Flask,
+    other: Engine,
+    name: str,
+    lock: Callable[[dict[str, int]], object],
+    expected: set[str],
+) -> None:
+    ids = _rows(app)
+    with app.app_context():
+        found = lock(ids)
+        assert name == "lock_order_of" or found is not None
+        held = {table for table, row_id in ids.items() if _held(other, table, row_id)}
+        db.session.rollback()
+    assert held == expected
+    assert not any(_held(other, table, row_id) for table, row_id in ids.items())  # released
+
+
+def test_a_missing_row_locks_nothing(app: Flask) -> None:
+    with app.app_context():
+        assert locks.lock_refund(2_000_000_000) is None
+        assert locks.lock_dispute(2_000_000_000) is None
+        assert locks.lock_payment(2_000_000_000) is None
+        db.session.rollback()
