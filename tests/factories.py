@@ -8,7 +8,19 @@ import uuid
 from werkzeug.security import generate_password_hash
 
 from extensions import db
-from models import Customer, Order, OrderLine, Payment, PaymentPurpose, Product, Wallet
+from models import (
+    Customer,
+    Dispute,
+    DisputeStatus,
+    Order,
+    OrderLine,
+    Payment,
+    PaymentPurpose,
+    Product,
+    Refund,
+    RefundStatus,
+    Wallet,
+)
 
 # The card token a test payment carries, per provider: Stripe's test PaymentMethod that
 # succeeds, the acquirer sandbox's approved card.
@@ -77,3 +89,49 @@ def make_payment(order: Order, provider: str = "stripe", key: uuid.UUID | None =
     db.session.add(payment)
     db.session.flush()
     return payment
+
+
+def make_refund(
+    payment: Payment, status: RefundStatus = RefundStatus.PENDING, amount_minor: int = 100
+) -> Refund:
+    refund = Refund(
+        idempotency_key=uuid.uuid4(),
+        payment_id=payment.id,
+        order_id=payment.order_id,
+        provider=payment.provider,
+        amount_minor=amount_minor,
+        currency=payment.currency,
+        reason="a test refund",
+        actor="ops",
+        status=status,
+    )
+    db.session.add(refund)
+    db.session.flush()
+    return refund
+
+
+def make_dispute(
+    payment: Payment,
+    status: DisputeStatus = DisputeStatus.NEEDS_RESPONSE,
+    *,
+    is_withdrawn: bool = False,
+    **fields: object,
+) -> Dispute:
+    """A dispute of the payment's whole amount; `is_withdrawn`: its funds are out."""
+    dispute = Dispute(
+        provider=payment.provider,
+        provider_dispute_id=f"dp_{next(_seq)}_{uuid.uuid4().hex[:8]}",
+        payment_id=payment.id,
+        amount_minor=payment.amount_minor,
+        currency=payment.currency,
+        status=status,
+        reason="fraudulent",
+        is_effect_applied=is_withdrawn,
+        withdrawn_minor=payment.amount_minor if is_withdrawn else 0,
+        withdrawals=1 if is_withdrawn else 0,
+    )
+    for name, value in fields.items():
+        setattr(dispute, name, value)
+    db.session.add(dispute)
+    db.session.flush()
+    return dispute

@@ -29,8 +29,8 @@ import requests
 
 from bench.common import RESULTS_DIR, write_results
 from bench.drills import report
-from bench.drills.chaos_checks import invariants, print_report
-from bench.drills.chaos_customers import Customer, Traffic, shop
+from bench.drills.chaos_checks import disputes_caught_up, invariants, print_report
+from bench.drills.chaos_customers import Customer, Disputer, Traffic, shop
 from bench.drills.stack import Stack, Sweeper, api_customer, running_stack, settle
 from bench.drills.traffic import Authenticator, Observations, Refunder, _viewer
 
@@ -234,6 +234,7 @@ def drill(
         for token in tokens
     ]
     refunder = Refunder(sweeper.app, random.Random(rng.random()))
+    disputer = Disputer(stack.sandbox_url)
     stop_bank = threading.Event()
     authenticating = threading.Thread(target=bank.run, args=(stop_bank,), daemon=True)
     authenticating.start()
@@ -266,11 +267,15 @@ def drill(
         stack.supervise()
         sweeper.tick()
         refunder.tick()
+        disputer.tick()
         time.sleep(0.2)
     traffic_s = time.monotonic() - started
     chaos.clear()
     recorder.mark("faults cleared")
-    settled_at = settle(stack, sweeper, settle_s)
+    for _ in range(3):  # the disputes opened last, decided with no fault in the way
+        disputer.last = 0.0
+        disputer.tick()
+    settled_at = settle(stack, sweeper, settle_s, also=lambda: disputes_caught_up(stack, sweeper))
     recorder.mark("settled" if settled_at is not None else "settle time over")
     stop_viewing.set()
     viewing.join(timeout=30)
@@ -290,6 +295,7 @@ def drill(
         "three_ds_authenticated": bank.completed,
         "refunds_requested": refunder.requested,
         "refunds_refused": refunder.refused,
+        "disputes_decided": len(disputer.decided),
         "settle_s": round(settled_at, 1) if settled_at is not None else None,
         "timeline": report.timeline(recorder, pages),
         **invariants(stack, sweeper),

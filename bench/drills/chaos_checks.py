@@ -94,7 +94,7 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
             )
         )
         orders = db.session.execute(select(Order.id, Order.status)).all()
-        paid_like = ("paid", "partially_refunded", "refunded")
+        paid_like = ("paid", "partially_refunded", "refunded", "disputed")
         for order_id, status in orders:
             times = paid_by_card[order_id] + paid_by_wallet[order_id]
             if times != (1 if status.value in paid_like else 0):
@@ -106,6 +106,8 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
         )
         refund_findings = _refund_invariants(stack, db, payments)
         violations += refund_findings.pop("violations")
+        dispute_findings = _dispute_invariants(stack, db)
+        violations += dispute_findings.pop("violations")
         negative = db.session.scalar(
             select(func.count()).select_from(Payment).where(Payment.amount_minor <= 0)
         )
@@ -133,6 +135,7 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
         ),
         "wallet_audit": audit.strip().splitlines()[-1] if audit.strip() else "",
         **refund_findings,
+        **dispute_findings,
         "violations": violations,
     }
 
@@ -176,6 +179,66 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
     }
 
 
+def disputes_caught_up(stack: Stack, sweeper: Sweeper) -> bool:
+    """Every dispute at the provider is recorded here in its status (events applied)."""
+    from extensions import db
+
+    with sweeper.app.app_context():
+        try:
+            return not _dispute_invariants(stack, db)["violations"]
+        except Exception:  # the database or the sandbox is not answering yet
+            return False
+        finally:
+            db.session.remove()
+
+
+def _dispute_invariants(stack: Stack, db: Any) -> dict[str, Any]:
+    """Every dispute at the provider is recorded once here, in the provider's status, and
+    its order is disputed exactly while the money is out (the wallet audit checks the
+    postings of top-ups)."""
+    from sqlalchemy import select
+
+    from models import FUNDS_WITHDRAWN, Dispute, Order, OrderStatus, Payment
+
+    auth = {"Authorization": "Bearer sk_test_sandbox"}
+    theirs: dict[str, str] = {}
+    after: str | None = None
+    while True:
+        params = {"limit": "100", **({"starting_after": after} if after else {})}
+        page = requests.get(
+            f"{stack.sandbox_url}/v1/disputes", params=params, headers=auth, timeout=30
+        ).json()
+        theirs.update({d["id"]: d["status"] for d in page["data"]})
+        if not page["has_more"]:
+            break
+        after = page["data"][-1]["id"]
+    violations = []
+    ours = db.session.scalars(select(Dispute)).all()
+    by_id = {d.provider_dispute_id: d for d in ours}
+    for dispute_id, status in theirs.items():
+        found = by_id.get(dispute_id)
+        if found is None:
+            violations.append(f"dispute {dispute_id} ({status}) at the provider is not recorded")
+        elif found.status.value != status:
+            violations.append(
+                f"dispute {dispute_id}: {status} at the provider, ours {found.status.value}"
+            )
+    for dispute in ours:
+        payment = db.session.get(Payment, dispute.payment_id)
+        order = db.session.get(Order, payment.order_id) if payment and payment.order_id else None
+        withdrawn = dispute.status in FUNDS_WITHDRAWN
+        if order is not None and (order.status == OrderStatus.DISPUTED) != withdrawn:
+            violations.append(
+                f"dispute {dispute.id} is {dispute.status.value}, order {order.status.value}"
+            )
+    return {
+        "violations": violations,
+        "disputes": len(ours),
+        "dispute_statuses": dict(Counter(d.status.value for d in ours)),
+        "provider_disputes": len(theirs),
+    }
+
+
 def print_report(results: dict[str, Any]) -> None:
     print(
         f"seed {results['seed']} on {results['database']}: {results['operations']} operations "
@@ -198,6 +261,10 @@ def print_report(results: dict[str, Any]) -> None:
         "refund_statuses",
         "provider_refunds",
         "refunds_refused",
+        "disputes",
+        "dispute_statuses",
+        "provider_disputes",
+        "disputes_decided",
         "worker_restarts",
         "client_responses",
         "client_gave_up",

@@ -14,6 +14,46 @@ import requests
 
 from bench.drills.traffic import THREE_DS_CARD, Authenticator
 
+# Every DISPUTE_EVERY-th card payment (the first included) is made with one of Stripe's
+# dispute test cards: a chargeback or an inquiry, opened as the charge succeeds.
+DISPUTE_EVERY = 6
+DISPUTE_CARDS = ("pm_card_createDispute", "pm_card_createDisputeInquiry")
+
+
+class Disputer:
+    """The shop's operator answering disputes in Stripe's Dashboard while faults come and
+    go: evidence that wins every other one, loses the rest (the sandbox decides as
+    Stripe's test mode does). A request a fault broke is tried again on a later tick."""
+
+    def __init__(self, sandbox_url: str, every_s: float = 2.0) -> None:
+        self.url, self.every_s, self.last = sandbox_url, every_s, 0.0
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = "Bearer sk_test_sandbox"
+        self.decided: dict[str, str] = {}
+
+    def tick(self) -> None:
+        if time.monotonic() - self.last < self.every_s:
+            return
+        self.last = time.monotonic()
+        try:
+            listed = self.session.get(f"{self.url}/v1/disputes?limit=100", timeout=5).json()
+            for dispute in listed.get("data", []):
+                if dispute["id"] in self.decided or dispute["status"] not in OPEN_AT_STRIPE:
+                    continue
+                evidence = "winning_evidence" if len(self.decided) % 2 == 0 else "losing_evidence"
+                answer = self.session.post(
+                    f"{self.url}/v1/disputes/{dispute['id']}",
+                    data={"evidence[uncategorized_text]": evidence},
+                    timeout=5,
+                )
+                if answer.status_code == 200:
+                    self.decided[dispute["id"]] = evidence
+        except (requests.RequestException, ValueError, KeyError):
+            return  # a fault in the way: next tick
+
+
+OPEN_AT_STRIPE = ("needs_response", "warning_needs_response")
+
 
 @dataclass
 class Traffic:
@@ -93,6 +133,8 @@ class Customer:
 
     def _card(self) -> str:
         self.card_payments += 1
+        if self.card_payments % DISPUTE_EVERY == 1:  # charged, then disputed by the bank
+            return DISPUTE_CARDS[(self.card_payments // DISPUTE_EVERY) % len(DISPUTE_CARDS)]
         return self.bank.card_for(self.card_payments)
 
     def _payment(self, body: Any) -> None:

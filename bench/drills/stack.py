@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,7 +226,8 @@ def wait_ready(web_url: str, timeout_s: float = 60) -> None:
 
 
 class Sweeper:
-    """Runs the sweeps every couple of seconds (the scheduler's job, compressed in time).
+    """Runs the sweeps and the pending-events retry every couple of seconds (the
+    scheduler's jobs, compressed in time).
 
     Sweeps that fail because the database or Redis is down are counted, not raised:
     the next tick tries again, as the scheduler would.
@@ -258,6 +259,7 @@ class Sweeper:
         from services.payments.authentication import sweep_abandoned
         from services.payments.sweeps import sweep_pending, sweep_unknown
         from services.refunds.sending import sweep_refunds
+        from services.webhooks.events import retry_pending_events
 
         with self.app.app_context():
             try:
@@ -266,6 +268,8 @@ class Sweeper:
                 sweep_abandoned()
                 sweep_refunds()
                 sweep_outbox()
+                # Events whose application job was lost (Redis down as they came).
+                retry_pending_events(budget_s=2.0)
             except Exception:
                 self.failed += 1
                 db.session.rollback()
@@ -301,8 +305,11 @@ def api_customer(sweeper: Sweeper, email: str) -> str:
     return output.split("api token: ")[1].strip()
 
 
-def settle(stack: Stack, sweeper: Sweeper, settle_s: float) -> float | None:
-    """Wait until no payment is still moving; return how long that took, or None."""
+def settle(
+    stack: Stack, sweeper: Sweeper, settle_s: float, also: Callable[[], bool] | None = None
+) -> float | None:
+    """Wait until no payment is still moving (and `also` holds); return how long that
+    took, or None."""
     from sqlalchemy import func, select
 
     from extensions import db
@@ -327,7 +334,7 @@ def settle(stack: Stack, sweeper: Sweeper, settle_s: float) -> float | None:
                 moving = -1
             finally:
                 db.session.remove()
-        if moving == 0:
+        if moving == 0 and (also is None or also()):
             return time.monotonic() - started
         time.sleep(1)
     return None

@@ -22,7 +22,8 @@ from models import (
 )
 from models.money import KNOWN_CURRENCIES
 from providers.events import DisputeFacts, ProviderEvent
-from services.disputes.state import move_dispute, record_creation, settle_effect
+from services.disputes.state import TABLE, move_dispute, record_creation, settle_effect
+from services.movements import machine
 from services.movements.locks import lock_payment
 from services.notifications.outbox import queue_email
 from services.platform.locales import money_text
@@ -85,11 +86,7 @@ def apply_dispute_event(provider: str, event: ProviderEvent, record: ProcessedWe
         actor=event.event_id,
     )
     record.state = WebhookState.APPLIED
-    record.note = (
-        f"dispute {dispute.id}: {was.value} -> {dispute.status.value}"
-        if is_moved
-        else f"no change: dispute {dispute.id} was {was.value}"
-    )
+    record.note = machine.moved_note(TABLE, dispute, was, is_moved)
     return record.state
 
 

@@ -110,6 +110,13 @@ def step(
     return Step(current, to, is_reversal)
 
 
+def moved_note(table: Table[S], row: Any, was: S, is_moved: bool) -> str:
+    """What applying an event did to a row, for the event's record."""
+    if is_moved:
+        return f"{table.noun} {row.id}: {was.value} -> {row.status.value}"
+    return f"no change: {table.noun} {row.id} was {was.value}"
+
+
 def record(
     table: Table[S],
     row: Any,

@@ -22,10 +22,11 @@ from models import (
 from models.money import KNOWN_CURRENCIES
 from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
+from services.movements import machine
 from services.movements.locks import lock_order_of, lock_payment_row, lock_refund
 from services.platform.locales import money_text
 from services.refunds.sending import await_provider, mismatch
-from services.refunds.state import move_refund, record_creation, take_from_wallet
+from services.refunds.state import TABLE, move_refund, record_creation, take_from_wallet
 from services.wallet.ledger import WalletError
 
 OUTCOMES = {"succeeded": RefundStatus.SUCCEEDED, "failed": RefundStatus.FAILED}
@@ -81,11 +82,7 @@ def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWeb
         refund, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
     )
     record.state = WebhookState.APPLIED
-    record.note = (
-        f"refund {refund.id}: {was.value} -> {refund.status.value}"
-        if is_moved
-        else f"no change: refund {refund.id} was {was.value}"
-    )
+    record.note = machine.moved_note(TABLE, refund, was, is_moved)
     return record.state
 
 

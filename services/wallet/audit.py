@@ -1,8 +1,8 @@
 """The wallet audit: every balance equals the sum of its ledger; no operation id twice;
 and the ledger agrees with the payments: a top-up's credits add up to its amount
 exactly while its success stands (zero otherwise), and an order is paid by exactly
-one thing (one card payment's success, or one wallet debit); a refund's ledger entries
-agree with its state."""
+one thing (one card payment's success, or one wallet debit); a refund's and a
+dispute's ledger entries agree with their state."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ from sqlalchemy import String, cast, func, literal, select
 
 from extensions import db, redis_client
 from models import (
+    FUNDS_WITHDRAWN,
+    Dispute,
+    DisputeStatus,
     LedgerEntry,
     LedgerKind,
     Order,
@@ -35,7 +38,12 @@ LAST_RESULT_KEY = "wallet:audit:last"  # read by the admin dashboard
 # A payment in these states may or may not have its effect: a person is deciding.
 UNDECIDED = (PaymentStatus.NEEDS_REVIEW,)
 # An order paid once, whatever went back since.
-PAID_LIKE = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED, OrderStatus.REFUNDED)
+PAID_LIKE = (
+    OrderStatus.PAID,
+    OrderStatus.PARTIALLY_REFUNDED,
+    OrderStatus.REFUNDED,
+    OrderStatus.DISPUTED,
+)
 
 
 @dataclass
@@ -84,6 +92,7 @@ def audit_wallets() -> AuditResult:
     result.mismatches.extend(_topups_against_ledger())
     result.mismatches.extend(_orders_against_payments())
     result.mismatches.extend(_refunds_against_ledger())
+    result.mismatches.extend(_disputes_against_ledger())
     db.session.rollback()
     try:
         redis_client.client.set(LAST_RESULT_KEY, json.dumps(asdict(result)))
@@ -221,6 +230,46 @@ def _refunds_against_ledger() -> list[str]:
             problems.append(
                 f"refund {refund_id} is {status.value} but its effect is "
                 f"{'in place' if is_applied else 'missing'}"
+            )
+    return problems
+
+
+def _disputes_against_ledger() -> list[str]:
+    """A dispute's postings took what it says it withdrew while its effect stands, and
+    gave all of it back once it does not (never more than it took)."""
+    moved = (
+        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(LedgerEntry.kind == LedgerKind.DISPUTE)
+        .group_by(LedgerEntry.reference)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Dispute.id,
+            Dispute.status,
+            Dispute.currency,
+            Dispute.withdrawn_minor,
+            Dispute.is_effect_applied,
+            Payment.purpose,
+            func.coalesce(moved.c.net, 0),
+        )
+        .join(Payment, Payment.id == Dispute.payment_id)
+        .outerjoin(moved, moved.c.reference == literal("dispute ") + cast(Dispute.id, String))
+        .order_by(Dispute.id)
+    ).all()
+    problems = []
+    for dispute_id, status, currency, withdrawn, is_applied, purpose, net in rows:
+        is_topup = purpose == PaymentPurpose.WALLET_TOPUP
+        expected = -withdrawn if is_applied and is_topup else 0
+        if net != expected:
+            problems.append(
+                f"dispute {dispute_id} ({status.value}): ledger moved {money_text(net, currency)}, "
+                f"expected {money_text(expected, currency)}"
+            )
+        if is_applied != (status in FUNDS_WITHDRAWN) and status != DisputeStatus.NEEDS_REVIEW:
+            problems.append(
+                f"dispute {dispute_id} is {status.value} but its funds are "
+                f"{'withdrawn' if is_applied else 'not withdrawn'}"
             )
     return problems
 

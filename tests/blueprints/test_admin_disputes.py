@@ -9,28 +9,21 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from extensions import db
-from models import Dispute, DisputeStatus
+from models import DisputeStatus
 from models.types import utcnow
-from tests.factories import make_customer, make_order, make_payment
+from tests.factories import make_customer, make_dispute, make_order, make_payment
 
 
 def _dispute(app: Flask, status: DisputeStatus, due_in_h: float | None, ref: str) -> int:
     with app.app_context():
         payment = make_payment(make_order(make_customer()))
-        dispute = Dispute(
-            provider="stripe",
+        make_dispute(
+            payment,
+            status,
+            is_withdrawn=True,
             provider_dispute_id=ref,
-            payment_id=payment.id,
-            amount_minor=1000,
-            currency="EUR",
-            status=status,
-            reason="fraudulent",
             evidence_due_by=None if due_in_h is None else utcnow() + timedelta(hours=due_in_h),
-            is_effect_applied=True,
-            withdrawn_minor=1000,
-            withdrawals=1,
         )
-        db.session.add(dispute)
         db.session.commit()
         return payment.id
 

@@ -14,7 +14,9 @@ from bench.drills import chaos
 from bench.drills.stack import running_stack
 
 
-def _charge_behind_our_back(sandbox_url: str, payment_ref: str) -> None:
+def _charge_behind_our_back(
+    sandbox_url: str, payment_ref: str, method: str = "pm_card_visa"
+) -> None:
     """A succeeded charge at the provider that no payment of ours asked for."""
     response = requests.post(
         f"{sandbox_url}/v1/payment_intents",
@@ -24,7 +26,7 @@ def _charge_behind_our_back(sandbox_url: str, payment_ref: str) -> None:
             "confirm": "true",
             "automatic_payment_methods[enabled]": "true",
             "automatic_payment_methods[allow_redirects]": "never",
-            "payment_method": "pm_card_visa",
+            "payment_method": method,
             "metadata[payment_id]": payment_ref,
         },
         headers={"Idempotency-Key": str(uuid.uuid4()), "Authorization": "Bearer sk_test_sandbox"},
@@ -46,6 +48,10 @@ def test_chaos_drill_smoke(app: object) -> None:
         assert "500" not in results["client_responses"]
         assert results["three_ds_authenticated"] > 0  # customers passed 3-D Secure too
         assert results["refunds"] > 0 and results["provider_refunds"] > 0  # refunds under faults
+        # Disputes under faults: every one at the provider recorded, and decided.
+        assert results["disputes"] > 0 and results["disputes"] == results["provider_disputes"]
+        assert results["disputes_decided"] > 0
+        assert set(results["dispute_statuses"]) & {"won", "lost", "warning_closed"}
         # Its pictures: each fault marked on a timeline sampled through the outages.
         marks = {label for _, label in results["timeline"]["marks"]}
         assert set(chaos.FAULT_KINDS) <= marks
@@ -53,12 +59,13 @@ def test_chaos_drill_smoke(app: object) -> None:
 
         first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url))
         _charge_behind_our_back(stack.sandbox_url, str(first_payment))
-        _charge_behind_our_back(stack.sandbox_url, "987654321")
+        _charge_behind_our_back(stack.sandbox_url, "987654321", "pm_card_createDispute")
         _refund_behind_our_back(stack.sandbox_url, "424242")
         planted = chaos.drill_invariants(stack)
     assert any(v.startswith("double charge") for v in planted)
     assert any("987654321" in v for v in planted)
     assert any("'424242'" in v for v in planted)  # a refund we have no record of
+    assert any(v.endswith("at the provider is not recorded") for v in planted)  # its dispute
 
 
 def _refund_behind_our_back(sandbox_url: str, refund_ref: str) -> None:

@@ -3,8 +3,6 @@ when it is won, kept as it is in review; an admin's decision of a review settles
 
 from __future__ import annotations
 
-import uuid
-
 from flask import Flask
 
 from extensions import db
@@ -14,12 +12,11 @@ from models import (
     Order,
     OrderStatus,
     Payment,
-    Refund,
     RefundStatus,
     TransitionSource,
 )
 from services.disputes.state import move_dispute
-from tests.factories import make_customer, make_order, make_payment
+from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
 
 
 def _disputed(app_ctx: Flask, order_status: OrderStatus = OrderStatus.PAID) -> Dispute:
@@ -27,20 +24,7 @@ def _disputed(app_ctx: Flask, order_status: OrderStatus = OrderStatus.PAID) -> D
     order = db.session.get(Order, payment.order_id)
     assert order is not None
     order.status = order_status
-    dispute = Dispute(
-        provider="stripe",
-        provider_dispute_id=f"dp_{uuid.uuid4().hex[:10]}",
-        payment_id=payment.id,
-        amount_minor=1000,
-        currency="EUR",
-        status=DisputeStatus.WARNING_NEEDS_RESPONSE,
-        is_effect_applied=False,
-        withdrawn_minor=0,
-        withdrawals=0,
-    )
-    db.session.add(dispute)
-    db.session.flush()
-    return dispute
+    return make_dispute(payment, DisputeStatus.WARNING_NEEDS_RESPONSE)
 
 
 def _order_status(dispute: Dispute) -> OrderStatus:
@@ -75,19 +59,7 @@ def test_a_partly_refunded_order_won_back_says_so_again(app_ctx: Flask) -> None:
     dispute = _disputed(app_ctx, OrderStatus.PARTIALLY_REFUNDED)
     payment = db.session.get(Payment, dispute.payment_id)
     assert payment is not None
-    db.session.add(
-        Refund(
-            idempotency_key=uuid.uuid4(),
-            payment_id=payment.id,
-            order_id=payment.order_id,
-            provider="stripe",
-            amount_minor=400,
-            currency="EUR",
-            reason="part of it",
-            actor="ops",
-            status=RefundStatus.SUCCEEDED,
-        )
-    )
+    make_refund(payment, RefundStatus.SUCCEEDED, amount_minor=400)
     _move(dispute, DisputeStatus.NEEDS_RESPONSE)
     assert _order_status(dispute) == OrderStatus.DISPUTED
     _move(dispute, DisputeStatus.WON)

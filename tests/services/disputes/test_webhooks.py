@@ -9,7 +9,7 @@ from typing import Any
 import stripe
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from extensions import db
 from models import (
@@ -27,6 +27,7 @@ from models import (
 )
 from services.notifications.emails import rendered_message
 from services.wallet import ledger
+from services.wallet.audit import audit_wallets
 from tests.helpers import (
     charged,
     committed_payment,
@@ -106,6 +107,8 @@ def test_a_chargeback_lost_leaves_the_order_disputed_and_tells_the_admins_once(
         assert shown is not None and "Evidence is due by" in shown.text
         assert f"/admin/payment/{payment_id}" in shown.text and "order" in shown.text
     assert rows(app, Dispute) == 1
+    with app.app_context():
+        assert audit_wallets().mismatches == []  # a disputed order was paid once
 
 
 def test_a_chargeback_won_gives_back_exactly_what_it_took_from_a_spent_top_up(
@@ -139,6 +142,14 @@ def test_a_chargeback_won_gives_back_exactly_what_it_took_from_a_spent_top_up(
             .order_by(LedgerEntry.id)
         ).all()
     assert moved == [-200, 200]
+    with app.app_context():
+        assert audit_wallets().mismatches == []
+        # The audit notices a dispute whose postings do not say what it claims.
+        db.session.execute(
+            update(Dispute).where(Dispute.id == dispute.id).values(is_effect_applied=True)
+        )
+        problems = audit_wallets().mismatches
+    assert problems == [f"dispute {dispute.id} is won but its funds are withdrawn"]
 
 
 def test_events_in_any_order_end_where_the_newest_says(

@@ -4,7 +4,6 @@ second connection with NOWAIT."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -13,9 +12,8 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from extensions import db
-from models import Dispute, DisputeStatus, Refund
 from services.movements import locks
-from tests.factories import make_customer, make_order, make_payment
+from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
 
 
 @pytest.fixture
@@ -39,28 +37,7 @@ def _held(engine: Engine, table: str, row_id: int) -> bool:
 def _rows(app: Flask) -> dict[str, int]:
     with app.app_context():
         payment = make_payment(make_order(make_customer()))
-        refund = Refund(
-            idempotency_key=uuid.uuid4(),
-            payment_id=payment.id,
-            order_id=payment.order_id,
-            provider="stripe",
-            amount_minor=100,
-            currency="EUR",
-            reason="a test",
-            actor="ops",
-        )
-        dispute = Dispute(
-            provider="stripe",
-            provider_dispute_id=f"dp_{uuid.uuid4().hex[:8]}",
-            payment_id=payment.id,
-            amount_minor=100,
-            currency="EUR",
-            status=DisputeStatus.NEEDS_RESPONSE,
-            is_effect_applied=False,
-            withdrawn_minor=0,
-            withdrawals=0,
-        )
-        db.session.add_all([refund, dispute])
+        refund, dispute = make_refund(payment), make_dispute(payment)
         db.session.commit()
         assert payment.order_id is not None
         return {

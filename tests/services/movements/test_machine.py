@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from flask import Flask
 from sqlalchemy import select
@@ -22,27 +20,13 @@ from models import (
 from services.disputes.state import TABLE as DISPUTES
 from services.movements import machine
 from services.refunds.state import TABLE as REFUNDS
-from tests.factories import make_customer, make_order, make_payment
+from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
 
 WEBHOOK, ADMIN = TransitionSource.WEBHOOK, TransitionSource.ADMIN
 
 
 def _dispute(status: DisputeStatus) -> Dispute:
-    payment = make_payment(make_order(make_customer()))
-    dispute = Dispute(
-        provider="stripe",
-        provider_dispute_id=f"dp_{uuid.uuid4().hex[:10]}",
-        payment_id=payment.id,
-        amount_minor=100,
-        currency="EUR",
-        status=status,
-        is_effect_applied=False,
-        withdrawn_minor=0,
-        withdrawals=0,
-    )
-    db.session.add(dispute)
-    db.session.flush()
-    return dispute
+    return make_dispute(make_payment(make_order(make_customer())), status)
 
 
 def _trail(dispute: Dispute) -> list[tuple[str | None, str, str, str | None, str]]:
@@ -105,21 +89,7 @@ def test_review_records_what_it_is_told_and_only_an_admin_decides(app_ctx: Flask
 
 
 def _refund(status: RefundStatus) -> Refund:
-    payment = make_payment(make_order(make_customer()))
-    refund = Refund(
-        idempotency_key=uuid.uuid4(),
-        payment_id=payment.id,
-        order_id=payment.order_id,
-        provider="stripe",
-        amount_minor=100,
-        currency="EUR",
-        reason="a test",
-        actor="ops",
-        status=status,
-    )
-    db.session.add(refund)
-    db.session.flush()
-    return refund
+    return make_refund(make_payment(make_order(make_customer())), status)
 
 
 def test_a_reversal_is_the_providers_word_only_and_is_never_undone_by_an_older_report(

@@ -14,7 +14,6 @@ from sqlalchemy import func, select
 from extensions import db
 from models import (
     Dispute,
-    DisputeStatus,
     LedgerEntry,
     Order,
     OrderStatus,
@@ -29,7 +28,7 @@ from services.refunds.sending import send_refund
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from services.wallet.payments import pay_order_from_wallet
-from tests.factories import make_customer, make_order, make_wallet
+from tests.factories import make_customer, make_dispute, make_order, make_wallet
 from tests.helpers import charged, committed_payment, committed_topup, run_jobs, sandbox_refunds
 
 
@@ -93,18 +92,9 @@ def test_only_a_charged_payment_is_refunded(app: Flask) -> None:
 def test_a_payment_whose_money_a_chargeback_holds_is_not_refunded(app: Flask, sandbox: Any) -> None:
     payment_id = charged(app, committed_payment(app))
     with app.app_context():
-        dispute = Dispute(
-            provider="stripe",
-            provider_dispute_id="dp_held",
-            payment_id=payment_id,
-            amount_minor=1000,
-            currency="EUR",
-            status=DisputeStatus.NEEDS_RESPONSE,
-            is_effect_applied=True,
-            withdrawn_minor=1000,
-            withdrawals=1,
-        )
-        db.session.add(dispute)
+        found = db.session.get(Payment, payment_id)
+        assert found is not None
+        dispute = make_dispute(found, is_withdrawn=True)
         db.session.commit()
         dispute_id = dispute.id
     key = uuid.uuid4()

@@ -3,31 +3,17 @@ review, which only an admin leaves; the ledger follows the state."""
 
 from __future__ import annotations
 
-import uuid
-
 from flask import Flask
 
 from extensions import db
 from models import Refund, RefundStatus, RefundTransition, TransitionSource
 from services.refunds.state import move_refund
-from tests.factories import make_customer, make_order, make_payment
+from tests.factories import make_customer, make_order, make_payment, make_refund
 
 
 def _refund(app_ctx: Flask) -> Refund:
     payment = make_payment(make_order(make_customer()))
-    refund = Refund(
-        idempotency_key=uuid.uuid4(),
-        payment_id=payment.id,
-        order_id=payment.order_id,
-        provider="stripe",
-        amount_minor=100,
-        currency="EUR",
-        reason="state test",
-        actor="ops",
-        status=RefundStatus.UNKNOWN,
-    )
-    db.session.add(refund)
-    db.session.flush()
+    refund = make_refund(payment, RefundStatus.UNKNOWN)
     return refund
 
 
