@@ -15,6 +15,7 @@ from dev_defaults import DEV_SMTP_URL, dev_urls, production_signs
 from providers.registry import PROVIDERS
 from providers.settings import ConfigError, integer, number, secret
 from providers.spec import SettingsContext
+from resilience.breaker import BreakerConfig
 from resilience.redis_url import is_sentinel_url, parse_sentinel_url
 
 __all__ = ["ConfigError", "settings_from_env"]
@@ -168,12 +169,17 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             f"PAYMENT_LEASE_S={lease_s} must outlive a charge and a lookup "
             f"(2 x PROVIDER_CALL_BUDGET_S = {2 * call_budget_s:g})"
         )
-    breakers = {
+    by_setting = {
         name: per_provider(f"BREAKER_{name.upper()}", default)
         for name, default in BREAKER_DEFAULTS.items()
     } | {
         # The probe's lease outlives its call: the call budget plus a margin.
         "probe_lease_s": per_provider("BREAKER_PROBE_LEASE_S", call_budget_s + 5),
+    }
+    # One typed config per guarded name (each provider, and "smtp"): never another's.
+    breakers = {
+        guarded: BreakerConfig(**{name: values[guarded] for name, values in by_setting.items()})
+        for guarded in (*providers, "smtp")
     }
 
     unknown = sorted(set(providers) - set(PROVIDERS))

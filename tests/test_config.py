@@ -123,9 +123,15 @@ def test_breaker_settings_can_be_set_per_provider() -> None:
         {"BREAKER_OPEN_S": "20", "BREAKER_OPEN_S_ACQUIRER": "90", "BREAKER_OPEN_S_SMTP": "45"}
     )
     # The mail server's breaker has settings of its own, never the first provider's.
-    assert settings["BREAKERS"]["open_s"] == {"stripe": 20.0, "acquirer": 90.0, "smtp": 45.0}
+    breakers = settings["BREAKERS"]
+    assert {name: b.open_s for name, b in breakers.items()} == {
+        "stripe": 20.0,
+        "acquirer": 90.0,
+        "smtp": 45.0,
+    }
+    assert breakers["stripe"].failure_threshold == breakers["smtp"].failure_threshold  # defaults
     # The probe's lease outlives a whole provider call, retries included.
-    assert settings["BREAKERS"]["probe_lease_s"]["stripe"] > settings["PROVIDER_CALL_BUDGET_S"]
+    assert breakers["stripe"].probe_lease_s > settings["PROVIDER_CALL_BUDGET_S"]
 
 
 def test_the_job_timeout_outlives_a_provider_call() -> None:

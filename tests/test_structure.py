@@ -159,17 +159,3 @@ def test_tests_mirror_the_tree() -> None:
         if not mirror.exists():
             missing.append(str(relative))
     assert missing == []
-
-
-def test_every_job_services_enqueue_by_name_exists() -> None:
-    """Services name jobs by dotted path (they never import jobs/): each path must import
-    to a callable, or the first enqueue of it fails in a worker, not here."""
-    import importlib
-
-    paths = set()
-    for path in (ROOT / "services").rglob("*.py"):
-        paths |= set(re.findall(r"\"(jobs\.[a-z_]+\.[a-z_]+)\"", path.read_text()))
-    assert len(paths) >= 8
-    for dotted in sorted(paths):
-        module, _, name = dotted.rpartition(".")
-        assert callable(getattr(importlib.import_module(module), name, None)), dotted

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from models import TransitionSource
+from services.platform import job_paths
 
 
 @dataclass(frozen=True)
@@ -28,16 +29,16 @@ class Kind:
 CHARGE = Kind(
     name="charge",
     noun="outcome",
-    send_job="jobs.payments.charge_payment_job",
-    lookup_job="jobs.payments.reconcile_payment_job",
+    send_job=job_paths.CHARGE,
+    lookup_job=job_paths.RECONCILE,
     lookup_prefix="reconcile",
     send_source=TransitionSource.CHARGE,
 )
 REFUND = Kind(
     name="refund",
     noun="refund",
-    send_job="jobs.refunds.refund_job",
-    lookup_job="jobs.refunds.reconcile_refund_job",
+    send_job=job_paths.REFUND,
+    lookup_job=job_paths.RECONCILE_REFUND,
     lookup_prefix="refund-reconcile",
     send_source=TransitionSource.REFUND,
 )

@@ -20,10 +20,10 @@ from sqlalchemy.orm import Session
 from extensions import db
 from models import Customer, EmailKind, OutboxMessage, OutboxStatus
 from models.types import utcnow
-from services.platform import queues
+from services.platform import job_paths, queues
 
 log = logging.getLogger(__name__)
-SEND_EMAIL_JOB = "jobs.notifications.send_email_job"
+SEND_EMAIL_JOB = job_paths.SEND_EMAIL
 _PENDING = "outbox.pending"
 
 

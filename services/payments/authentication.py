@@ -27,11 +27,11 @@ from services.movements.locks import lock_payment
 from services.payments.charging import apply_outcome, charge_request_for, claim, schedule_reconcile
 from services.payments.state import move
 from services.payments.sweeps import SWEEP_BATCH
-from services.platform import queues
+from services.platform import job_paths, queues
 from services.platform.provider_clients import gateway_for, provider_for
 
-CHECK_JOB = "jobs.payments.check_authentication_job"
-CANCEL_JOB = "jobs.payments.cancel_abandoned_job"
+CHECK_JOB = job_paths.CHECK_AUTHENTICATION
+CANCEL_JOB = job_paths.CANCEL_ABANDONED
 ABANDONED = "authentication_abandoned"  # the decline code of a cancelled payment
 
 

@@ -24,9 +24,8 @@ def breaker_for(name: str) -> CircuitBreaker:
     """The shared breaker of provider `name` (its state lives in Redis)."""
     breakers: dict[str, CircuitBreaker] = current_app.extensions.setdefault("breakers", {})
     if name not in breakers:
-        settings = current_app.config["BREAKERS"]
         # Every guarded name has its own settings (config.py): never another's.
-        config = BreakerConfig(**{key: values[name] for key, values in settings.items()})
+        config: BreakerConfig = current_app.config["BREAKERS"][name]
         breakers[name] = CircuitBreaker(redis_client.client, name, config)
     return breakers[name]
 

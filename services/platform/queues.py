@@ -17,6 +17,7 @@ from rq.registry import ScheduledJobRegistry
 from config import JOB_TIMEOUT_S
 from extensions import redis_client
 from services.movements.kinds import CHARGE
+from services.platform import job_paths
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def maintenance_queue() -> Queue:
 # Referenced by path so services never import jobs (jobs import services).
 CHARGE_JOB = CHARGE.send_job
 RECONCILE_JOB = CHARGE.lookup_job
-APPLY_WEBHOOK_JOB = "jobs.webhooks.apply_webhook_job"
+APPLY_WEBHOOK_JOB = job_paths.APPLY_WEBHOOK
 SCHEDULER_OVERDUE_S = 10  # RQ's scheduler moves due jobs every second
 ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -151,7 +152,8 @@ def test_overview_shows_an_open_breaker_and_an_unknown_payment(
 ) -> None:
     sandbox.add_fault("hang", seconds=3, dialect="stripe")  # the provider hangs
     worker_app = make_app()  # a worker whose breaker opens at the first failure
-    worker_app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
+    breakers = worker_app.config["BREAKERS"]
+    breakers["stripe"] = replace(breakers["stripe"], failure_threshold=1)
     with worker_app.app_context():
         created = make_payment(make_order(make_customer()))
         db.session.commit()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ def test_operator_sees_the_outage_and_reconciles(
     make_admin(app)
     fault = sandbox.add_fault("hang", seconds=3, dialect="stripe")
     worker_app = make_app()  # a worker whose breaker opens at the first failure
-    worker_app.config["BREAKERS"]["failure_threshold"]["stripe"] = 1
+    breakers = worker_app.config["BREAKERS"]
+    breakers["stripe"] = replace(breakers["stripe"], failure_threshold=1)
     with worker_app.app_context():
         created = make_payment(make_order(make_customer()))
         db.session.commit()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from flask import Flask
@@ -18,7 +19,8 @@ def test_clients_breakers_and_gateways_are_built_once_per_app(app_ctx: Flask) ->
 
 def test_breaker_settings_apply_per_provider(app: Flask, make_app: Any) -> None:
     tuned = make_app()
-    tuned.config["BREAKERS"]["open_s"]["acquirer"] = 90.0
+    breakers = tuned.config["BREAKERS"]
+    breakers["acquirer"] = replace(breakers["acquirer"], open_s=90.0)
     with tuned.app_context():
         assert breaker_for("acquirer").config.open_s == 90.0
         assert breaker_for("stripe").config.open_s != 90.0

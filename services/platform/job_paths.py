@@ -1,0 +1,25 @@
+"""Every RQ job the services enqueue, by dotted path: the one registry. Services never
+import jobs/ (imports point down: jobs call services), so they name a job by its path;
+a test imports each path here, and no other module of services/ writes one."""
+
+from __future__ import annotations
+
+CHARGE = "jobs.payments.charge_payment_job"
+RECONCILE = "jobs.payments.reconcile_payment_job"
+CHECK_AUTHENTICATION = "jobs.payments.check_authentication_job"
+CANCEL_ABANDONED = "jobs.payments.cancel_abandoned_job"
+REFUND = "jobs.refunds.refund_job"
+RECONCILE_REFUND = "jobs.refunds.reconcile_refund_job"
+APPLY_WEBHOOK = "jobs.webhooks.apply_webhook_job"
+SEND_EMAIL = "jobs.notifications.send_email_job"
+
+ALL = (
+    CHARGE,
+    RECONCILE,
+    CHECK_AUTHENTICATION,
+    CANCEL_ABANDONED,
+    REFUND,
+    RECONCILE_REFUND,
+    APPLY_WEBHOOK,
+    SEND_EMAIL,
+)
