@@ -322,3 +322,21 @@ def sandbox_events(sandbox: Any, kind: str) -> list[dict[str, Any]]:
         requests.get(f"{sandbox.url}/v1/events/{e['id']}", headers=auth, timeout=5).json()
         for e in listed
     ]
+
+
+def unknown_payment(app: Flask) -> int:
+    """An order's payment sent and not answered (unknown), committed."""
+    from models import PaymentStatus
+    from models.types import utcnow
+
+    with app.app_context():
+        created = make_payment(make_order(make_customer()))
+        created.status = PaymentStatus.UNKNOWN
+        created.first_sent_at = utcnow()
+        db.session.commit()
+        return created.id
+
+
+def admin_csrf(client: FlaskClient, url: str = "/admin/unknown/") -> str:
+    """The CSRF token of an admin page's forms."""
+    return csrf_token_from(client.get(url).get_data(as_text=True))

@@ -53,6 +53,12 @@ def test_a_chargeback_won_with_evidence_gives_the_money_back(
         "charge.dispute.funds_reinstated",
     ]
     assert sdk.v1.disputes.retrieve(dispute.id).status == "won"
+    # Each event, read back through the SDK, carries the dispute as Stripe's own type.
+    for listed in sandbox.events():
+        if listed["type"].startswith("charge.dispute."):
+            event = sdk.v1.events.retrieve(listed["id"])
+            assert isinstance(event.data.object, stripe.Dispute)
+            assert event.data.object.id == dispute.id
 
 
 @pytest.mark.parametrize("how", ["losing_evidence", "close"])

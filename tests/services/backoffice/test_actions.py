@@ -29,8 +29,8 @@ from services.payments.charging import charge_payment
 from services.refunds.issue import refund_payment
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
-from tests.blueprints.test_admin import _token, unknown_payment
 from tests.helpers import (
+    admin_csrf,
     committed_payment,
     committed_topup,
     last_state,
@@ -38,6 +38,7 @@ from tests.helpers import (
     run_jobs,
     signed_post,
     stripe_event,
+    unknown_payment,
 )
 from tests.services.payments.test_answers import _wallet_balance
 
@@ -65,7 +66,7 @@ def _resolve(admin_client: FlaskClient, payment_id: int, outcome: str) -> str:
         data={
             "outcome": outcome,
             "reason": "checked with the provider",
-            "csrf_token": _token(admin_client),
+            "csrf_token": admin_csrf(admin_client),
         },
         follow_redirects=True,
     )
@@ -238,7 +239,7 @@ def test_a_customer_never_reads_an_admins_reason(app: Flask, admin_client: Flask
         data={
             "outcome": "failed",
             "reason": "customer 4711 is a known fraudster, per Jane",
-            "csrf_token": _token(admin_client),
+            "csrf_token": admin_csrf(admin_client),
         },
     )
     seen = app.test_client().get(
@@ -270,7 +271,7 @@ def test_a_refund_in_review_gets_a_decision_and_its_effect(
     page = admin_client.get(f"/admin/refunds/payment/{payment_id}").get_data(as_text=True)
     assert f'data-refund="{refund_id}"' in page and "decide-refund" in page
     form = {
-        "csrf_token": _token(admin_client, f"/admin/refunds/payment/{payment_id}"),
+        "csrf_token": admin_csrf(admin_client, f"/admin/refunds/payment/{payment_id}"),
         "outcome": "failed",
         "reason": "the provider shows no refund",
         "back": f"/admin/refunds/payment/{payment_id}",

@@ -5,8 +5,7 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.blueprints.test_admin import _token, unknown_payment
-from tests.helpers import queued_job_ids
+from tests.helpers import admin_csrf, queued_job_ids, unknown_payment
 
 
 def test_reconcile_now_enqueues_one_job_when_clicked_twice(
@@ -15,6 +14,6 @@ def test_reconcile_now_enqueues_one_job_when_clicked_twice(
     payment_id = unknown_payment(app)
     for _ in range(2):
         admin_client.post(
-            f"/admin/unknown/{payment_id}/reconcile", data={"csrf_token": _token(admin_client)}
+            f"/admin/unknown/{payment_id}/reconcile", data={"csrf_token": admin_csrf(admin_client)}
         )
     assert queued_job_ids(app) == [f"reconcile-{payment_id}-0-now"]

@@ -11,7 +11,7 @@ from flask import flash, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
-from blueprints.admin import AdminOnly, ReadOnlyView, money_column
+from blueprints.admin.base import AdminOnly, ReadOnlyView, money_column
 from models import money
 from models.money import InvalidAmountError
 from models.types import parse_uuid

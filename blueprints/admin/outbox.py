@@ -10,7 +10,7 @@ from flask.typing import ResponseReturnValue
 from flask_admin import expose
 from markupsafe import Markup
 
-from blueprints.admin import ReadOnlyView
+from blueprints.admin.base import ReadOnlyView
 from services.backoffice import admins
 from services.notifications import emails as notifications
 from services.notifications.emails import rendered_message

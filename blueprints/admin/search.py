@@ -6,7 +6,7 @@ from flask import redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
-from blueprints.admin import AdminOnly
+from blueprints.admin.base import AdminOnly
 from services.backoffice.search import search
 
 

@@ -7,7 +7,7 @@ from flask import abort, current_app, flash, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
-from blueprints.admin import AdminOnly
+from blueprints.admin.base import AdminOnly
 from services.backoffice import admins
 from services.catalog.admin import (
     all_products,

@@ -7,7 +7,7 @@ from flask import abort
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
-from blueprints.admin import AdminOnly
+from blueprints.admin.base import AdminOnly
 from services.backoffice.timeline import story
 
 

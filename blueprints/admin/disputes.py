@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blueprints.admin import ReadOnlyView, money_column
+from blueprints.admin.base import ReadOnlyView, money_column
 
 
 class DisputeView(ReadOnlyView):

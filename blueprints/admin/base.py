@@ -1,0 +1,85 @@
+"""What every dashboard view shares (a leaf: the views import it, it imports none of
+them): the admin-only guard, the read-only list view, the money column."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import flash, redirect, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_admin.contrib.sqla import ModelView
+from flask_admin.model.base import ViewArgs
+from sqlalchemy.exc import StatementError
+
+from extensions import db
+from models.types import parse_row_id
+from services.backoffice import admins
+from services.platform.locales import money_text
+
+
+class AdminOnly:
+    """Mixed into every admin view: no admin session, no page (redirect to the login)."""
+
+    def is_accessible(self) -> bool:
+        return admins.current_admin() is not None
+
+    def inaccessible_callback(self, name: Any, **kwargs: Any) -> ResponseReturnValue:
+        return redirect(url_for("admin_auth.login", next=request.full_path.rstrip("?")))
+
+
+def money_column(view: Any, context: Any, model: Any, name: str) -> str:
+    return money_text(getattr(model, name), model.currency)
+
+
+class ReadOnlyView(AdminOnly, ModelView):
+    """Look, filter and search; never edit: every money change goes through services."""
+
+    can_create = False
+    can_edit = False
+    can_delete = False
+    can_view_details = True
+    can_export = False
+    page_size = 50
+    can_set_page_size = False
+
+    def get_one(self, id: Any) -> Any:
+        # `?id=abc` or an id past the integer range names no row: "record does not
+        # exist" instead of a database error.
+        row_id = parse_row_id(str(id))
+        return None if row_id is None else super().get_one(str(row_id))
+
+    def _get_list_extra_args(self) -> ViewArgs:
+        """The list's query arguments, bounded: a page number that fits OFFSET, and
+        search and filter text without NUL (PostgreSQL refuses it in a string)."""
+        args = super()._get_list_extra_args()
+        args.page = min(max(args.page or 0, 0), MAX_LIST_PAGE)
+        if args.search:
+            args.search = _clean_text(args.search)
+        if args.filters:
+            args.filters = [(i, name, _clean_text(v)) for i, name, v in args.filters]
+        return args
+
+    def _get_list_filter_args(self) -> Any:
+        try:
+            return super()._get_list_filter_args()
+        except LookupError:  # Flask-Admin's enum filter raises KeyError for a bad value
+            flash("That filter value does not exist; showing everything.", "error")
+            return []
+
+    def get_list(self, *args: Any, **kwargs: Any) -> Any:
+        # A filter value the column cannot hold (a status that does not exist, a number
+        # past the integer range) matches nothing: say so instead of failing the page.
+        try:
+            return super().get_list(*args, **kwargs)
+        except (StatementError, LookupError, ValueError, OverflowError) as exc:
+            db.session.rollback()
+            cause = getattr(exc, "orig", None) or exc
+            flash(f"Nothing can match that filter or search ({type(cause).__name__}).", "error")
+            return 0, []
+
+
+MAX_LIST_PAGE = 100_000  # 5 million rows deep at 50 a page; past it, search or filter
+
+
+def _clean_text(value: Any) -> Any:
+    return value.replace("\x00", "")[:200] if isinstance(value, str) else value

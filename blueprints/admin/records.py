@@ -1,0 +1,122 @@
+"""Records: the read-only lists of payments, orders, webhooks, wallets, the ledger and
+customers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import url_for
+from markupsafe import Markup
+
+from blueprints.admin.base import ReadOnlyView, money_column
+from services.platform import retention
+from services.platform.locales import money_text
+from services.wallet.reads import wallet_currency
+
+
+class PaymentView(ReadOnlyView):
+    column_list = (
+        "id",
+        "status",
+        "purpose",
+        "provider",
+        "amount_minor",
+        "order_id",
+        "idempotency_key",
+        "provider_payment_id",
+        "reconcile_attempts",
+        "created_at",
+        "updated_at",
+    )
+    column_filters = ("status", "provider", "purpose")
+    column_searchable_list = ("provider_payment_id",)
+    column_default_sort = ("id", True)
+    column_formatters = {"amount_minor": money_column}
+    column_details_list = (
+        *column_list,
+        "refunds",
+        "currency",
+        "decline_code",
+        "first_sent_at",
+        "last_sent_at",
+        "send_count",
+        "next_reconcile_at",
+        "last_error",
+        "transitions",
+    )
+    column_formatters_detail = {
+        "amount_minor": money_column,
+        "refunds": lambda v, c, m, n: Markup(
+            '<a class="btn btn-sm btn-outline-danger" href="{}">Refunds</a>'
+        ).format(url_for("refunds.payment", payment_id=m.id)),
+        "transitions": lambda v, c, m, n: Markup("<br>").join(
+            f"{t.created_at:%Y-%m-%d %H:%M:%S} {t.from_status or '-'} -> {t.to_status} "
+            f"({t.source}{', ' + t.actor if t.actor else ''}): {t.reason}"
+            for t in retention.transitions_of(m.id)
+        ),
+    }
+
+
+class OrderView(ReadOnlyView):
+    column_list = (
+        "id",
+        "customer_id",
+        "status",
+        "total_minor",
+        "currency",
+        "created_at",
+        "paid_at",
+    )
+    column_filters = ("status", "customer_id")
+    column_formatters = {"total_minor": money_column}
+    column_default_sort = ("id", True)
+
+
+class WebhookView(ReadOnlyView):
+    column_list = (
+        "id",
+        "provider",
+        "event_id",
+        "event_type",
+        "state",
+        "payment_id",
+        "note",
+        "event_created_at",
+        "received_at",
+    )
+    column_filters = ("provider", "state", "event_type")
+    column_searchable_list = ("event_id",)
+    column_default_sort = ("id", True)
+    column_details_list = (*column_list, "processed_at", "payload")
+
+
+class WalletView(ReadOnlyView):
+    column_list = ("id", "customer_id", "currency", "balance_minor", "updated_at")
+    column_filters = ("currency", "customer_id")
+    column_formatters = {"balance_minor": money_column}
+
+
+class LedgerView(ReadOnlyView):
+    column_list = (
+        "id",
+        "wallet_id",
+        "operation_id",
+        "kind",
+        "amount_minor",
+        "balance_after_minor",
+        "reference",
+        "created_at",
+    )
+    column_filters = ("wallet_id", "kind")
+    column_searchable_list = ("operation_id", "reference")
+    column_default_sort = ("id", True)
+    column_formatters: dict[str, Any] = {
+        name: lambda v, c, m, n: money_text(getattr(m, n), wallet_currency(m.wallet_id))
+        for name in ("amount_minor", "balance_after_minor")
+    }
+
+
+class CustomerView(ReadOnlyView):
+    column_list = ("id", "email", "created_at")
+    column_details_list = column_list
+    column_searchable_list = ("email",)

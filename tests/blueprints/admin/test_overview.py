@@ -1,0 +1,89 @@
+"""The overview and the unknown payments: resolving needs a reason and records the admin,
+breaker controls need a confirmation, an open breaker and an unknown payment show."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from extensions import db
+from models import PaymentStatus, PaymentTransition
+from services.payments.charging import charge_payment
+from services.platform.provider_clients import breaker_for
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import admin_csrf, payment, unknown_payment
+
+
+def test_resolve_needs_a_reason_and_records_the_admin(
+    admin_client: FlaskClient, app: Flask
+) -> None:
+    payment_id = unknown_payment(app)
+    admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={"outcome": "succeeded", "reason": "", "csrf_token": admin_csrf(admin_client)},
+    )
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={
+            "outcome": "succeeded",
+            "reason": "confirmed in Stripe dashboard",
+            "csrf_token": admin_csrf(admin_client),
+        },
+    )
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    with app.app_context():
+        last = db.session.scalars(
+            select(PaymentTransition).order_by(PaymentTransition.id.desc())
+        ).first()
+    assert last is not None and last.source.value == "admin"
+    assert last.actor == "ops@example.com" and "Stripe dashboard" in last.reason
+
+
+def test_breaker_controls_are_confirmed_and_audited(admin_client: FlaskClient, app: Flask) -> None:
+    admin_client.post(
+        "/admin/breakers/stripe",
+        data={
+            "action": "open",
+            "reason": "incident 7",
+            "csrf_token": admin_csrf(admin_client, "/admin/"),
+        },
+    )
+    with app.app_context():
+        assert breaker_for("stripe").snapshot()["state"] == "closed"  # not confirmed
+    admin_client.post(
+        "/admin/breakers/stripe",
+        data={
+            "action": "open",
+            "reason": "incident 7",
+            "confirm": "yes",
+            "csrf_token": admin_csrf(admin_client, "/admin/"),
+        },
+    )
+    page = admin_client.get("/admin/").get_data(as_text=True)
+    assert "FORCED OPEN" in page and "open by ops@example.com: incident 7" in page
+
+
+def test_overview_shows_an_open_breaker_and_an_unknown_payment(
+    admin_client: FlaskClient, app: Flask, sandbox: Any, make_app: Any
+) -> None:
+    sandbox.add_fault("hang", seconds=3, dialect="stripe")  # the provider hangs
+    worker_app = make_app()  # a worker whose breaker opens at the first failure
+    breakers = worker_app.config["BREAKERS"]
+    breakers["stripe"] = replace(breakers["stripe"], failure_threshold=1)
+    with worker_app.app_context():
+        created = make_payment(make_order(make_customer()))
+        db.session.commit()
+        charge_payment(created.id)
+        payment_id = created.id
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    page = admin_client.get("/admin/").get_data(as_text=True)
+    assert re.search(r'data-provider="stripe" data-state="open"', page)
+    assert re.search(r'data-status="unknown".*?<div class="h3 mb-0 count">1</div>', page, re.S)
+    unknown_page = admin_client.get("/admin/unknown/").get_data(as_text=True)
+    assert f'data-payment="{payment_id}"' in unknown_page

@@ -1,0 +1,25 @@
+"""Records: a payment's details lead to its refunds; an id that names no row is a
+message, not an error."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from tests.helpers import unknown_payment
+
+
+def test_a_payments_details_show_its_transitions_and_its_refunds_page(
+    admin_client: FlaskClient, app: Flask
+) -> None:
+    payment_id = unknown_payment(app)
+    page = admin_client.get(f"/admin/admin_payments/details/?id={payment_id}").get_data(
+        as_text=True
+    )
+    assert f"/admin/refunds/payment/{payment_id}" in page
+    assert "Record does not exist" not in page
+    missing = admin_client.get("/admin/admin_payments/details/?id=abc")  # names no row
+    assert missing.status_code == 302
+    assert "Record does not exist" in admin_client.get(missing.headers["Location"]).get_data(
+        as_text=True
+    )
