@@ -12,7 +12,7 @@ from typing import Any
 
 import requests
 
-from sandbox.app import (
+from sandbox.context import (
     DEFAULT_KEY_LIFETIME_S,
     DEFAULT_REFUND_SETTLE_S,
     DEFAULT_SEARCH_LAG_S,

@@ -6,10 +6,10 @@ import time
 
 from flask import Blueprint, Response, jsonify, request
 
-from sandbox.app import settings, store
+from sandbox.context import settings, store
 from sandbox.faults import FAULT_KINDS, FaultError, add_fault, clear_faults, list_faults
-from sandbox.stripe_params import ParamError
-from sandbox.stripe_refunds import dashboard_refund, settle_due
+from sandbox.stripe.params import ParamError
+from sandbox.stripe.refunds import dashboard_refund, settle_due
 
 bp = Blueprint("control", __name__)
 

@@ -19,7 +19,7 @@ import requests
 
 from sandbox.faults import WEBHOOK_KINDS, draw_faults
 from sandbox.store import Store
-from sandbox.stripe_objects import event_object
+from sandbox.stripe.objects import event_object
 
 log = logging.getLogger("sandbox.webhooks")
 

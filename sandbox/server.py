@@ -8,9 +8,10 @@ import time
 
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from sandbox.app import SandboxConfig, create_app
+from sandbox.app import create_app
+from sandbox.context import SandboxConfig
 from sandbox.events import Deliverer
-from sandbox.stripe_refunds import settle_due
+from sandbox.stripe.refunds import settle_due
 
 log = logging.getLogger("sandbox")
 

@@ -86,7 +86,7 @@ class Store:
     def _fill_intent_bodies(self) -> None:
         """Intents stored before the whole object was kept get one built from their
         columns, so a kept state file still answers retrieve and search for them."""
-        from sandbox.stripe_objects import legacy_intent
+        from sandbox.stripe.objects import legacy_intent
 
         rows = self._conn().execute("SELECT * FROM payment_intents WHERE body IS NULL").fetchall()
         with self.transaction() as conn:

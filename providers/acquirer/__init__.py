@@ -42,7 +42,7 @@ SPEC = ProviderSpec(
     dev_secrets=frozenset({DEV_API_KEY, DEV_WEBHOOK_SECRET}),
     production_workers=2,
     payment_method_re=r"card_[A-Za-z0-9_]{1,250}",
-    # The sandbox's test tokens (sandbox/acquirer_api.py); the acquirer's own card form
+    # The sandbox's test tokens (sandbox/acquirer/api.py); the acquirer's own card form
     # is not part of this product (docs/security.md).
     test_cards=(
         ("card_ok", "Test card: approved"),

@@ -1,31 +1,24 @@
-"""The sandbox app: a request hung across a reset never charges into the new world."""
+"""The sandbox app puts the parts together: each dialect under its own key, Stripe.js
+and the bank's page open (as Stripe serves them), the control API open."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import requests
 
-from tests.sandbox_support import create
 
-
-def test_a_request_hung_across_a_reset_does_not_charge_the_new_world(sandbox: Any) -> None:
-    import threading
-
-    sandbox.add_fault("hang", seconds=1.0, dialect="stripe", endpoint="create")
-    answers: list[Any] = []
-
-    def hung() -> None:
-        try:
-            answers.append(create(sandbox, "key-hung").status_code)
-        except requests.RequestException as exc:
-            answers.append(type(exc).__name__)
-
-    thread = threading.Thread(target=hung)
-    thread.start()
-    time.sleep(0.3)
-    sandbox.reset()  # the next test starts while the old request still hangs
-    thread.join()
-    assert answers and answers[0] != 200  # it was cut off, not processed
-    assert sandbox.charges()["data"] == []
+def test_each_dialect_answers_only_its_own_key_and_the_open_parts_answer_all(
+    sandbox: Any,
+) -> None:
+    url = sandbox.url
+    assert requests.get(f"{url}/v1/payment_intents", timeout=5).status_code == 401
+    stripe_key = {"Authorization": "Bearer sk_test_sandbox"}
+    assert requests.get(f"{url}/v1/payment_intents", headers=stripe_key, timeout=5).ok
+    # The acquirer takes its own key (X-Api-Key), not Stripe's.
+    acquirer = f"{url}/acquirer/payments?reference=r-1"
+    assert requests.get(acquirer, headers=stripe_key, timeout=5).status_code == 401
+    assert requests.get(acquirer, headers={"X-Api-Key": "acq_test_sandbox"}, timeout=5).ok
+    script = requests.get(f"{url}/js/v3", timeout=5)
+    assert script.ok and "javascript" in script.headers["Content-Type"]
+    assert requests.get(f"{url}/_sandbox/events", timeout=5).ok

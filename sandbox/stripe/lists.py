@@ -9,7 +9,7 @@ import re
 import sqlite3
 from typing import Any
 
-from sandbox.stripe_params import ParamError
+from sandbox.stripe.params import ParamError
 
 # Search: field, operator, value; clauses joined by AND or OR (not both), at most 10.
 CLAUSE_RE = re.compile(

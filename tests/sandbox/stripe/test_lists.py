@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.stripe_lists import decode_page, encode_page, search_condition
-from sandbox.stripe_params import ParamError
+from sandbox.stripe.lists import decode_page, encode_page, search_condition
+from sandbox.stripe.params import ParamError
 
 
 @pytest.mark.parametrize(

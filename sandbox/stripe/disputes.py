@@ -22,15 +22,15 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from sandbox import stripe_params as params_of
-from sandbox.app import RequestFaults, store, with_faults
+from sandbox.context import RequestFaults, store, with_faults
 from sandbox.events import create_event
 from sandbox.store import dumps
-from sandbox.stripe_api import bp
-from sandbox.stripe_cards import payment_method_object
-from sandbox.stripe_idempotency import idempotent, stripe_error
-from sandbox.stripe_lists import page
-from sandbox.stripe_objects import list_object, new_id
+from sandbox.stripe import params as params_of
+from sandbox.stripe.api import bp
+from sandbox.stripe.cards import payment_method_object
+from sandbox.stripe.idempotency import idempotent, stripe_error
+from sandbox.stripe.lists import page
+from sandbox.stripe.objects import list_object, new_id
 
 # The dispute test cards' last four digits (their pm_card_* ids and the PaymentMethods
 # Stripe.js creates from their numbers) -> (reason, status at creation)

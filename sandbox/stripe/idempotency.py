@@ -15,9 +15,9 @@ from typing import Any
 
 from flask import Response, request
 
-from sandbox.app import RequestFaults, settings, store
+from sandbox.context import RequestFaults, settings, store
 from sandbox.store import dumps
-from sandbox.stripe_objects import error_object
+from sandbox.stripe.objects import error_object
 
 
 def stripe_error(status: int, type_: str, message: str, **extra: Any) -> Response:

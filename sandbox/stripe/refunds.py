@@ -16,15 +16,15 @@ from typing import Any
 
 from flask import Response, g, jsonify, request
 
-from sandbox import stripe_params as params_of
-from sandbox.app import RequestFaults, settings, store, with_faults
+from sandbox.context import RequestFaults, settings, store, with_faults
 from sandbox.events import create_event
 from sandbox.store import Store, dumps
-from sandbox.stripe_api import bp
-from sandbox.stripe_idempotency import idempotent, stripe_error
-from sandbox.stripe_lists import page
-from sandbox.stripe_objects import list_object, new_id
-from sandbox.stripe_params import ParamError
+from sandbox.stripe import params as params_of
+from sandbox.stripe.api import bp
+from sandbox.stripe.idempotency import idempotent, stripe_error
+from sandbox.stripe.lists import page
+from sandbox.stripe.objects import list_object, new_id
+from sandbox.stripe.params import ParamError
 
 CREATE = frozenset({"amount", "charge", "expand", "metadata", "payment_intent", "reason"})
 LIST = frozenset({"charge", "ending_before", "expand", "limit", "payment_intent", "starting_after"})

@@ -12,13 +12,13 @@ from urllib.parse import urlencode
 
 from flask import Response, g, request
 
-from sandbox import stripe_params as params_of
-from sandbox.app import store
+from sandbox.context import store
 from sandbox.events import create_event
-from sandbox.stripe_cards import card_outcome
-from sandbox.stripe_idempotency import stripe_error
-from sandbox.stripe_objects import CANCELABLE, PAYMENT_METHODS, card_error, new_id
-from sandbox.stripe_params import ParamError
+from sandbox.stripe import params as params_of
+from sandbox.stripe.cards import card_outcome
+from sandbox.stripe.idempotency import stripe_error
+from sandbox.stripe.objects import CANCELABLE, PAYMENT_METHODS, card_error, new_id
+from sandbox.stripe.params import ParamError
 
 Result = tuple[dict[str, Any], Response | None]
 SINGLE_USE_MESSAGE = (
@@ -84,7 +84,7 @@ def _ledger(conn: sqlite3.Connection, intent: dict[str, Any], amount: int, statu
 
 def _succeeded(conn: sqlite3.Connection, intent: dict[str, Any]) -> None:
     """Stripe's event of a charge that went through; a dispute test card's dispute."""
-    from sandbox.stripe_disputes import open_for  # its routes import this module's users
+    from sandbox.stripe.disputes import open_for  # its routes import this module's users
 
     _event(conn, "payment_intent.succeeded", intent)
     open_for(conn, intent)

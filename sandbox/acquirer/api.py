@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from sandbox.app import RequestFaults, settings, store, with_faults
+from sandbox.context import RequestFaults, settings, store, with_faults
 from sandbox.events import create_event
 
 bp = Blueprint("acquirer", __name__)

@@ -12,10 +12,10 @@ from typing import Any
 
 from flask import Blueprint, Response, g, request
 
-from sandbox.app import settings, store
-from sandbox.stripe_idempotency import stripe_error
-from sandbox.stripe_objects import PAYMENT_METHODS, new_id
-from sandbox.stripe_params import ParamError, decode
+from sandbox.context import settings, store
+from sandbox.stripe.idempotency import stripe_error
+from sandbox.stripe.objects import PAYMENT_METHODS, new_id
+from sandbox.stripe.params import ParamError, decode
 
 bp = Blueprint("stripe_cards", __name__)
 PUBLISHABLE_KEY = "pk_test_sandbox"
@@ -38,7 +38,7 @@ CORS = {
     "Access-Control-Allow-Headers": "Authorization, Content-Type",
     "Access-Control-Allow-Methods": "POST, OPTIONS",
 }
-STRIPE_JS = Path(__file__).with_name("stripe_v3.js")
+STRIPE_JS = Path(__file__).with_name("v3.js")
 
 
 # The cards behind Stripe's fixed test PaymentMethods (brand, last four digits).

@@ -13,9 +13,9 @@ from urllib.parse import urlencode
 from babel.numbers import format_currency, get_currency_precision
 from flask import Blueprint, Response, abort, g, redirect, render_template_string, request
 
-from sandbox.app import store
-from sandbox.stripe_charges import authenticate
-from sandbox.stripe_objects import new_id
+from sandbox.context import store
+from sandbox.stripe.charges import authenticate
+from sandbox.stripe.objects import new_id
 
 bp = Blueprint("stripe_3ds", __name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.stripe_params import CREATE, ParamError, decode, integer, limit, metadata
+from sandbox.stripe.params import CREATE, ParamError, decode, integer, limit, metadata
 
 
 def test_nested_hashes_and_both_list_forms() -> None:

@@ -14,9 +14,7 @@ import stripe
 
 from tests.sandbox_support import wait_for
 
-FIXTURES = json.loads(
-    (Path(__file__).parent.parent / "fixtures" / "stripe_objects.json").read_text()
-)
+FIXTURES = json.loads((Path(__file__).parents[2] / "fixtures" / "stripe_objects.json").read_text())
 # Fields of Stripe's objects the sandbox leaves out, and why. Empty today: keep it so.
 ALLOWED_OMISSIONS: dict[str, set[str]] = {"payment_intent": set(), "event": set(), "dispute": set()}
 LIST_FIELDS = {"object", "url", "has_more", "data"}

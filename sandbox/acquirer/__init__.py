@@ -1,0 +1,1 @@
+"""The acquirer dialect of the sandbox: its API and hosted-card flow."""

@@ -1,0 +1,196 @@
+"""What every part of the sandbox shares, a leaf (it imports no dialect): its settings,
+its store, and the faults a request draws (`with_faults`)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import socket
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Response, current_app, jsonify, request
+
+from sandbox.faults import REQUEST_KINDS, Fault, draw_faults, tamper
+from sandbox.store import Store
+
+DEFAULT_KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for 24 hours
+# Stripe's search is eventually consistent: "under normal operating conditions, data is
+# searchable in less than a minute". A few seconds keeps tests and drills honest
+# (nothing may count on search seeing a new intent) without slowing them down.
+DEFAULT_SEARCH_LAG_S = 2.0
+DEFAULT_REFUND_SETTLE_S = 10.0
+
+
+@dataclass
+class SandboxConfig:
+    db_path: str
+    stripe_secret_key: str = "sk_test_sandbox"
+    stripe_webhook_secret: str = "whsec_sandbox"
+    acquirer_api_key: str = "acq_test_sandbox"
+    acquirer_webhook_secret: str = "acqwh_sandbox"
+    webhook_url: str | None = None
+    key_lifetime_s: float = DEFAULT_KEY_LIFETIME_S
+    search_lag_s: float = DEFAULT_SEARCH_LAG_S  # a search_lag fault overrides it
+    # When a refund of Stripe's pending or failing refund test card changes.
+    refund_settle_s: float = DEFAULT_REFUND_SETTLE_S
+    # Set by the server loop: stop listening for N seconds.
+    refuse: Callable[[float], None] = field(default=lambda seconds: None)
+
+
+def _injected_error(status: int, fault: Fault) -> Response:
+    """An error from in front of the provider: JSON like the provider's, or with
+    html=true an HTML page, as a proxy or balancer would answer."""
+    if fault.params.get("html"):
+        response = Response(
+            f"<html><body><h1>{status}</h1>sandbox injected</body></html>",
+            status=status,
+            mimetype="text/html",
+        )
+    else:
+        kind = {
+            429: "rate_limit_error",
+            400: "invalid_request_error",
+            401: "invalid_request_error",  # Stripe: "Invalid API Key provided" (revoked)
+            403: "invalid_request_error",  # Stripe: the key lacks the permission
+            404: "invalid_request_error",
+        }
+        response = jsonify(
+            error={"type": kind.get(status, "api_error"), "message": f"sandbox injected {status}"}
+        )
+        response.status_code = status
+    if fault.params.get("retry_after") is not None:
+        response.headers["Retry-After"] = str(fault.params["retry_after"])
+    if status == 429:
+        response.headers["Stripe-Should-Retry"] = "true"
+    return response
+
+
+class ConnectionDropped(Exception):
+    """The sandbox cut the connection on purpose; nothing is sent back."""
+
+
+def with_faults(
+    dialect: str, endpoint: str
+) -> Callable[[Callable[..., Response]], Callable[..., Response]]:
+    """Draw this request's faults, answer for the ones in front of the provider, and hand
+    the rest to the view as its first argument."""
+
+    def decorate(view: Callable[..., Response]) -> Callable[..., Response]:
+        @functools.wraps(view)
+        def wrapper(*args: Any, **kwargs: Any) -> Response:
+            faults = RequestFaults.draw(dialect, endpoint)
+            early = faults.before_provider()
+            if early is not None:
+                return early
+            return view(faults, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def store() -> Store:
+    return current_app.extensions["sandbox_store"]
+
+
+def settings() -> SandboxConfig:
+    return current_app.config["SANDBOX"]
+
+
+def drop_connection() -> None:
+    """Cut the client's connection (RST on close) and stop handling the request."""
+    sock = request.environ.get("werkzeug.socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+    raise ConnectionDropped()
+
+
+@dataclass
+class RequestFaults:
+    """The faults drawn for one request, applied at the phase where each belongs."""
+
+    faults: list[Fault]
+    generation: int = 0
+    endpoint: str = ""
+
+    @classmethod
+    def draw(cls, dialect: str, endpoint: str) -> RequestFaults:
+        key = request.headers.get("Idempotency-Key")
+        generation = store().generation
+        store().log_request(
+            dialect, endpoint, request.method, key, request.headers.get("Stripe-Version")
+        )
+        return cls(draw_faults(store(), REQUEST_KINDS, dialect, endpoint), generation, endpoint)
+
+    def _first(self, kind: str, **match: Any) -> Fault | None:
+        for fault in self.faults:
+            if fault.kind == kind and all(fault.params.get(k) == v for k, v in match.items()):
+                return fault
+        return None
+
+    def before_provider(self) -> Response | None:
+        """Faults in front of the provider (network, balancer): nothing is processed."""
+        if self._first("reset_before"):
+            drop_connection()
+        # A 500 of a POST is the provider's own answer, stored under the idempotency key
+        # (the view answers it); on reads it comes from in front, like the others.
+        statuses = (400, 401, 403, 404, 429, 502, 503) + ((500,) if request.method == "GET" else ())
+        for status in statuses:
+            fault = self._first("error", status=status, phase="before")
+            if fault:
+                return _injected_error(status, fault)
+        return None
+
+    def slow_down(self) -> None:
+        """Latency and hangs happen inside the provider, while the request is in flight.
+
+        A request that outlived a reset of the sandbox is cut off instead of processed.
+        """
+        for fault in self.faults:
+            if fault.kind == "latency":
+                time.sleep(float(fault.params["ms"]) / 1000)
+            elif fault.kind == "hang":
+                time.sleep(float(fault.params["seconds"]))
+        if store().generation != self.generation:
+            drop_connection()
+
+    def internal_error_before(self) -> bool:
+        return self._first("error", status=500, phase="before") is not None
+
+    def internal_error_stored(self) -> bool:
+        """Processed, then a 500 that Stripe stores under the key (replays repeat it)."""
+        return self._first("error", status=500, phase="stored") is not None
+
+    def search_lag_s(self) -> float:
+        lagging = self._first("search_lag")
+        return float(lagging.params["seconds"]) if lagging else settings().search_lag_s
+
+    def after_commit(self, response: Response) -> Response:
+        """Faults after the effect is committed: the client may never learn of it."""
+        fault = self._first("commit_timeout")
+        if fault:
+            time.sleep(float(fault.params["hold_s"]))
+        if self._first("reset_after"):
+            drop_connection()
+        changed = self._first("tamper")
+        if changed and response.is_json and isinstance(response.get_json(), dict):
+            body = tamper(response.get_json(), changed.params["field"], changed.params["value"])
+            response.set_data(json.dumps(body))
+        for fault in self.faults:
+            if fault.kind == "error" and fault.params.get("phase") == "after":
+                error = jsonify(
+                    error={
+                        "type": "api_error",
+                        "message": "sandbox injected error after processing",
+                    }
+                )
+                error.status_code = int(fault.params["status"])
+                return error
+        return response
