@@ -4,9 +4,10 @@ movement kind") starts here."""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
-from models import TransitionSource
+from models import PaymentStatus, RefundStatus, TransitionSource
 from services.platform import job_paths
 
 
@@ -18,6 +19,7 @@ class Kind:
     lookup_job: str  # ... and of the one that asks the provider what happened
     lookup_prefix: str
     send_source: TransitionSource  # who a send's answer is recorded as
+    review: enum.Enum  # the state the lifecycle escalates to (needs_review)
 
     def send_job_id(self, row_id: int, suffix: str = "") -> str:
         return f"{self.name}-{row_id}{suffix}"
@@ -33,6 +35,7 @@ CHARGE = Kind(
     lookup_job=job_paths.RECONCILE,
     lookup_prefix="reconcile",
     send_source=TransitionSource.CHARGE,
+    review=PaymentStatus.NEEDS_REVIEW,
 )
 REFUND = Kind(
     name="refund",
@@ -41,5 +44,6 @@ REFUND = Kind(
     lookup_job=job_paths.RECONCILE_REFUND,
     lookup_prefix="refund-reconcile",
     send_source=TransitionSource.REFUND,
+    review=RefundStatus.NEEDS_REVIEW,
 )
 KINDS = (CHARGE, REFUND)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from flask import current_app
 
+from models import TransitionSource
 from models.types import utcnow
 from providers.outcomes import NotSent
 from services.movements.kinds import Kind
@@ -86,17 +87,24 @@ def key_deadline(row: Movement) -> datetime | None:
     return row.first_sent_at + timedelta(seconds=window_s)
 
 
+class Move(Protocol):
+    """A kind's own move (payments.state.move, refunds.state.move_refund): the state
+    machine and the effects and emails that follow."""
+
+    def __call__(self, row: Any, to: Any, /, *, source: TransitionSource, reason: str) -> bool: ...
+
+
 def schedule_lookup(
     kind: Kind,
     row: Movement,
-    escalate: Callable[[str], object],
+    move: Move,
     *,
     delay_s: float | None = None,
     job_suffix: str = "",
 ) -> FollowUp:
     """Plan the next lookup with a growing delay (RECONCILE_DELAYS_S), or, once
     RECONCILE_MAX_ATTEMPTS are spent or the next one would come after the key's
-    deadline, `escalate` with the reason (the kind's move to review)."""
+    deadline, move the row to the kind's review with the reason."""
     config = current_app.config
     delays, attempts = config["RECONCILE_DELAYS_S"], row.reconcile_attempts
     if delay_s is None:
@@ -107,10 +115,13 @@ def schedule_lookup(
     if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline is not None and due > deadline):
         forgets = f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
         row.next_reconcile_at = None
-        escalate(
-            f"{kind.noun} still unknown after {attempts} lookups"
+        move(
+            row,
+            kind.review,
+            source=TransitionSource.RECONCILE,
+            reason=f"{kind.noun} still unknown after {attempts} lookups"
             + (forgets if deadline else "")
-            + f"; last answer: {row.last_error or 'none'}"
+            + f"; last answer: {row.last_error or 'none'}",
         )
         return nothing
     row.next_reconcile_at = due

@@ -23,8 +23,10 @@ from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.outcomes import ActionRequired, Declined, LookupOutcome, Succeeded, Unknown
 from resilience.gateway import CallContext, is_refused
+from services.movements import lifecycle
+from services.movements.kinds import CHARGE
 from services.movements.locks import lock_payment
-from services.payments.charging import apply_outcome, charge_request_for, claim, schedule_reconcile
+from services.payments.charging import apply_outcome, charge_request_for, claim
 from services.payments.state import move
 from services.payments.sweeps import SWEEP_BATCH
 from services.platform import job_paths, queues
@@ -85,7 +87,7 @@ def cancel_abandoned(payment_id: int) -> None:
             source=TransitionSource.RECONCILE,
             reason=f"cancel of an abandoned authentication, answer lost: {outcome.reason}",
         ):
-            follow_up = schedule_reconcile(payment)
+            follow_up = lifecycle.schedule_lookup(CHARGE, payment, move)
     # NotSent (provider unreachable, circuit open): still waiting; the next sweep retries.
     db.session.commit()
     if follow_up is not None:

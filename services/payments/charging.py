@@ -158,8 +158,10 @@ def reconcile_payment(payment_id: int) -> None:
         # The provider is down: ask again when the circuit may let us, without
         # spending one of the payment's lookups (but still escalating in time).
         assert isinstance(outcome, NotSent)
-        follow_up: FollowUp = schedule_reconcile(
+        follow_up: FollowUp = lifecycle.schedule_lookup(
+            CHARGE,
             payment,
+            move,
             delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
             job_suffix="-deferred",
         )
@@ -261,9 +263,9 @@ def apply_outcome(
         if isinstance(outcome, NotSent):
             return _defer_charge(payment, outcome, previously_sent)
         if move(payment, PaymentStatus.UNKNOWN, source=source, reason=outcome.reason):
-            return schedule_reconcile(payment)
+            return lifecycle.schedule_lookup(CHARGE, payment, move)
         return _nothing
-    return schedule_reconcile(payment)
+    return lifecycle.schedule_lookup(CHARGE, payment, move)
 
 
 def _keep_intent_id(payment: Payment, outcome: Unknown, source: TransitionSource) -> bool:
@@ -318,18 +320,3 @@ def _defer_charge(
         payment.next_attempt_at,
     )
     return follow_up
-
-
-def schedule_reconcile(
-    payment: Payment, *, delay_s: float | None = None, job_suffix: str = ""
-) -> FollowUp:
-    """Plan the next lookup with a growing delay, or escalate to needs_review in time."""
-    return lifecycle.schedule_lookup(
-        CHARGE,
-        payment,
-        lambda why: move(
-            payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why
-        ),
-        delay_s=delay_s,
-        job_suffix=job_suffix,
-    )

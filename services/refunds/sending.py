@@ -123,8 +123,12 @@ def reconcile_refund(refund_id: int) -> None:
         )
     elif is_refused(outcome) and refund.status == RefundStatus.UNKNOWN:
         assert isinstance(outcome, NotSent)
-        follow_up = _schedule_lookup(
-            refund, outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"], "-deferred"
+        follow_up = lifecycle.schedule_lookup(
+            REFUND,
+            refund,
+            move_refund,
+            delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
+            job_suffix="-deferred",
         )
     elif isinstance(outcome, Absent):
         move_refund(
@@ -253,7 +257,7 @@ def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> 
         move_refund(refund, RefundStatus.UNKNOWN, source=source, reason=outcome.reason)
     if refund.status != RefundStatus.UNKNOWN:
         return _nothing
-    return _schedule_lookup(refund)
+    return lifecycle.schedule_lookup(REFUND, refund, move_refund)
 
 
 def _set_aside(refund: Refund, problem: str, source: TransitionSource) -> None:
@@ -298,21 +302,6 @@ def await_provider(
     if refund.status == RefundStatus.PROCESSING:
         delay_s = config["REFUND_PROCESSING_LOOKUP_S"]
         refund.next_reconcile_at = utcnow() + timedelta(seconds=delay_s)
-
-
-def _schedule_lookup(
-    refund: Refund, delay_s: float | None = None, job_suffix: str = ""
-) -> FollowUp:
-    """The next lookup with a growing delay, or needs_review in time (as for charges)."""
-    return lifecycle.schedule_lookup(
-        REFUND,
-        refund,
-        lambda why: move_refund(
-            refund, RefundStatus.NEEDS_REVIEW, source=TransitionSource.RECONCILE, reason=why
-        ),
-        delay_s=delay_s,
-        job_suffix=job_suffix,
-    )
 
 
 def sweep_refunds(now: datetime | None = None) -> int:

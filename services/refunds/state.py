@@ -32,7 +32,7 @@ from models import (
     TransitionSource,
     Wallet,
 )
-from services.movements import machine
+from services.movements import effects, machine
 from services.notifications.outbox import queue_email
 from services.wallet import ledger
 
@@ -113,15 +113,15 @@ def take_from_wallet(refund: Refund, payment: Payment) -> None:
 
 
 def _undo(refund: Refund) -> None:
-    """A failed top-up refund: the money goes back into the wallet it left."""
+    """A failed top-up refund: what it took from the wallet goes back (its postings say
+    how much: services/movements/effects.py)."""
     if not refund.is_effect_applied or refund.payment_id is None:
         return
     payment = db.session.get(Payment, refund.payment_id)
     if payment is None or payment.wallet_id is None:
         return
-    ledger.apply_movement(
+    effects.give_back(
         payment.wallet_id,
-        refund.amount_minor,
         refund.currency,
         operation_id=f"refund:{refund.id}:undone",
         kind=LedgerKind.REFUND,

@@ -20,9 +20,8 @@ from models import (
     WebhookState,
 )
 from models.money import KNOWN_CURRENCIES
-from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
-from services.movements import machine
+from services.movements import locate, machine
 from services.movements.locks import lock_order_of, lock_payment_row, lock_refund
 from services.platform.locales import money_text
 from services.refunds.sending import await_provider, mismatch
@@ -88,31 +87,10 @@ def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWeb
 
 def _find(provider: str, event: ProviderEvent) -> Refund | None:
     """Our refund id (Stripe's metadata.refund_id) or key (the acquirer's reference) first,
-    then the provider's refund id; locked in the one lock order. Raises ValueError for a
-    reference that cannot be ours (the event is set aside)."""
-    report, condition = event.report, None
-    if report.payment_ref is not None:
-        refund_id = parse_row_id(report.payment_ref)
-        if refund_id is None:
-            raise ValueError(f"metadata.refund_id {report.payment_ref[:40]!r} is not a refund id")
-        condition = Refund.id == refund_id
-    elif report.reference is not None:
-        try:
-            condition = Refund.idempotency_key == parse_uuid(report.reference)
-        except ValueError:
-            raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
-    for where in (
-        condition,
-        Refund.provider_refund_id == event.provider_payment_id
-        if event.provider_payment_id
-        else None,
-    ):
-        if where is None:
-            continue
-        found = db.session.scalar(select(Refund.id).where(where, Refund.provider == provider))
-        if found is not None:
-            return lock_refund(found)
-    return None
+    then the provider's refund id (services/movements/locate.py); locked in the one lock
+    order. Raises ValueError for a reference that cannot be ours (the event is set aside)."""
+    found = locate.find(Refund, provider, event, Refund.provider_refund_id, Refund.id)
+    return lock_refund(found.id) if found is not None else None
 
 
 OUTSIDE_ACTOR = "provider dashboard"  # who made a refund found only in the provider's events

@@ -25,11 +25,12 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from extensions import db
 from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource, WebhookState
-from models.types import parse_row_id, parse_uuid, utcnow
+from models.types import utcnow
 from providers.events import ProviderEvent, WebhookError, load_json_object
 from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
 from services.disputes.webhooks import apply_dispute_event
+from services.movements import locate
 from services.movements.locks import lock_found_payment
 from services.payments import answers
 from services.payments.state import move
@@ -274,35 +275,13 @@ def apply_event(
 
 
 def locate_payment(provider: str, event: ProviderEvent) -> tuple[int, int | None] | None:
-    """(id, order id) of the event's payment, not locked: our own reference first, then
-    the provider's id. Raises ValueError when the event names a payment of ours in a
-    form that cannot be one (it is set aside, never retried)."""
-    report = event.report
-    condition = None
-    if report.payment_ref is not None:
-        payment_id = parse_row_id(report.payment_ref)
-        if payment_id is None:
-            raise ValueError(f"metadata.payment_id {report.payment_ref[:40]!r} is not a payment id")
-        condition = Payment.id == payment_id
-    elif report.reference is not None:
-        try:
-            condition = Payment.idempotency_key == parse_uuid(report.reference)
-        except ValueError:
-            raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
-    for where in (
-        condition,
-        Payment.provider_payment_id == event.provider_payment_id
-        if event.provider_payment_id
-        else None,
-    ):
-        if where is None:
-            continue
-        found = db.session.execute(
-            select(Payment.id, Payment.order_id).where(where, Payment.provider == provider)
-        ).first()
-        if found is not None:
-            return found.id, found.order_id
-    return None
+    """(id, order id) of the event's payment, not locked (services/movements/locate.py).
+    Raises ValueError when the event names a payment of ours in a form that cannot be
+    one (it is set aside, never retried)."""
+    found = locate.find(
+        Payment, provider, event, Payment.provider_payment_id, Payment.id, Payment.order_id
+    )
+    return (found.id, found.order_id) if found is not None else None
 
 
 RETRY_BUDGET_S = 40.0  # one run stays well inside the 60 s job timeout
