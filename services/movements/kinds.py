@@ -19,6 +19,9 @@ class Kind:
     lookup_job: str  # ... and of the one that asks the provider what happened
     lookup_prefix: str
     send_source: TransitionSource  # who a send's answer is recorded as
+    row_noun: str  # what its rows are: "payment", "refund"
+    unknown: enum.Enum  # its states the lifecycle reads and moves to
+    failed: enum.Enum
     review: enum.Enum  # the state the lifecycle escalates to (needs_review)
 
     def send_job_id(self, row_id: int, suffix: str = "") -> str:
@@ -35,6 +38,9 @@ CHARGE = Kind(
     lookup_job=job_paths.RECONCILE,
     lookup_prefix="reconcile",
     send_source=TransitionSource.CHARGE,
+    row_noun="payment",
+    unknown=PaymentStatus.UNKNOWN,
+    failed=PaymentStatus.FAILED,
     review=PaymentStatus.NEEDS_REVIEW,
 )
 REFUND = Kind(
@@ -44,6 +50,9 @@ REFUND = Kind(
     lookup_job=job_paths.RECONCILE_REFUND,
     lookup_prefix="refund-reconcile",
     send_source=TransitionSource.REFUND,
+    row_noun="refund",
+    unknown=RefundStatus.UNKNOWN,
+    failed=RefundStatus.FAILED,
     review=RefundStatus.NEEDS_REVIEW,
 )
 KINDS = (CHARGE, REFUND)

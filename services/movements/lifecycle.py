@@ -20,7 +20,8 @@ from flask import current_app
 
 from models import TransitionSource
 from models.types import utcnow
-from providers.outcomes import NotSent
+from providers.outcomes import Absent, NotSent
+from resilience.gateway import is_refused
 from services.movements.kinds import Kind
 from services.platform import day_counts, metrics, queues
 from services.platform.provider_clients import provider_for
@@ -128,6 +129,34 @@ def schedule_lookup(
     row_id, provider = row.id, row.provider
     job_id = kind.lookup_job_id(row_id, attempts, job_suffix)
     return lambda: queues.enqueue(provider, kind.lookup_job, row_id, job_id=job_id, delay_s=delay_s)
+
+
+def judge_lookup(
+    kind: Kind, row: Any, outcome: object, move: Move, apply: Callable[[], FollowUp]
+) -> FollowUp:
+    """What a lookup's answer means, the same for every kind: refused (the circuit is
+    open) while the row is unknown, ask again when the circuit may let us, without
+    spending a lookup (still escalating in time); a strongly consistent read found
+    nothing (a search that finds nothing never says Absent: its index lags), so it never
+    happened; anything else is the kind's own reading of the answer (`apply`)."""
+    if is_refused(outcome) and row.status == kind.unknown:
+        assert isinstance(outcome, NotSent)
+        return schedule_lookup(
+            kind,
+            row,
+            move,
+            delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
+            job_suffix="-deferred",
+        )
+    if isinstance(outcome, Absent):
+        move(
+            row,
+            kind.failed,
+            source=TransitionSource.RECONCILE,
+            reason=f"provider has no record of the {kind.row_noun}: {outcome.reason}",
+        )
+        return nothing
+    return apply()
 
 
 def count_mismatch(provider: str, source: str) -> None:

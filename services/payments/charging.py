@@ -16,7 +16,7 @@ import functools
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from flask import current_app
 from sqlalchemy import CursorResult, or_, update
@@ -154,32 +154,16 @@ def reconcile_payment(payment_id: int) -> None:
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None
-    if is_refused(outcome) and payment.status == PaymentStatus.UNKNOWN:
-        # The provider is down: ask again when the circuit may let us, without
-        # spending one of the payment's lookups (but still escalating in time).
-        assert isinstance(outcome, NotSent)
-        follow_up: FollowUp = lifecycle.schedule_lookup(
-            CHARGE,
-            payment,
-            move,
-            delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
-            job_suffix="-deferred",
-        )
-    elif isinstance(outcome, Absent):
-        # Keyed provider: a strongly consistent read (the key's replay, a retrieve by id,
-        # a complete list of the intents created around our sends) found no charge. A
-        # search that finds nothing is never taken for this (its index lags).
-        move(
-            payment,
-            PaymentStatus.FAILED,
-            source=TransitionSource.RECONCILE,
-            reason=f"provider has no record of the payment: {outcome.reason}",
-        )
-        follow_up = _nothing
-    else:
-        follow_up = apply_outcome(
-            payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at
-        )
+    follow_up = lifecycle.judge_lookup(
+        CHARGE,
+        payment,
+        outcome,
+        move,
+        # Never Absent here: judge_lookup took that one.
+        lambda: apply_outcome(
+            payment, cast(Outcome, outcome), TransitionSource.RECONCILE, payment.first_sent_at
+        ),
+    )
     db.session.commit()
     follow_up()
 

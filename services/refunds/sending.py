@@ -121,24 +121,14 @@ def reconcile_refund(refund_id: int) -> None:
             source=TransitionSource.RECONCILE,
             reason=f"the provider had the refund, now it has none: {outcome.reason}",
         )
-    elif is_refused(outcome) and refund.status == RefundStatus.UNKNOWN:
-        assert isinstance(outcome, NotSent)
-        follow_up = lifecycle.schedule_lookup(
+    else:
+        follow_up = lifecycle.judge_lookup(
             REFUND,
             refund,
+            outcome,
             move_refund,
-            delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
-            job_suffix="-deferred",
+            lambda: _apply(refund, outcome, TransitionSource.RECONCILE),
         )
-    elif isinstance(outcome, Absent):
-        move_refund(
-            refund,
-            RefundStatus.FAILED,
-            source=TransitionSource.RECONCILE,
-            reason=f"provider has no record of the refund: {outcome.reason}",
-        )
-    else:
-        follow_up = _apply(refund, outcome, TransitionSource.RECONCILE)
     db.session.commit()
     follow_up()
 
