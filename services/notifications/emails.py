@@ -41,8 +41,8 @@ from models.types import utcnow
 from providers.outcomes import Declined, NotSent, Succeeded
 from providers.smtp import SmtpMailer, SmtpSettings
 from resilience.gateway import CIRCUIT_OPEN, CallContext
+from services.movements.janitor import SWEEP_BATCH
 from services.notifications.outbox import enqueue_send
-from services.payments.sweeps import SWEEP_BATCH
 from services.platform import metrics
 from services.platform.provider_clients import gateway_for
 

@@ -12,11 +12,9 @@ import functools
 from datetime import datetime, timedelta
 
 from flask import current_app
-from sqlalchemy import or_, select
 
 from extensions import db
 from models import Payment, Refund, RefundStatus, TransitionSource
-from models.money import KNOWN_CURRENCIES
 from models.types import utcnow
 from providers.base import RefundRequest
 from providers.outcomes import (
@@ -29,14 +27,11 @@ from providers.outcomes import (
     Unknown,
 )
 from resilience.gateway import CallContext, is_refused
-from services.movements import lifecycle
+from services.movements import answers as movement_answers
+from services.movements import janitor, lifecycle
 from services.movements.kinds import REFUND
 from services.movements.locks import lock_refund
-from services.payments.sweeps import SWEEP_BATCH
-from services.platform import queues
-from services.platform.locales import money_text
 from services.platform.provider_clients import gateway_for, provider_for
-from services.refunds.issue import REFUND_JOB, refund_job_id
 from services.refunds.state import move_refund
 
 RECONCILE_REFUND_JOB = REFUND.lookup_job
@@ -174,35 +169,19 @@ def _request_for(refund: Refund, first_sent_at: datetime | None) -> RefundReques
 def mismatch(
     refund: Refund, provider_refund_id: str | None, report: Report, *, is_success: bool = True
 ) -> str:
-    """What in the provider's answer is not the refund we asked for ('' when all is). A
-    success must say all of it; a refusal is checked on what it says (Stripe's 400 for
-    a create names no refund at all: nothing was refunded, and it is a failure)."""
+    """What in the provider's answer is not the refund we asked for ('' when all is): the
+    one check of every kind (services/movements/answers.py), except that a refusal of
+    the create names no refund at all (Stripe's 400): nothing was refunded, and it is a
+    failure, not a contradiction."""
     if not is_success and provider_refund_id is None:
-        return ""  # a refusal of the create: no refund exists to contradict ours
-    problems = []
-    if report.amount_minor != refund.amount_minor and (is_success or report.amount_minor):
-        theirs = report.currency if report.currency in KNOWN_CURRENCIES else refund.currency
-        problems.append(
-            f"amount {money_text(report.amount_minor or 0, theirs)} != "
-            f"{money_text(refund.amount_minor, refund.currency)}"
+        return ""
+    held = refund.provider_refund_id
+    return (
+        movement_answers.mismatch(
+            "refund", refund, held, provider_refund_id, report, is_success=is_success
         )
-    if report.currency != refund.currency and (is_success or report.currency):
-        problems.append(f"currency {report.currency} != {refund.currency}")
-    ours = {str(refund.id), str(refund.idempotency_key)}
-    says_whose = report.payment_ref is not None or report.reference is not None
-    # A refund we know the provider's id of is named by that id (one made outside the
-    # shop carries none of ours); otherwise our id or key must be in the answer.
-    is_known = refund.provider_refund_id is not None and not says_whose
-    named = is_known and provider_refund_id == refund.provider_refund_id
-    if (
-        not named
-        and not ({report.payment_ref, report.reference} & ours)
-        and (is_success or says_whose)
-    ):
-        problems.append("the answer does not name our refund")
-    if refund.provider_refund_id and provider_refund_id != refund.provider_refund_id:
-        problems.append(f"refund id {provider_refund_id} != {refund.provider_refund_id}")
-    return "; ".join(problems)
+        or ""
+    )
 
 
 def _apply(refund: Refund, outcome: LookupOutcome, source: TransitionSource) -> FollowUp:
@@ -295,44 +274,8 @@ def await_provider(
 
 
 def sweep_refunds(now: datetime | None = None) -> int:
-    """Enqueue pending refunds nobody works on, and unknown refunds whose lookup is due."""
-    now = now or utcnow()
-    stale = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
-    free = or_(Refund.lease_expires_at.is_(None), Refund.lease_expires_at < now)
-    pending = db.session.execute(
-        select(Refund.id, Refund.provider)
-        .where(
-            Refund.status == RefundStatus.PENDING,
-            free,
-            or_(Refund.next_attempt_at.is_(None), Refund.next_attempt_at < stale),
-            Refund.updated_at < stale,
-        )
-        .limit(SWEEP_BATCH)
-    ).all()
-    unknown = db.session.execute(
-        select(Refund.id, Refund.provider, Refund.reconcile_attempts)
-        .where(
-            Refund.status.in_(LOOKED_UP),
-            free,
-            or_(Refund.next_reconcile_at.is_(None), Refund.next_reconcile_at <= now),
-        )
-        .limit(SWEEP_BATCH)
-    ).all()
-    db.session.rollback()
-    for refund_id, provider in pending:
-        queues.enqueue(
-            provider,
-            REFUND_JOB,
-            refund_id,
-            job_id=refund_job_id(refund_id),
-            is_started_job_dead=True,
-        )
-    for refund_id, provider, attempts in unknown:
-        queues.enqueue(
-            provider,
-            RECONCILE_REFUND_JOB,
-            refund_id,
-            job_id=REFUND.lookup_job_id(refund_id, attempts),
-            is_started_job_dead=True,
-        )
-    return len(pending) + len(unknown)
+    """Enqueue pending refunds nobody works on, and unknown or processing refunds whose
+    lookup is due (the janitor every kind shares: services/movements/janitor.py)."""
+    return janitor.sweep_sends(REFUND, Refund, RefundStatus.PENDING, now) + janitor.sweep_lookups(
+        REFUND, Refund, LOOKED_UP, now
+    )

@@ -1,0 +1,81 @@
+"""The one janitor of every movement kind we send: rows whose job was lost (a worker
+killed, Redis lost, an enqueue that failed) are enqueued again, and due lookups run.
+Enqueues use the kind's deterministic job ids, so a sweep never doubles work already
+queued; a row under a live lease is someone's and is left alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import and_, or_, select
+
+from extensions import db
+from models.types import utcnow
+from services.movements.kinds import Kind
+from services.platform import queues
+
+SWEEP_BATCH = 500  # per run; the next run takes the rest
+
+
+def sweep_sends(kind: Kind, model: Any, pending: Enum, now: datetime | None = None) -> int:
+    """Enqueue the sends of rows still `pending` that nobody works on: untouched for
+    PENDING_SWEEP_GRACE_S, or deferred and overdue by as much."""
+    now = now or utcnow()
+    stale = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
+    rows = db.session.execute(
+        select(model.id, model.provider, model.lease_expires_at)
+        .where(
+            model.status == pending,
+            or_(model.lease_expires_at.is_(None), model.lease_expires_at < now),
+            or_(
+                and_(model.next_attempt_at.is_(None), model.updated_at < stale),
+                model.next_attempt_at < stale,
+            ),
+        )
+        .order_by(model.id)
+        .limit(SWEEP_BATCH)
+    ).all()
+    db.session.rollback()
+    for row_id, provider, lease_expires_at in rows:
+        queues.enqueue(
+            provider,
+            kind.send_job,
+            row_id,
+            job_id=kind.send_job_id(row_id),
+            is_started_job_dead=True,
+            lease_lapsed=lease_expires_at is not None,  # (the query: it expired)
+        )
+    return len(rows)
+
+
+def sweep_lookups(
+    kind: Kind, model: Any, looked_up: Iterable[Enum], now: datetime | None = None
+) -> int:
+    """Enqueue the lookups of rows in `looked_up` states that are due (or whose job was
+    lost), the most overdue first."""
+    now = now or utcnow()
+    rows = db.session.execute(
+        select(model.id, model.provider, model.reconcile_attempts, model.lease_expires_at)
+        .where(
+            model.status.in_(tuple(looked_up)),
+            or_(model.lease_expires_at.is_(None), model.lease_expires_at < now),
+            or_(model.next_reconcile_at.is_(None), model.next_reconcile_at <= now),
+        )
+        .order_by(model.next_reconcile_at)
+        .limit(SWEEP_BATCH)
+    ).all()
+    db.session.rollback()
+    for row_id, provider, attempts, lease_expires_at in rows:
+        queues.enqueue(
+            provider,
+            kind.lookup_job,
+            row_id,
+            job_id=kind.lookup_job_id(row_id, attempts),
+            is_started_job_dead=True,
+            lease_lapsed=lease_expires_at is not None,
+        )
+    return len(rows)
