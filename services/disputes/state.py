@@ -88,9 +88,11 @@ def _withdraw(dispute: Dispute, payment: Payment) -> str:
     dispute.withdrawals += 1
     amount = money_text(dispute.amount_minor, dispute.currency)
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
+        # At most what the top-up's credit still holds (its refunds, or a reversal,
+        # may have taken it already): never the wallet's other money.
         taken = effects.take(
             payment.wallet_id,
-            dispute.amount_minor,
+            min(dispute.amount_minor, max(0, effects.held_by_topup(payment.id))),
             dispute.currency,
             operation_id=f"dispute:{dispute.id}:{dispute.withdrawals}:withdrawn",
             kind=LedgerKind.DISPUTE,

@@ -7,10 +7,10 @@ holds). Each posting has a UNIQUE operation id: a repeat applies nothing.
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import String, cast, func, literal, or_, select
 
 from extensions import db
-from models import LedgerEntry, LedgerKind, Wallet
+from models import Dispute, LedgerEntry, LedgerKind, Refund, Wallet
 from services.wallet import ledger
 
 
@@ -20,6 +20,30 @@ def posted(reference: str) -> int:
         db.session.scalar(
             select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
                 LedgerEntry.reference == reference
+            )
+        )
+        or 0
+    )
+
+
+def held_by_topup(payment_id: int) -> int:
+    """What a top-up's credit still holds in its wallet: its credit and reversals
+    ("payment N"), less what its refunds and disputes took out and did not give back.
+    A later decision takes back at most this."""
+    refunds = select(literal("refund ") + cast(Refund.id, String)).where(
+        Refund.payment_id == payment_id
+    )
+    disputes = select(literal("dispute ") + cast(Dispute.id, String)).where(
+        Dispute.payment_id == payment_id
+    )
+    return int(
+        db.session.scalar(
+            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
+                or_(
+                    LedgerEntry.reference == f"payment {payment_id}",
+                    LedgerEntry.reference.in_(refunds),
+                    LedgerEntry.reference.in_(disputes),
+                )
             )
         )
         or 0

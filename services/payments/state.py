@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-
-from extensions import db
 from models import (
     ALLOWED_TRANSITIONS,
     EmailKind,
@@ -14,11 +11,10 @@ from models import (
     PaymentPurpose,
     PaymentStatus,
     PaymentTransition,
-    Refund,
     TransitionSource,
 )
 from models.types import utcnow
-from services.movements import machine
+from services.movements import effects, machine
 from services.movements.locks import locked_order
 from services.notifications.outbox import queue_email
 from services.platform.locales import money_text
@@ -146,14 +142,9 @@ def reverse_effect(payment: Payment) -> str | None:
     generation = payment.effect_reversals + 1
     undone: str | None = None
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
-        # Only what is still there: a refund of the top-up already took its part from
-        # the wallet (refunds/state.take_from_wallet), and must not be taken twice.
-        refunded = db.session.scalar(
-            select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
-                Refund.payment_id == payment.id, Refund.is_effect_applied.is_(True)
-            )
-        )
-        left = payment.amount_minor - int(refunded or 0)
+        # Only what is still there: a refund or a chargeback of the top-up already took
+        # its part from the wallet, and must not be taken twice.
+        left = max(0, effects.held_by_topup(payment.id))
         if left > 0:
             ledger.apply_movement(
                 payment.wallet_id,
@@ -165,7 +156,7 @@ def reverse_effect(payment: Payment) -> str | None:
             )
         undone = f"wallet credit of {money_text(left, payment.currency)} taken back" + (
             f" (the rest, {money_text(payment.amount_minor - left, payment.currency)}, "
-            "was refunded already)"
+            "was refunded or disputed already)"
             if left < payment.amount_minor
             else ""
         )

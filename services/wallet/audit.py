@@ -119,6 +119,14 @@ def _topups_against_ledger() -> list[str]:
         .group_by(Refund.payment_id)
         .subquery()
     )
+    # ... and what its chargebacks took (and gave back when won).
+    disputed = (
+        select(Dispute.payment_id, func.sum(LedgerEntry.amount_minor).label("net"))
+        .join(Dispute, LedgerEntry.reference == literal("dispute ") + cast(Dispute.id, String))
+        .where(LedgerEntry.kind == LedgerKind.DISPUTE)
+        .group_by(Dispute.payment_id)
+        .subquery()
+    )
     rows = db.session.execute(
         select(
             Payment.id,
@@ -127,23 +135,25 @@ def _topups_against_ledger() -> list[str]:
             Payment.currency,
             Payment.is_effect_applied,
             func.coalesce(credited.c.net, 0),
-            func.coalesce(refunded.c.net, 0),
+            func.coalesce(refunded.c.net, 0) + func.coalesce(disputed.c.net, 0),
         )
         .outerjoin(credited, credited.c.reference == literal("payment ") + cast(Payment.id, String))
         .outerjoin(refunded, refunded.c.payment_id == Payment.id)
+        .outerjoin(disputed, disputed.c.payment_id == Payment.id)
         .where(Payment.purpose == PaymentPurpose.WALLET_TOPUP)
         .order_by(Payment.id)
     ).all()
     problems = []
     for payment_id, status, amount, currency, is_applied, net, refunds_net in rows:
-        # Per top-up: its credit, minus its refunds, minus its reversals, is what it still
-        # holds in the wallet: all of it less the refunds while applied, nothing once undone.
+        # Per top-up: its credit, minus its refunds and chargebacks, minus its reversals,
+        # is what it still holds in the wallet: all of it less the refunds and
+        # chargebacks while applied, nothing once undone.
         holds = net + refunds_net
         expected = amount + refunds_net if is_applied else 0
         if holds != expected or holds < 0:
             problems.append(
-                f"top-up payment {payment_id} ({status.value}): credit minus refunds minus "
-                f"reversals is {money_text(holds, currency)}, expected "
+                f"top-up payment {payment_id} ({status.value}): credit minus refunds and "
+                f"chargebacks minus reversals is {money_text(holds, currency)}, expected "
                 f"{money_text(expected, currency)}"
             )
         if is_applied != (status == PaymentStatus.SUCCEEDED) and status not in UNDECIDED:

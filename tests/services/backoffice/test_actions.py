@@ -166,8 +166,8 @@ def test_the_audit_sees_a_top_up_taken_back_twice(app: Flask, sandbox: Any) -> N
         db.session.commit()
         problems = audit_wallets().mismatches
     assert any(
-        f"top-up payment {payment_id} (failed): credit minus refunds minus reversals is -€20.00"
-        in p
+        f"top-up payment {payment_id} (failed): credit minus refunds and chargebacks "
+        f"minus reversals is -€20.00" in p
         for p in problems
     ), problems
 

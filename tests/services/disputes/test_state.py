@@ -3,20 +3,31 @@ when it is won, kept as it is in review; an admin's decision of a review settles
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Flask
+from sqlalchemy import select
 
 from extensions import db
 from models import (
+    AdminUser,
     Dispute,
     DisputeStatus,
     Order,
     OrderStatus,
     Payment,
+    PaymentStatus,
     RefundStatus,
     TransitionSource,
+    Wallet,
 )
+from services.backoffice import actions
 from services.disputes.state import move_dispute
+from services.payments.state import move
+from services.wallet import ledger
+from services.wallet.audit import audit_wallets
 from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
+from tests.helpers import charged, committed_topup, make_admin
 
 
 def _disputed(app_ctx: Flask, order_status: OrderStatus = OrderStatus.PAID) -> Dispute:
@@ -74,3 +85,66 @@ def test_review_keeps_the_effect_and_the_admins_decision_settles_it(app_ctx: Fla
     assert not _move(dispute, DisputeStatus.WON)  # the provider's word waits for a person
     assert _move(dispute, DisputeStatus.WON, TransitionSource.ADMIN)
     assert not dispute.is_effect_applied and _order_status(dispute) == OrderStatus.PAID
+
+
+def _topup_with_other_money(app: Flask) -> tuple[int, int]:
+    """(payment id, wallet id): a charged 7.00 top-up in a wallet that also holds 10.00
+    of other money."""
+    payment_id = charged(app, committed_topup(app, 700))
+    with app.app_context():
+        payment = db.session.get(Payment, payment_id)
+        assert payment is not None and payment.wallet_id is not None
+        wallet = db.session.get(Wallet, payment.wallet_id)
+        assert wallet is not None
+        ledger.credit(wallet, 1000, f"other-money-{wallet.id}")
+        return payment_id, wallet.id
+
+
+def _failed_by_an_admin(app: Flask, payment_id: int) -> str:
+    """The top-up sent to review, then decided failed by an admin (services/backoffice)."""
+    make_admin(app)
+    with app.app_context():
+        payment = db.session.get(Payment, payment_id)
+        assert payment is not None
+        move(payment, PaymentStatus.NEEDS_REVIEW, source=TransitionSource.WEBHOOK, reason="x")
+        db.session.commit()
+        admin = db.session.scalars(select(AdminUser)).one()
+        return actions.resolve(payment_id, "failed", "the bank says it never paid", admin)
+
+
+def _balance(wallet_id: int) -> int:
+    wallet = db.session.get(Wallet, wallet_id, populate_existing=True)
+    assert wallet is not None
+    return wallet.balance_minor
+
+
+def test_a_chargeback_then_a_reversal_never_take_the_top_up_twice(app: Flask, sandbox: Any) -> None:
+    payment_id, wallet_id = _topup_with_other_money(app)
+    with app.app_context():
+        payment = db.session.get(Payment, payment_id)
+        assert payment is not None
+        dispute = make_dispute(payment, DisputeStatus.WARNING_NEEDS_RESPONSE)
+        _move(dispute, DisputeStatus.NEEDS_RESPONSE)
+        assert dispute.withdrawn_minor == 700 and _balance(wallet_id) == 1000
+        db.session.commit()
+    said = _failed_by_an_admin(app, payment_id)  # an admin then decides the top-up failed
+    assert "€0.00 taken back" in said and "refunded or disputed already" in said
+    with app.app_context():
+        assert _balance(wallet_id) == 1000  # the other money stays
+        assert audit_wallets().mismatches == []
+
+
+def test_a_reversal_then_a_chargeback_takes_nothing_of_the_other_money(
+    app: Flask, sandbox: Any
+) -> None:
+    payment_id, wallet_id = _topup_with_other_money(app)
+    assert "€7.00 taken back" in _failed_by_an_admin(app, payment_id)
+    with app.app_context():
+        payment = db.session.get(Payment, payment_id)
+        assert payment is not None
+        assert _balance(wallet_id) == 1000
+        dispute = make_dispute(payment, DisputeStatus.WARNING_NEEDS_RESPONSE)
+        _move(dispute, DisputeStatus.NEEDS_RESPONSE)
+        db.session.commit()
+        assert dispute.withdrawn_minor == 0 and _balance(wallet_id) == 1000
+        assert audit_wallets().mismatches == []

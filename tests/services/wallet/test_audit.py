@@ -51,7 +51,8 @@ def test_the_audit_compares_the_ledger_with_payments_and_orders(
         db.session.commit()
         problems = audit_wallets().mismatches
     assert any(
-        f"top-up payment {topup_id} (failed): credit minus refunds minus reversals is €4.00" in p
+        f"top-up payment {topup_id} (failed): credit minus refunds and chargebacks "
+        f"minus reversals is €4.00" in p
         for p in problems
     )
     assert any("is paid, paid by 0 card payment(s)" in p for p in problems)
