@@ -329,6 +329,12 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             why="the proxies in front of the web program",
         ),
         "ADMIN_ALERT_EMAIL": env.get("ADMIN_ALERT_EMAIL", "ops@localhost"),
+        # The on-call admins are emailed when this many payments are unknown, or the
+        # oldest has been for this long (services/backoffice/alerts.py).
+        "ALERT_UNKNOWN_COUNT": integer(env, "ALERT_UNKNOWN_COUNT", 20, low=1, why="a count"),
+        "ALERT_UNKNOWN_AGE_S": integer(
+            env, "ALERT_UNKNOWN_AGE_S", 3600, low=60, why="lookups take minutes"
+        ),
         "SMTP_TIMEOUT_S": number(env, "SMTP_TIMEOUT_S", 10.0),
         # An email is retried with backoff (EMAIL_RETRY_BASE_S doubling, at most
         # EMAIL_RETRY_MAX_S apart) until EMAIL_RETRY_HORIZON_S after it was written (a day

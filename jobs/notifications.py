@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from services.backoffice import alerts
 from services.notifications import emails
 
 
@@ -11,3 +12,9 @@ def send_email_job(outbox_id: int) -> None:
 
 def sweep_outbox_job() -> int:
     return emails.sweep_outbox()
+
+
+def check_alerts_job() -> int:
+    """The periodic check of what the on-call admins are emailed about (maintenance queue;
+    the emails themselves go out on this queue's worker)."""
+    return alerts.check()

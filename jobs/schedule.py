@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.notifications import sweep_outbox_job
+from jobs.notifications import check_alerts_job, sweep_outbox_job
 from jobs.payments import (
     retention_job,
     sample_health_job,
@@ -39,6 +39,7 @@ def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
         PeriodicJob(sweep_outbox_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(retention_job, MAINTENANCE_QUEUE, 3600),
         PeriodicJob(sample_health_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(check_alerts_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(retry_pending_webhooks_job, MAINTENANCE_QUEUE, retry_s),
     ]
     jobs += [

@@ -1,6 +1,7 @@
 """SQLAlchemy models, one per file; importing this package registers them all."""
 
 from models.admin_user import AdminUser
+from models.alert import Alert, AlertKind
 from models.customer import Customer
 from models.dispute import (
     DISPUTE_TRANSITIONS,
@@ -44,6 +45,8 @@ __all__ = [
     "REFUND_TRANSITIONS",
     "SETTLED_STATUSES",
     "AdminUser",
+    "Alert",
+    "AlertKind",
     "ArchivedTransition",
     "Customer",
     "Dispute",

@@ -24,6 +24,7 @@ class EmailKind(enum.StrEnum):
     # subject: refund (entered needs_review, or failed after it had succeeded), to the admins
     REFUND_ALERT = "refund_alert"
     DISPUTE_ALERT = "dispute_alert"  # subject: dispute (opened), to the admins
+    OPS_ALERT = "ops_alert"  # subject: alert (a breaker opened, ...), to the admins
 
 
 class OutboxStatus(enum.StrEnum):

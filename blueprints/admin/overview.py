@@ -9,7 +9,8 @@ from flask_admin import AdminIndexView, BaseView, expose
 from redis.exceptions import RedisError
 
 from blueprints.admin.base import AdminOnly
-from services.backoffice import actions, admins, dashboard
+from extensions import db
+from services.backoffice import actions, admins, alerts, dashboard
 from services.platform.errors import ClientError
 from services.platform.provider_clients import breaker_for
 
@@ -38,7 +39,10 @@ class OverviewView(AdminOnly, AdminIndexView):
             flash(f"Unknown provider {provider}.", "error")
         else:
             try:
-                breaker_for(provider).force(action, actor=admin.email, reason=reason)
+                breaker = breaker_for(provider)
+                breaker.force(action, actor=admin.email, reason=reason)
+                alerts.breaker_alerts(breaker.snapshot())  # forced open: on-call is told
+                db.session.commit()
                 flash(f"Breaker {provider}: {action} ({reason.strip()}).", "success")
             except ValueError as exc:
                 flash(str(exc), "error")

@@ -24,6 +24,7 @@ from sqlalchemy import or_, select
 
 from extensions import db
 from models import (
+    Alert,
     Customer,
     Dispute,
     DisputeTransition,
@@ -57,6 +58,7 @@ SUBJECTS = {
     EmailKind.REVIEW_ALERT: N_("Payment #%(id)s needs review"),
     EmailKind.REFUND_ALERT: N_("Refund #%(id)s needs attention"),
     EmailKind.DISPUTE_ALERT: N_("Dispute #%(id)s: a chargeback or inquiry"),
+    EmailKind.OPS_ALERT: N_("Payments alert #%(id)s"),
 }
 
 
@@ -136,6 +138,8 @@ def _subject_of(row: OutboxMessage) -> dict[str, object]:
             .limit(1)
         )
         return {"refund": get(Refund, row.subject_id), "reason": why or ""}
+    if row.kind == EmailKind.OPS_ALERT:
+        return {"alert": get(Alert, row.subject_id)}
     if row.kind == EmailKind.DISPUTE_ALERT:
         said = db.session.scalars(
             select(DisputeTransition.reason)

@@ -1,0 +1,33 @@
+"""Alerts to the on-call admins: one row per condition worth waking someone for, UNIQUE
+by what it is about (a breaker's opening, an hour of unknown payments piling up), so a
+condition seen again and again sends one email."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+from sqlalchemy import String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.types import UTCDateTime, str_enum, utcnow
+
+
+class AlertKind(enum.StrEnum):
+    BREAKER_OPEN = "breaker_open"  # a provider's (or SMTP's) circuit opened
+    BREAKER_FORCED = "breaker_forced"  # an admin forced a breaker open
+    PROVIDER_KEY = "provider_key"  # a provider refuses our key (401/403)
+    UNKNOWN_PAYMENTS = "unknown_payments"  # unknown payments past a count or an age
+    EMAILS_FAILING = "emails_failing"  # emails failed for good
+
+
+class Alert(db.Model):  # type: ignore[name-defined]
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[AlertKind] = mapped_column(str_enum(AlertKind, "alert_kind", length=24))
+    # What makes it one alert ("breaker:stripe:open:12"): a repeat inserts nothing.
+    dedupe_key: Mapped[str] = mapped_column(String(200), unique=True)
+    detail: Mapped[str] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

@@ -1,0 +1,95 @@
+"""Alerts to the on-call admins: each condition is one email however often it is seen,
+a new episode is another; they go out on the notifications worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+
+from extensions import db
+from models import Alert, AlertKind, EmailKind, OutboxMessage, PaymentStatus
+from services.backoffice import alerts
+from services.platform.provider_clients import breaker_for
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import admin_csrf, run_notification_jobs
+
+
+def _alerts(app: Flask) -> list[tuple[AlertKind, str]]:
+    with app.app_context():
+        return [(a.kind, a.detail) for a in db.session.scalars(select(Alert).order_by(Alert.id))]
+
+
+def _alert_emails(app: Flask) -> int:
+    with app.app_context():
+        return len(
+            db.session.scalars(
+                select(OutboxMessage.id).where(OutboxMessage.kind == EmailKind.OPS_ALERT)
+            ).all()
+        )
+
+
+def test_a_forced_open_breaker_sends_one_alert_email(
+    app: Flask, admin_client: FlaskClient, mail_sink: Any
+) -> None:
+    admin_client.post(
+        "/admin/breakers/stripe",
+        data={
+            "action": "open",
+            "reason": "incident 7",
+            "confirm": "yes",
+            "csrf_token": admin_csrf(admin_client, "/admin/"),
+        },
+    )
+    with app.app_context():
+        assert alerts.check() == 0 and alerts.check() == 0  # seen again: nothing new
+    [(kind, detail)] = _alerts(app)
+    assert kind == AlertKind.BREAKER_FORCED and "incident 7" in detail
+    run_notification_jobs(app)
+    [message] = [m for m in mail_sink.messages() if "alert" in m["Subject"]]
+    assert message["To"] == app.config["ADMIN_ALERT_EMAIL"]
+    body = message.get_body(("plain",)).get_content()
+    assert "forced open" in body and "incident 7" in body and "/admin/" in body
+
+
+def test_each_opening_of_a_breaker_is_one_alert(app: Flask) -> None:
+    with app.app_context():
+        breaker = breaker_for("acquirer")
+        for _ in range(int(breaker.config.failure_threshold)):
+            breaker.record(is_failure=True, duration_s=0.01)
+        assert alerts.check() == 1
+        assert alerts.check() == 0
+        breaker.force("reset", actor="ops", reason="it is back")
+        for _ in range(int(breaker.config.failure_threshold)):
+            breaker.record(is_failure=True, duration_s=0.01)
+        assert alerts.check() == 1  # it opened again: a new episode
+    opened = [k for k, _ in _alerts(app) if k == AlertKind.BREAKER_OPEN]
+    assert len(opened) == 2 and _alert_emails(app) == 2
+
+
+def test_a_refused_key_is_alerted(app: Flask) -> None:
+    with app.app_context():
+        breaker_for("stripe").note_authentication_failed(401)
+        assert alerts.check() == 1 and alerts.check() == 0
+    [(kind, detail)] = _alerts(app)
+    assert kind == AlertKind.PROVIDER_KEY and "401" in detail
+
+
+def test_unknown_payments_past_the_count_are_alerted_once_an_hour(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(app.config, "ALERT_UNKNOWN_COUNT", 2)
+    with app.app_context():
+        first = make_payment(make_order(make_customer()))
+        first.status = PaymentStatus.UNKNOWN
+        db.session.commit()
+        assert alerts.check() == 0  # one is not a pile
+        second = make_payment(make_order(make_customer()))
+        second.status = PaymentStatus.UNKNOWN
+        db.session.commit()
+        assert alerts.check() == 1 and alerts.check() == 0
+    [(kind, detail)] = _alerts(app)
+    assert kind == AlertKind.UNKNOWN_PAYMENTS and detail.startswith("2 payments are unknown")
