@@ -8,6 +8,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
+from models import AdminRole
 from services.accounts.customers import (
     AccountError,
     create_customer,
@@ -61,14 +62,22 @@ def _admin_credentials(email: str, password: str | None) -> tuple[str, str, bool
 @admin_cli.command("create")
 @click.argument("email")
 @PASSWORD_OPTION
-def create_admin_command(email: str, password: str | None) -> None:
-    """Create a dashboard administrator."""
+@click.option(
+    "--role",
+    type=click.Choice([r.value for r in AdminRole]),
+    default=AdminRole.ADMIN.value,
+    show_default=True,
+    help="viewer reads; operator also works breakers, lookups and reviews; refunder refunds; "
+    "admin does all of it and the catalog.",
+)
+def create_admin_command(email: str, password: str | None, role: str) -> None:
+    """Create a dashboard user with a role."""
     email, password, generated = _admin_credentials(email, password)
     try:
-        admins.create_admin(email, password)
+        admins.create_admin(email, password, AdminRole(role))
     except admins.AdminExistsError:
         raise click.ClickException(f"An admin with email {email} already exists.") from None
-    click.echo(f"admin created: {email}")
+    click.echo(f"admin created: {email} ({role})")
     if generated:
         click.echo(f"password: {password}  (shown once)")
 

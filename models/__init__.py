@@ -1,6 +1,6 @@
 """SQLAlchemy models, one per file; importing this package registers them all."""
 
-from models.admin_user import AdminUser
+from models.admin_user import AdminRole, AdminUser
 from models.alert import Alert, AlertKind
 from models.customer import Customer
 from models.dispute import (
@@ -44,6 +44,7 @@ __all__ = [
     "OPEN_REFUND_STATUSES",
     "REFUND_TRANSITIONS",
     "SETTLED_STATUSES",
+    "AdminRole",
     "AdminUser",
     "Alert",
     "AlertKind",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 from flask_login import UserMixin
@@ -7,7 +8,16 @@ from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
-from models.types import UTCDateTime, utcnow
+from models.types import UTCDateTime, str_enum, utcnow
+
+
+class AdminRole(enum.StrEnum):
+    """What an operator of the dashboard may do; every role reads everything."""
+
+    VIEWER = "viewer"  # reads
+    OPERATOR = "operator"  # breakers, reconcile, decisions of payments and refunds in review
+    REFUNDER = "refunder"  # refunds
+    ADMIN = "admin"  # all of it, and the catalog
 
 
 class AdminUser(UserMixin, db.Model):  # type: ignore[name-defined]
@@ -22,6 +32,9 @@ class AdminUser(UserMixin, db.Model):  # type: ignore[name-defined]
     last_login_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # Stored in the admin's session; logging out bumps it, so an old cookie is refused.
     session_version: Mapped[int] = mapped_column(default=0, server_default="0")
+    role: Mapped[AdminRole] = mapped_column(
+        str_enum(AdminRole, "admin_role"), default=AdminRole.ADMIN, server_default="admin"
+    )
 
     def get_id(self) -> str:
         return f"admin:{self.id}"

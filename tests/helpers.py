@@ -205,18 +205,20 @@ ADMIN_EMAIL = "ops@example.com"
 ADMIN_PASSWORD = "correct horse battery"
 
 
-def make_admin(app: Flask) -> None:
+def make_admin(app: Flask, role: str = "admin", email: str = ADMIN_EMAIL) -> None:
     with app.app_context():
         db.session.add(
-            AdminUser(email=ADMIN_EMAIL, password_hash=generate_password_hash(ADMIN_PASSWORD))
+            AdminUser(email=email, password_hash=generate_password_hash(ADMIN_PASSWORD), role=role)
         )
         db.session.commit()
 
 
-def admin_login(client: FlaskClient, password: str = ADMIN_PASSWORD) -> Any:
+def admin_login(
+    client: FlaskClient, password: str = ADMIN_PASSWORD, email: str = ADMIN_EMAIL
+) -> Any:
     token = csrf_token_from(client.get("/admin/login").get_data(as_text=True))
     return client.post(
-        "/admin/login", data={"email": ADMIN_EMAIL, "password": password, "csrf_token": token}
+        "/admin/login", data={"email": email, "password": password, "csrf_token": token}
     )
 
 

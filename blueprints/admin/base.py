@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import flash, redirect, request, url_for
+from flask import abort, flash, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin.contrib.sqla import ModelView
 from flask_admin.model.base import ViewArgs
@@ -18,10 +18,27 @@ from services.platform.locales import money_text
 
 
 class AdminOnly:
-    """Mixed into every admin view: no admin session, no page (redirect to the login)."""
+    """Mixed into every admin view: no admin session, no page (redirect to the login);
+    an action (a POST) of a view method named in `requires` needs that permission of
+    the admin's role (services/backoffice/admins.py), or it is a 403 and nothing moves."""
+
+    requires: dict[str, str] = {}
 
     def is_accessible(self) -> bool:
         return admins.current_admin() is not None
+
+    def _handle_view(self, name: str, **kwargs: Any) -> ResponseReturnValue | None:
+        refused: ResponseReturnValue | None = super()._handle_view(name, **kwargs)  # type: ignore[misc]
+        if refused is not None:
+            return refused
+        permission = self.requires.get(name)
+        if (
+            request.method == "POST"
+            and permission
+            and not admins.can(admins.current_admin(), permission)
+        ):
+            abort(403, f"your role may not do this ({permission}); ask an admin")
+        return None
 
     def inaccessible_callback(self, name: Any, **kwargs: Any) -> ResponseReturnValue:
         return redirect(url_for("admin_auth.login", next=request.full_path.rstrip("?")))

@@ -27,6 +27,8 @@ def _actor() -> str:
 
 
 class CatalogView(AdminOnly, BaseView):
+    requires = {"new": admins.CATALOG, "product": admins.CATALOG, "active": admins.CATALOG}
+
     @expose("/")
     def index(self) -> ResponseReturnValue:
         return self.render(

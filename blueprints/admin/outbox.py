@@ -23,6 +23,8 @@ def _open_link(view: Any, context: Any, model: Any, name: str) -> Markup:
 
 
 class OutboxView(ReadOnlyView):
+    requires = {"resend": admins.OPERATE}
+
     column_list = (
         "id",
         "kind",

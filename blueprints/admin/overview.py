@@ -18,6 +18,8 @@ REFRESH_S = 10  # the overview reloads itself: an operator at 3 a.m. should not 
 
 
 class OverviewView(AdminOnly, AdminIndexView):
+    requires = {"breaker_action": admins.OPERATE}
+
     @expose("/")
     def index(self) -> ResponseReturnValue:
         return self.render(
@@ -52,6 +54,8 @@ class OverviewView(AdminOnly, AdminIndexView):
 
 
 class UnknownPaymentsView(AdminOnly, BaseView):
+    requires = {"reconcile": admins.OPERATE, "resolve": admins.OPERATE}
+
     @expose("/")
     def index(self) -> ResponseReturnValue:
         return self.render("dashboard/unknown.html", rows=dashboard.unknown_payments())

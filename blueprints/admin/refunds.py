@@ -23,6 +23,8 @@ from services.refunds.reads import refund_page
 
 
 class RefundsView(AdminOnly, BaseView):
+    requires = {"payment": admins.REFUND, "order": admins.REFUND, "decide": admins.OPERATE}
+
     def is_visible(self) -> bool:
         return False  # reached from a payment's page (and the refunds among the records)
 

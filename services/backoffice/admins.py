@@ -8,7 +8,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.security import generate_password_hash
 
 from extensions import db
-from models import AdminUser
+from models import AdminRole, AdminUser
 from models.types import utcnow
 from services.accounts import login_throttle
 from services.accounts.login_throttle import TooManyAttemptsError
@@ -45,9 +45,24 @@ class AdminExistsError(ValueError):
     """An administrator with this email exists; nothing was written."""
 
 
-def create_admin(email: str, password: str) -> AdminUser:
-    """Create a dashboard administrator (email already normalized). Commits."""
-    admin = AdminUser(email=email, password_hash=generate_password_hash(password))
+# What each role may do (pages are read by every role); checked on the server for every
+# action (blueprints/admin/base.py), recorded with who and why by the action itself.
+OPERATE, REFUND, CATALOG = "operate", "refund", "catalog"
+PERMISSIONS: dict[AdminRole, frozenset[str]] = {
+    AdminRole.VIEWER: frozenset(),
+    AdminRole.OPERATOR: frozenset({OPERATE}),
+    AdminRole.REFUNDER: frozenset({REFUND}),
+    AdminRole.ADMIN: frozenset({OPERATE, REFUND, CATALOG}),
+}
+
+
+def can(admin: AdminUser | None, permission: str) -> bool:
+    return admin is not None and permission in PERMISSIONS[admin.role]
+
+
+def create_admin(email: str, password: str, role: AdminRole = AdminRole.ADMIN) -> AdminUser:
+    """Create a dashboard user with a role (email already normalized). Commits."""
+    admin = AdminUser(email=email, password_hash=generate_password_hash(password), role=role)
     db.session.add(admin)
     try:
         db.session.commit()

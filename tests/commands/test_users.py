@@ -50,3 +50,19 @@ def test_admin_set_password_replaces_a_forgotten_one_and_signs_out_everywhere(
     assert missing.exit_code != 0 and "No admin has the email" in missing.output
     short = runner.invoke(args=["admin", "set-password", ADMIN_EMAIL, "--password", "short"])
     assert short.exit_code != 0 and "at least 12" in short.output
+
+
+def test_admin_create_with_a_role(runner: Any, app: Flask) -> None:
+    from models import AdminRole, AdminUser
+
+    made = runner.invoke(
+        args=["admin", "create", "viewer@example.com", "--role", "viewer"], input="\n"
+    )
+    assert made.exit_code == 0 and "(viewer)" in made.output, made.output
+    default = runner.invoke(args=["admin", "create", "boss@example.com"], input="\n")
+    assert default.exit_code == 0 and "(admin)" in default.output
+    bad = runner.invoke(args=["admin", "create", "x@example.com", "--role", "root"], input="\n")
+    assert bad.exit_code != 0 and "root" in bad.output
+    with app.app_context():
+        roles = dict(db.session.execute(select(AdminUser.email, AdminUser.role)).all())
+    assert roles == {"viewer@example.com": AdminRole.VIEWER, "boss@example.com": AdminRole.ADMIN}
