@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -9,6 +10,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from extensions import db
 from models.order_line import OrderLine
 from models.types import UTCDateTime, str_enum, utcnow
+
+if TYPE_CHECKING:
+    from models.customer import Customer
 
 
 class OrderStatus(enum.StrEnum):
@@ -27,6 +31,8 @@ class Order(db.Model):  # type: ignore[name-defined]
 
     id: Mapped[int] = mapped_column(primary_key=True)
     customer_id: Mapped[int] = mapped_column(ForeignKey("customers.id"), index=True)
+    # Read-only, for the dashboard's filter by email (never loaded on a money path).
+    customer: Mapped[Customer] = relationship(viewonly=True, lazy="raise_on_sql")
     status: Mapped[OrderStatus] = mapped_column(
         str_enum(OrderStatus, "order_status", length=24),
         default=OrderStatus.OPEN,

@@ -3,6 +3,7 @@ from __future__ import annotations
 import enum
 import uuid
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     BigInteger,
@@ -15,10 +16,13 @@ from sqlalchemy import (
     false,
     text,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from extensions import db
 from models.types import UTCDateTime, str_enum, utcnow
+
+if TYPE_CHECKING:
+    from models.customer import Customer
 
 
 class PaymentStatus(enum.StrEnum):
@@ -130,6 +134,8 @@ class Payment(db.Model):  # type: ignore[name-defined]
     # Born with the customer's intent (checkout page render or API header).
     idempotency_key: Mapped[uuid.UUID] = mapped_column(Uuid(), unique=True)
     customer_id: Mapped[int] = mapped_column(ForeignKey("customers.id"), index=True)
+    # Read-only, for the dashboard's filter by email (never loaded on a money path).
+    customer: Mapped[Customer] = relationship(viewonly=True, lazy="raise_on_sql")
     purpose: Mapped[PaymentPurpose] = mapped_column(str_enum(PaymentPurpose, "payment_purpose"))
     order_id: Mapped[int | None] = mapped_column(ForeignKey("orders.id"), index=True)
     wallet_id: Mapped[int | None] = mapped_column(ForeignKey("wallets.id"), index=True)

@@ -26,7 +26,7 @@ class DisputeView(ReadOnlyView):
         "amount_minor": "Amount",
         "is_effect_applied": "Funds withdrawn",
     }
-    column_filters = ("status", "provider", "reason")
+    column_filters = ("status", "provider", "reason", "created_at", "evidence_due_by")
     column_searchable_list = ("provider_dispute_id",)
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {"amount_minor": money_column}

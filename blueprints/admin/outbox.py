@@ -37,7 +37,7 @@ class OutboxView(ReadOnlyView):
         "sent_at",
         "created_at",
     )
-    column_filters = ("status", "kind")
+    column_filters = ("status", "kind", "recipient", "created_at")
     column_searchable_list = ("recipient",)
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {"id": _open_link}

@@ -28,7 +28,15 @@ class PaymentView(ReadOnlyView):
         "created_at",
         "updated_at",
     )
-    column_filters = ("status", "provider", "purpose")
+    # Date range, status, provider, amount (minor units) and the customer's email.
+    column_filters = (
+        "status",
+        "provider",
+        "purpose",
+        "created_at",
+        "amount_minor",
+        "customer.email",
+    )
     column_searchable_list = ("provider_payment_id",)
     column_default_sort = ("id", True)
     column_formatters = {"amount_minor": money_column}
@@ -67,7 +75,7 @@ class OrderView(ReadOnlyView):
         "created_at",
         "paid_at",
     )
-    column_filters = ("status", "customer_id")
+    column_filters = ("status", "created_at", "total_minor", "customer.email", "customer_id")
     column_formatters = {"total_minor": money_column}
     column_default_sort = ("id", True)
 
@@ -84,7 +92,7 @@ class WebhookView(ReadOnlyView):
         "event_created_at",
         "received_at",
     )
-    column_filters = ("provider", "state", "event_type")
+    column_filters = ("provider", "state", "event_type", "received_at", "payment_id")
     column_searchable_list = ("event_id",)
     column_default_sort = ("id", True)
     column_details_list = (*column_list, "processed_at", "payload")

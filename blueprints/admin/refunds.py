@@ -145,7 +145,7 @@ class RefundView(ReadOnlyView):
         "actor",
         "created_at",
     )
-    column_filters = ("status", "provider")
+    column_filters = ("status", "provider", "created_at", "amount_minor", "payment_id")
     column_searchable_list = ("provider_refund_id",)
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {"amount_minor": money_column}
