@@ -342,3 +342,43 @@ def unknown_payment(app: Flask) -> int:
 def admin_csrf(client: FlaskClient, url: str = "/admin/unknown/") -> str:
     """The CSRF token of an admin page's forms."""
     return csrf_token_from(client.get(url).get_data(as_text=True))
+
+
+def admin_as(app: Flask, client: FlaskClient, role: str) -> FlaskClient:
+    """The client, signed in as a new dashboard user with `role`."""
+    email = f"{role}@example.com"
+    make_admin(app, role, email)
+    assert admin_login(client, email=email).status_code == 302
+    return client
+
+
+def force_open(client: FlaskClient) -> int:
+    """Force the stripe breaker open from the overview (confirmed, with a reason)."""
+    return client.post(
+        "/admin/breakers/stripe",
+        data={
+            "action": "open",
+            "reason": "incident 9",
+            "confirm": "yes",
+            "csrf_token": admin_csrf(client, "/admin/"),
+        },
+    ).status_code
+
+
+def admin_refund(client: FlaskClient, payment_id: int) -> int:
+    """The refund page's typed form, then its review (two POSTs); the last status."""
+    url = f"/admin/refunds/payment/{payment_id}"
+    page = client.get(url).get_data(as_text=True)
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
+    form = {
+        "csrf_token": admin_csrf(client, url),
+        "idempotency_key": key.group(1) if key else str(uuid.uuid4()),
+        "reason": "the mug arrived broken",
+        "amount": "",
+    }
+    first = client.post(url, data=form)
+    if first.status_code != 200:
+        return first.status_code
+    review = first.get_data(as_text=True)
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', review))
+    return client.post(url, data={**fields, "confirm": "yes"}).status_code

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blueprints.admin.base import ReadOnlyView, money_column
+from blueprints.admin.base import PAYMENT, ReadOnlyView, money_column
 
 
 class DisputeView(ReadOnlyView):
@@ -29,5 +29,5 @@ class DisputeView(ReadOnlyView):
     column_filters = ("status", "provider", "reason", "created_at", "evidence_due_by")
     column_searchable_list = ("provider_dispute_id",)
     column_default_sort = ("id", True)
-    column_formatters: dict[str, Any] = {"amount_minor": money_column}
+    column_formatters: dict[str, Any] = {"amount_minor": money_column, "payment_id": PAYMENT}
     column_details_list = (*column_list, "currency", "withdrawn_minor", "updated_at")

@@ -8,7 +8,9 @@ from typing import Any
 from flask import url_for
 from markupsafe import Markup
 
-from blueprints.admin.base import ReadOnlyView, money_column
+from blueprints.admin.base import CUSTOMER, ORDER, PAYMENT, WALLET, ReadOnlyView, money_column
+from models import Customer
+from services.backoffice import records as backoffice_records
 from services.platform import retention
 from services.platform.locales import money_text
 from services.wallet.reads import wallet_currency
@@ -22,6 +24,7 @@ class PaymentView(ReadOnlyView):
         "provider",
         "amount_minor",
         "order_id",
+        "customer_id",
         "idempotency_key",
         "provider_payment_id",
         "reconcile_attempts",
@@ -39,7 +42,12 @@ class PaymentView(ReadOnlyView):
     )
     column_searchable_list = ("provider_payment_id",)
     column_default_sort = ("id", True)
-    column_formatters = {"amount_minor": money_column}
+    column_formatters = {
+        "amount_minor": money_column,
+        "id": PAYMENT,
+        "order_id": ORDER,
+        "customer_id": CUSTOMER,
+    }
     column_details_list = (
         *column_list,
         "refunds",
@@ -54,6 +62,8 @@ class PaymentView(ReadOnlyView):
     )
     column_formatters_detail = {
         "amount_minor": money_column,
+        "order_id": ORDER,
+        "customer_id": CUSTOMER,
         "refunds": lambda v, c, m, n: Markup(
             '<a class="btn btn-sm btn-outline-danger" href="{}">Refunds</a>'
         ).format(url_for("refunds.payment", payment_id=m.id)),
@@ -76,7 +86,7 @@ class OrderView(ReadOnlyView):
         "paid_at",
     )
     column_filters = ("status", "created_at", "total_minor", "customer.email", "customer_id")
-    column_formatters = {"total_minor": money_column}
+    column_formatters = {"total_minor": money_column, "customer_id": CUSTOMER}
     column_default_sort = ("id", True)
 
 
@@ -96,12 +106,13 @@ class WebhookView(ReadOnlyView):
     column_searchable_list = ("event_id",)
     column_default_sort = ("id", True)
     column_details_list = (*column_list, "processed_at", "payload")
+    column_formatters = {"payment_id": PAYMENT}
 
 
 class WalletView(ReadOnlyView):
     column_list = ("id", "customer_id", "currency", "balance_minor", "updated_at")
     column_filters = ("currency", "customer_id")
-    column_formatters = {"balance_minor": money_column}
+    column_formatters = {"balance_minor": money_column, "customer_id": CUSTOMER}
 
 
 class LedgerView(ReadOnlyView):
@@ -119,12 +130,54 @@ class LedgerView(ReadOnlyView):
     column_searchable_list = ("operation_id", "reference")
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {
-        name: lambda v, c, m, n: money_text(getattr(m, n), wallet_currency(m.wallet_id))
-        for name in ("amount_minor", "balance_after_minor")
+        **{
+            name: lambda v, c, m, n: money_text(getattr(m, n), wallet_currency(m.wallet_id))
+            for name in ("amount_minor", "balance_after_minor")
+        },
+        "wallet_id": WALLET,
     }
 
 
 class CustomerView(ReadOnlyView):
+    """A customer's page: their orders, payments, refunds, wallets and emails, each a link."""
+
     column_list = ("id", "email", "created_at")
-    column_details_list = column_list
+    column_details_list = (
+        *column_list,
+        "orders",
+        "payments",
+        "refunds",
+        "wallets",
+        "emails",
+    )
     column_searchable_list = ("email",)
+    column_formatters_detail = {
+        name: lambda v, c, m, n: customer_records(m, n)
+        for name in ("orders", "payments", "refunds", "wallets", "emails")
+    }
+
+
+def customer_records(customer: Customer, what: str) -> Markup:
+    """One kind of a customer's records (services/backoffice/records.py), each a link."""
+    lines: list[Markup] = []
+    for row in backoffice_records.customer_records(customer, what):
+        if what == "orders":
+            url, text = url_for("admin_orders.details_view", id=row.id), "order"
+            said = f"{row.status.value}, {money_text(row.total_minor, row.currency)}"
+        elif what == "payments":
+            url, text = url_for("story.payment", payment_id=row.id), "payment"
+            said = (
+                f"{row.status.value}, {money_text(row.amount_minor, row.currency)} "
+                f"with {row.provider}"
+            )
+        elif what == "refunds":
+            url, text = url_for("admin_refunds.details_view", id=row.id), "refund"
+            said = f"{row.status.value}, {money_text(row.amount_minor, row.currency)}"
+        elif what == "wallets":
+            url, text = url_for("admin_wallets.details_view", id=row.id), "wallet"
+            said = money_text(row.balance_minor, row.currency)
+        else:
+            url, text = url_for("outbox.details_view", id=row.id), "email"
+            said = f"{row.kind.value}, {row.status.value}"
+        lines.append(Markup('<a href="{}">{} #{}</a>: {}').format(url, text, row.id, said))
+    return Markup("<br>").join(lines) if lines else Markup("none")

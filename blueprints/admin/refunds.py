@@ -11,7 +11,7 @@ from flask import flash, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
-from blueprints.admin.base import AdminOnly, ReadOnlyView, money_column
+from blueprints.admin.base import ORDER, PAYMENT, AdminOnly, ReadOnlyView, money_column
 from models import money
 from models.money import InvalidAmountError
 from models.types import parse_uuid
@@ -148,7 +148,11 @@ class RefundView(ReadOnlyView):
     column_filters = ("status", "provider", "created_at", "amount_minor", "payment_id")
     column_searchable_list = ("provider_refund_id",)
     column_default_sort = ("id", True)
-    column_formatters: dict[str, Any] = {"amount_minor": money_column}
+    column_formatters: dict[str, Any] = {
+        "amount_minor": money_column,
+        "payment_id": PAYMENT,
+        "order_id": ORDER,
+    }
     column_details_list = (
         *column_list,
         "currency",
