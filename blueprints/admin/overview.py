@@ -10,6 +10,7 @@ from redis.exceptions import RedisError
 
 from blueprints.admin.base import AdminOnly
 from extensions import db
+from models.types import utcnow
 from services.backoffice import actions, admins, alerts, dashboard
 from services.platform.errors import ClientError
 from services.platform.provider_clients import breaker_for
@@ -58,13 +59,19 @@ class UnknownPaymentsView(AdminOnly, BaseView):
 
     @expose("/")
     def index(self) -> ResponseReturnValue:
-        return self.render("dashboard/unknown.html", rows=dashboard.unknown_payments())
+        return self.render(
+            "dashboard/unknown.html", rows=dashboard.unknown_payments(), now=utcnow()
+        )
 
     @expose("/<id:payment_id>/reconcile", methods=["POST"])
     def reconcile(self, payment_id: int) -> ResponseReturnValue:
         try:
             actions.reconcile_now(payment_id)
-            flash(f"Payment {payment_id}: a lookup is queued.", "success")
+            flash(
+                f"Payment {payment_id}: a lookup is queued now; its answer (or, while the "
+                "provider's circuit is open, the time of the next try) shows here once it ran.",
+                "success",
+            )
         except ClientError as exc:
             flash(str(exc), "error")
         return redirect(url_for("unknown.index"))
@@ -74,6 +81,8 @@ class UnknownPaymentsView(AdminOnly, BaseView):
         admin = admins.current_admin()
         assert admin is not None
         try:
+            if request.form.get("confirm") != "yes":
+                raise ClientError("tick the confirmation: deciding a payment moves money")
             done = actions.resolve(
                 payment_id, request.form.get("outcome", ""), request.form.get("reason", ""), admin
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from extensions import db
 from models import AdminUser, Payment, PaymentStatus, RefundStatus, TransitionSource
+from models.types import utcnow
 from services.movements.locks import lock_payment, lock_refund
 from services.payments.state import move, reverse_effect
 from services.platform import queues
@@ -25,6 +26,10 @@ def reconcile_now(payment_id: int) -> bool:
     if payment.status == PaymentStatus.NEEDS_REVIEW:
         raise ClientError("a payment under review is resolved by hand, with a reason", status=409)
     job_id = queues.reconcile_job_id(payment.id, payment.reconcile_attempts, "-now")
+    # The next lookup is this one: the page says "due now" until it has run and set
+    # the one after (a later time, or the open circuit's retry time).
+    payment.next_reconcile_at = utcnow()
+    db.session.commit()
     return queues.enqueue(payment.provider, queues.RECONCILE_JOB, payment.id, job_id=job_id)
 
 

@@ -49,7 +49,7 @@ def test_actions_without_csrf_are_refused(admin_client: FlaskClient, app: Flask)
     payment_id = unknown_payment(app)
     response = admin_client.post(
         f"/admin/unknown/{payment_id}/resolve",
-        data={"outcome": "succeeded", "reason": "seen at provider"},
+        data={"confirm": "yes", "outcome": "succeeded", "reason": "seen at provider"},
     )
     assert response.status_code == 400
     response = admin_client.post(

@@ -25,12 +25,18 @@ def test_resolve_needs_a_reason_and_records_the_admin(
     payment_id = unknown_payment(app)
     admin_client.post(
         f"/admin/unknown/{payment_id}/resolve",
-        data={"outcome": "succeeded", "reason": "", "csrf_token": admin_csrf(admin_client)},
+        data={
+            "confirm": "yes",
+            "outcome": "succeeded",
+            "reason": "",
+            "csrf_token": admin_csrf(admin_client),
+        },
     )
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
     admin_client.post(
         f"/admin/unknown/{payment_id}/resolve",
         data={
+            "confirm": "yes",
             "outcome": "succeeded",
             "reason": "confirmed in Stripe dashboard",
             "csrf_token": admin_csrf(admin_client),
@@ -87,3 +93,25 @@ def test_overview_shows_an_open_breaker_and_an_unknown_payment(
     assert re.search(r'data-status="unknown".*?<div class="h3 mb-0 count">1</div>', page, re.S)
     unknown_page = admin_client.get("/admin/unknown/").get_data(as_text=True)
     assert f'data-payment="{payment_id}"' in unknown_page
+
+
+def test_resolving_needs_a_confirmation_and_reconcile_now_says_due_now(
+    admin_client: FlaskClient, app: Flask
+) -> None:
+    payment_id = unknown_payment(app)
+    unconfirmed = admin_client.post(
+        f"/admin/unknown/{payment_id}/resolve",
+        data={
+            "outcome": "failed",
+            "reason": "not charged at Stripe",
+            "csrf_token": admin_csrf(admin_client),
+        },
+        follow_redirects=True,
+    )
+    assert "tick the confirmation" in unconfirmed.get_data(as_text=True)
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    admin_client.post(
+        f"/admin/unknown/{payment_id}/reconcile", data={"csrf_token": admin_csrf(admin_client)}
+    )
+    page = admin_client.get("/admin/unknown/").get_data(as_text=True)
+    assert "due now" in page  # not a time in the past, not one five minutes out

@@ -43,7 +43,12 @@ def test_a_viewers_actions_are_refused_and_move_nothing(
     stuck = unknown_payment(app)
     resolved = viewer.post(
         f"/admin/unknown/{stuck}/resolve",
-        data={"outcome": "failed", "reason": "not charged", "csrf_token": admin_csrf(viewer)},
+        data={
+            "confirm": "yes",
+            "outcome": "failed",
+            "reason": "not charged",
+            "csrf_token": admin_csrf(viewer),
+        },
     )
     assert resolved.status_code == 403
 

@@ -64,6 +64,7 @@ def _resolve(admin_client: FlaskClient, payment_id: int, outcome: str) -> str:
     response = admin_client.post(
         f"/admin/unknown/{payment_id}/resolve",
         data={
+            "confirm": "yes",
             "outcome": outcome,
             "reason": "checked with the provider",
             "csrf_token": admin_csrf(admin_client),
@@ -237,6 +238,7 @@ def test_a_customer_never_reads_an_admins_reason(app: Flask, admin_client: Flask
     admin_client.post(
         f"/admin/unknown/{payment_id}/resolve",
         data={
+            "confirm": "yes",
             "outcome": "failed",
             "reason": "customer 4711 is a known fraudster, per Jane",
             "csrf_token": admin_csrf(admin_client),
