@@ -131,3 +131,38 @@ def test_the_overview_draws_the_last_hour(
     assert {"succeeded", "failed"} <= {t.text for t in payments.find_elements(By.TAG_NAME, "text")}
     browser.save_screenshot(str(artifacts / "admin-overview-charts.png"))
     browser.set_window_size(1200, 900)
+
+
+def test_the_overview_updates_in_place_and_keeps_a_half_typed_reason(
+    app: Flask, browser: Any, live_server: str, monkeypatch: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    import blueprints.admin.overview as overview
+
+    monkeypatch.setattr(overview, "REFRESH_S", 1)
+    make_admin(app)
+    wait = WebDriverWait(browser, 15)
+    browser.delete_all_cookies()
+    browser.get(f"{live_server}/admin/login")
+    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
+    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    breaker = wait.until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, '.breaker[data-provider="stripe"]'))
+    )
+    reason = breaker.find_element(By.NAME, "reason")
+    reason.send_keys("incident 12, the provider says")
+    browser.execute_script("window.notReloaded = true;")
+    with app.app_context():  # the numbers change under the page
+        stuck = make_payment(make_order(make_customer()))
+        stuck.status = PaymentStatus.UNKNOWN
+        db.session.commit()
+    wait.until(
+        ec.text_to_be_present_in_element((By.CSS_SELECTOR, '[data-status="unknown"] .count'), "1")
+    )
+    assert browser.execute_script("return window.notReloaded") is True  # fetched, not reloaded
+    kept = browser.find_element(By.CSS_SELECTOR, '.breaker[data-provider="stripe"] [name="reason"]')
+    assert kept.get_attribute("value") == "incident 12, the provider says"
