@@ -9,6 +9,7 @@ index on their time, so history never slows it)."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from datetime import timedelta
 from typing import Any
@@ -24,7 +25,22 @@ from models.types import utcnow
 SAMPLES_KEY = "dashboard:samples"
 KEEP = 120  # samples: an hour at 30 s
 WIDTH, HEIGHT, PAD = 560, 140, 28
-COLORS = ["#2e7d32", "#c62828", "#1565c0", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#757575"]
+COLORS = ["#1565c0", "#ef6c00", "#00838f", "#5d4037", "#757575", "#ad1457"]
+# Colours by meaning, the same on every chart: success green, failure red, a person's
+# attention orange, not known yet purple. Other series take COLORS in turn.
+MEANING = {
+    "succeeded": "#2e7d32",
+    "failed": "#c62828",
+    "needs_review": "#ef6c00",
+    "unknown": "#6a1b9a",
+    "oldest unknown (min)": "#6a1b9a",
+}
+CHARTED = (
+    PaymentStatus.SUCCEEDED,
+    PaymentStatus.FAILED,
+    PaymentStatus.UNKNOWN,
+    PaymentStatus.NEEDS_REVIEW,
+)
 LEGEND_COLUMNS = 4
 STATE_LEVEL = {"closed": 0, "forced_closed": 0, "half_open": 1, "open": 2, "forced_open": 2}
 
@@ -53,14 +69,12 @@ def payments_per_minute(now: Any = None) -> dict[str, list[tuple[float, float]]]
     rows = db.session.execute(
         select(PaymentTransition.to_status, PaymentTransition.created_at).where(
             PaymentTransition.created_at >= since,
-            PaymentTransition.to_status.in_(
-                [PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.NEEDS_REVIEW]
-            ),
+            PaymentTransition.to_status.in_(CHARTED),
         )
     ).all()
     start = since.timestamp() // 60 * 60
     series: dict[str, list[tuple[float, float]]] = {}
-    for status in (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.NEEDS_REVIEW):
+    for status in CHARTED:
         counts = [0] * 61
         for to_status, at in rows:
             if to_status == status:
@@ -117,7 +131,7 @@ def svg(
         parts.append(f'<text x="{PAD}" y="60" font-size="11" fill="#888">{escape(empty)}</text>')
         return Markup("".join(parts) + "</svg>")
     t0, t1 = x_range or (min(p[0] for p in points), max(p[0] for p in points))
-    top = max(max(p[1] for p in points), 1.0)
+    top, top_label = _axis_top(max(p[1] for p in points))
     span = max(t1 - t0, 1.0)
     ago = f"-{span:.0f} s" if span < 120 else f"-{span / 60:.0f} min"
     left, right = x_labels or (ago, "now")
@@ -130,7 +144,7 @@ def svg(
 
     parts.append(
         f'<line x1="{PAD}" y1="{HEIGHT}" x2="{WIDTH - PAD}" y2="{HEIGHT}" stroke="#999"/>'
-        f'<text x="2" y="30" font-size="10" fill="#666">{top:g}</text>'
+        f'<text x="2" y="30" font-size="10" fill="#666">{top_label}</text>'
         f'<text x="{PAD}" y="{HEIGHT + 12}" font-size="10" fill="#666">{escape(left)}</text>'
         f'<text x="{WIDTH - PAD}" y="{HEIGHT + 12}" font-size="10" fill="#666" '
         f'text-anchor="end">{escape(right)}</text>'
@@ -143,8 +157,9 @@ def svg(
                 f'stroke-dasharray="3,3"/><text x="{x + 2:.1f}" y="{28 + index % 3 * 10}" '
                 f'font-size="9" fill="#777">{escape(label)}</text>'
             )
+    others = iter(COLORS * (1 + len(series) // len(COLORS)))
     for index, (name, values) in enumerate(sorted(series.items())):
-        color = COLORS[index % len(COLORS)]
+        color = MEANING.get(name) or next(others)
         held = [(t, values[i - 1][1]) for i, (t, _) in enumerate(values) if i] if steps else []
         line = " ".join(xy(t, v) for t, v in sorted([*held, *values], key=lambda p: p[0]))
         parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{line}"/>')
@@ -154,3 +169,15 @@ def svg(
             f"{escape(name)}</text>"
         )
     return Markup("".join(parts) + "</svg>")
+
+
+def _axis_top(highest: float) -> tuple[float, str]:
+    """The axis' top and its label: a whole number for counts (never "5.7231"),
+    a tenth for a measure below ten."""
+    if highest <= 1:
+        return 1.0, "1"
+    if highest >= 10 or float(highest).is_integer():
+        top = float(math.ceil(highest))
+        return top, f"{top:,.0f}"
+    tenths = math.ceil(highest * 10)  # below ten: to a tenth, rounded up
+    return tenths / 10, f"{tenths / 10:g}"

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from extensions import db
 from models import PaymentStatus, TransitionSource
 from models.types import utcnow
-from services.backoffice.charts import payments_per_minute, samples, svg
+from services.backoffice.charts import _axis_top, payments_per_minute, samples, svg
 from services.backoffice.dashboard import sample_health
 from services.movements.locks import lock_payment
 from services.payments.state import move
@@ -62,3 +62,20 @@ def test_a_state_holds_until_the_next_sample() -> None:
     assert points[1].split(",")[1] == points[0].split(",")[1]  # level: still closed at t=10
     assert points[1].split(",")[0] == points[2].split(",")[0]  # then straight up
     assert ">-10 s<" in drawn  # a short span is told in seconds
+
+
+def test_colours_follow_meaning_and_the_unknown_line_is_drawn(app_ctx: Flask) -> None:
+    series = payments_per_minute()
+    assert set(series) == {"succeeded", "failed", "unknown", "needs_review"}
+    drawn = str(svg("Payments", series))
+    # Sorted by name, "failed" is drawn first: it was given the first colour, green.
+    assert 'fill="#c62828">failed<' in drawn and 'fill="#2e7d32">succeeded<' in drawn
+    assert 'fill="#6a1b9a">unknown<' in drawn
+
+
+def test_axes_read_as_whole_numbers_for_counts_and_short_numbers_for_measures() -> None:
+    assert _axis_top(3.0) == (3.0, "3") and _axis_top(0.0) == (1.0, "1")
+    assert _axis_top(5.7231) == (5.8, "5.8")  # the reported "5.7231"
+    assert _axis_top(57.231) == (58.0, "58") and _axis_top(12_345.6)[1] == "12,346"
+    drawn = str(svg("Age", {"oldest unknown (min)": [(0.0, 0.0), (60.0, 5.7231)]}))
+    assert ">5.8<" in drawn and "5.7231" not in drawn
