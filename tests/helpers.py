@@ -382,3 +382,22 @@ def admin_refund(client: FlaskClient, payment_id: int) -> int:
     review = first.get_data(as_text=True)
     fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', review))
     return client.post(url, data={**fields, "confirm": "yes"}).status_code
+
+
+def axe_violations(browser: Any, axe_script: str) -> list[dict[str, Any]]:
+    """axe-core's critical and serious violations on the browser's page."""
+    browser.execute_script(axe_script)
+    result = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then(done);"
+    )
+    return [v for v in result["violations"] if v["impact"] in ("critical", "serious")]
+
+
+def page_overflow(browser: Any) -> int:
+    """How far the page scrolls sideways (0: it fits the window)."""
+    return int(
+        browser.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+    )

@@ -30,6 +30,10 @@ class AdminOnly:
 
     requires: dict[str, str] = {}
 
+    @property
+    def extra_css(self) -> list[str]:
+        return [url_for("static", filename="admin.css")]  # contrast, phone widths
+
     def is_accessible(self) -> bool:
         return admins.current_admin() is not None
 

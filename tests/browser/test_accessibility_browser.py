@@ -11,26 +11,9 @@ from typing import Any
 from flask import Flask
 
 from services.accounts.customers import create_customer
-from tests.helpers import run_jobs, seed_catalog
+from tests.helpers import axe_violations, page_overflow, run_jobs, seed_catalog
 
 WIDTHS = (1280, 390)
-
-
-def _violations(browser: Any, axe_script: str) -> list[dict[str, Any]]:
-    browser.execute_script(axe_script)
-    result = browser.execute_async_script(
-        "const done = arguments[arguments.length - 1];"
-        "axe.run(document, {resultTypes: ['violations']}).then(done);"
-    )
-    return [v for v in result["violations"] if v["impact"] in ("critical", "serious")]
-
-
-def _overflow(browser: Any) -> int:
-    return int(
-        browser.execute_script(
-            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
-    )
 
 
 def _shop(app: Flask, browser: Any, url: str) -> dict[str, str]:
@@ -84,13 +67,13 @@ def test_customer_pages_are_accessible_and_fit_a_phone(
             browser.set_window_size(width, 900)
             for name, page in pages.items():
                 browser.get(page)
-                problems = _violations(browser, axe_script)
+                problems = axe_violations(browser, axe_script)
                 if problems:
                     found[f"{name} {language} {width}px"] = [
                         (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
                         for v in problems
                     ]
-                overflow = _overflow(browser)
+                overflow = page_overflow(browser)
                 if overflow > 0:
                     found[f"{name} {language} {width}px scrolls sideways"] = overflow
             browser.get(pages["top-up"])
@@ -101,7 +84,7 @@ def test_customer_pages_are_accessible_and_fit_a_phone(
             WebDriverWait(browser, 15).until(
                 ec.presence_of_element_located((By.CSS_SELECTOR, "p.review"))
             )
-            if problems := _violations(browser, axe_script):
+            if problems := axe_violations(browser, axe_script):
                 found[f"top-up review {language} {width}px"] = [v["id"] for v in problems]
             if width == 390:
                 browser.save_screenshot(str(artifacts / f"phone-top-up-review-{language}.png"))
@@ -112,8 +95,8 @@ def test_customer_pages_are_accessible_and_fit_a_phone(
         browser.set_window_size(width, 900)
         for name in ("login", "signup"):
             browser.get(f"{live_server}/{name}")
-            if problems := _violations(browser, axe_script):
+            if problems := axe_violations(browser, axe_script):
                 found[f"{name} {width}px"] = [v["id"] for v in problems]
-            if (overflow := _overflow(browser)) > 0:
+            if (overflow := page_overflow(browser)) > 0:
                 found[f"{name} {width}px scrolls sideways"] = overflow
     assert found == {}, json.dumps(found, indent=1)

@@ -1,0 +1,87 @@
+"""Every dashboard page, at a desktop's 1280 px and a phone's 390 px: axe-core finds no
+critical or serious violation, and nothing scrolls sideways (issue 32)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from extensions import db
+from models import Payment
+from tests.factories import make_dispute
+from tests.helpers import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    axe_violations,
+    charged,
+    committed_payment,
+    make_admin,
+    page_overflow,
+    unknown_payment,
+)
+
+WIDTHS = (1280, 390)
+
+
+def _records(app: Flask) -> dict[str, int]:
+    """A charged and disputed payment, and an unknown one, for the pages to show."""
+    paid = charged(app, committed_payment(app))
+    stuck = unknown_payment(app)
+    with app.app_context():
+        payment = db.session.get(Payment, paid)
+        assert payment is not None
+        make_dispute(payment, is_withdrawn=True)
+        db.session.commit()
+        return {"paid": paid, "stuck": stuck, "customer": payment.customer_id}
+
+
+def test_admin_pages_are_accessible_and_fit_a_phone(
+    app: Flask, browser: Any, live_server: str, sandbox: Any, axe_script: str, artifacts: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    ids = _records(app)
+    make_admin(app)
+    pages = [
+        "/admin/",
+        "/admin/unknown/",
+        "/admin/queues/",
+        "/admin/admin_payments/",
+        f"/admin/admin_payments/details/?id={ids['paid']}",
+        "/admin/admin_orders/",
+        f"/admin/admin_customers/details/?id={ids['customer']}",
+        "/admin/admin_refunds/",
+        "/admin/admin_disputes/",
+        "/admin/admin_processed_webhooks/",
+        "/admin/catalog/",
+        "/admin/outbox/",
+        f"/admin/payment/{ids['paid']}",
+        f"/admin/refunds/payment/{ids['paid']}",
+        "/admin/search/?q=nobody",
+    ]
+    browser.delete_all_cookies()
+    browser.set_window_size(1280, 900)
+    browser.get(f"{live_server}/admin/login")
+    found: dict[str, Any] = {"login": axe_violations(browser, axe_script)}
+    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
+    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    for width in WIDTHS:
+        browser.set_window_size(width, 900)
+        for page in pages:
+            browser.get(live_server + page)
+            problems = axe_violations(browser, axe_script)
+            overflow = page_overflow(browser)
+            if problems or overflow > 0:
+                found[f"{width} {page}"] = {
+                    "overflow_px": overflow,
+                    "violations": [(v["id"], v["nodes"][0]["target"]) for v in problems],
+                }
+        browser.get(f"{live_server}/admin/")
+        browser.save_screenshot(str(artifacts / f"admin-overview-{width}.png"))
+    found = {k: v for k, v in found.items() if v}
+    (artifacts / "admin-axe.json").write_text(json.dumps(found, indent=1))
+    assert found == {}
