@@ -11,10 +11,19 @@ import requests
 from flask import Flask
 
 from extensions import db
-from models import PaymentStatus
+from models import Customer, Payment, PaymentStatus, Refund
 from services.payments.charging import charge_payment
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin, payment, run_jobs
+from tests.helpers import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    charged,
+    committed_payment,
+    make_admin,
+    payment,
+    rows,
+    run_jobs,
+)
 
 
 def test_operator_sees_the_outage_and_reconciles(
@@ -166,3 +175,56 @@ def test_the_overview_updates_in_place_and_keeps_a_half_typed_reason(
     assert browser.execute_script("return window.notReloaded") is True  # fetched, not reloaded
     kept = browser.find_element(By.CSS_SELECTOR, '.breaker[data-provider="stripe"] [name="reason"]')
     assert kept.get_attribute("value") == "incident 12, the provider says"
+
+
+def test_a_refunder_walks_from_an_email_to_a_refund_and_its_csv(
+    app: Flask, browser: Any, live_server: str, sandbox: Any
+) -> None:
+    """Issue 32's walk in Chromium: the search box -> the payment -> the customer's page
+    -> the payment -> its refund page -> review -> refund -> the payments filtered by the
+    email -> the CSV, which names the payment. (A viewer's refusal: tests/blueprints.)"""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    payment_id = charged(app, committed_payment(app))
+    with app.app_context():
+        found = db.session.get(Payment, payment_id)
+        assert found is not None
+        customer = db.session.get(Customer, found.customer_id)
+        assert customer is not None
+        customer.email = "walk@example.com"
+        db.session.commit()
+    make_admin(app, "refunder", "refunder@example.com")
+    wait = WebDriverWait(browser, 15)
+    browser.delete_all_cookies()
+    browser.set_window_size(1280, 900)
+    browser.get(f"{live_server}/admin/login")
+    browser.find_element(By.NAME, "email").send_keys("refunder@example.com")
+    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    search = wait.until(ec.presence_of_element_located((By.NAME, "q")))
+    search.send_keys("walk@example.com")
+    search.submit()
+    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h2"), f"Payment #{payment_id}"))
+    browser.find_element(By.PARTIAL_LINK_TEXT, "Customer #").click()
+    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "walk@example.com"))
+    browser.find_element(By.PARTIAL_LINK_TEXT, f"payment #{payment_id}").click()
+    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h2"), f"Payment #{payment_id}"))
+    browser.find_element(By.LINK_TEXT, "Refunds").click()
+    browser.find_element(By.NAME, "reason").send_keys("the mug arrived broken")
+    browser.find_element(By.ID, "review").click()
+    wait.until(ec.element_to_be_clickable((By.ID, "refund"))).click()
+    wait.until(lambda _: rows(app, Refund) == 1)
+    browser.get(
+        f"{live_server}/admin/admin_payments/?flt1_customer_email_equals=walk%40example.com"
+    )
+    wait.until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, f'a[href="/admin/payment/{payment_id}"]'))
+    )
+    exported = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch('/admin/admin_payments/export/csv/?flt1_customer_email_equals=walk%40example.com')"
+        ".then(r => r.text()).then(done);"
+    )
+    assert [line.split(",")[0] for line in exported.splitlines()[1:]] == [str(payment_id)]
