@@ -401,3 +401,12 @@ def page_overflow(browser: Any) -> int:
             "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
     )
+
+
+def fill_admin_login(browser: Any, email: str = ADMIN_EMAIL) -> None:
+    """Sign in on the dashboard's login page the browser shows."""
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.NAME, "email").send_keys(email)
+    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()

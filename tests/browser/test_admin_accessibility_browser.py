@@ -13,11 +13,10 @@ from extensions import db
 from models import Payment
 from tests.factories import make_dispute
 from tests.helpers import (
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
     axe_violations,
     charged,
     committed_payment,
+    fill_admin_login,
     make_admin,
     page_overflow,
     unknown_payment,
@@ -41,7 +40,6 @@ def _records(app: Flask) -> dict[str, int]:
 def test_admin_pages_are_accessible_and_fit_a_phone(
     app: Flask, browser: Any, live_server: str, sandbox: Any, axe_script: str, artifacts: Path
 ) -> None:
-    from selenium.webdriver.common.by import By
 
     ids = _records(app)
     make_admin(app)
@@ -66,9 +64,7 @@ def test_admin_pages_are_accessible_and_fit_a_phone(
     browser.set_window_size(1280, 900)
     browser.get(f"{live_server}/admin/login")
     found: dict[str, Any] = {"login": axe_violations(browser, axe_script)}
-    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
-    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    fill_admin_login(browser)
     for width in WIDTHS:
         browser.set_window_size(width, 900)
         for page in pages:

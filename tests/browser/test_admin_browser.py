@@ -15,10 +15,9 @@ from models import Customer, Payment, PaymentStatus, Refund
 from services.payments.charging import charge_payment
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import (
-    ADMIN_EMAIL,
-    ADMIN_PASSWORD,
     charged,
     committed_payment,
+    fill_admin_login,
     make_admin,
     payment,
     rows,
@@ -49,9 +48,7 @@ def test_operator_sees_the_outage_and_reconciles(
     browser.delete_all_cookies()
     browser.get(f"{live_server}/admin/")
     wait.until(ec.url_contains("/admin/login"))
-    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
-    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    fill_admin_login(browser)
     breaker = wait.until(
         ec.presence_of_element_located((By.CSS_SELECTOR, '.breaker[data-provider="stripe"]'))
     )
@@ -124,9 +121,7 @@ def test_the_overview_draws_the_last_hour(
     browser.set_window_size(1200, 1600)
     browser.get(f"{live_server}/admin/")
     wait.until(ec.url_contains("/admin/login"))
-    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
-    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    fill_admin_login(browser)
     wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "svg.chart")))
     charts = {
         c.find_element(By.TAG_NAME, "title").get_attribute("textContent"): c
@@ -156,9 +151,7 @@ def test_the_overview_updates_in_place_and_keeps_a_half_typed_reason(
     wait = WebDriverWait(browser, 15)
     browser.delete_all_cookies()
     browser.get(f"{live_server}/admin/login")
-    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
-    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    fill_admin_login(browser)
     breaker = wait.until(
         ec.presence_of_element_located((By.CSS_SELECTOR, '.breaker[data-provider="stripe"]'))
     )
@@ -200,9 +193,7 @@ def test_a_refunder_walks_from_an_email_to_a_refund_and_its_csv(
     browser.delete_all_cookies()
     browser.set_window_size(1280, 900)
     browser.get(f"{live_server}/admin/login")
-    browser.find_element(By.NAME, "email").send_keys("refunder@example.com")
-    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    fill_admin_login(browser, "refunder@example.com")
     search = wait.until(ec.presence_of_element_located((By.NAME, "q")))
     search.send_keys("walk@example.com")
     search.submit()

@@ -9,7 +9,12 @@ from typing import Any
 from flask import Flask
 
 from services.payments.charging import charge_payment
-from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, committed_payment, make_admin, payment
+from tests.helpers import (
+    committed_payment,
+    fill_admin_login,
+    make_admin,
+    payment,
+)
 
 
 def test_the_verdict_from_an_idempotency_key(
@@ -27,9 +32,7 @@ def test_the_verdict_from_an_idempotency_key(
     wait = WebDriverWait(browser, 15)
     browser.delete_all_cookies()
     browser.get(f"{live_server}/admin/login")
-    browser.find_element(By.NAME, "email").send_keys(ADMIN_EMAIL)
-    browser.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    fill_admin_login(browser)
     box = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, ".dashboard-search input")))
     box.send_keys(key)
     box.submit()
