@@ -9,6 +9,7 @@ from flask_admin import Admin
 from flask_admin.theme import Bootstrap4Theme
 
 from blueprints.admin.auth import bp
+from blueprints.admin.base import record_links
 from blueprints.admin.catalog import CatalogView
 from blueprints.admin.disputes import DisputeView
 from blueprints.admin.outbox import OutboxView
@@ -70,6 +71,7 @@ def register(app: Flask) -> None:
         admin.add_view(view(model, db, category="Records", endpoint=f"admin_{model.__tablename__}"))
     admin.add_view(OutboxView(OutboxMessage, db, name="Outbox", endpoint="outbox"))
     app.jinja_env.globals["PaymentStatus"] = PaymentStatus
+    app.jinja_env.filters["record_links"] = record_links
 
 
 def _with_language(response: Response) -> Response:

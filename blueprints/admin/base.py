@@ -4,6 +4,7 @@ them): the admin-only guard, the read-only list view, the money column."""
 from __future__ import annotations
 
 import enum
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +15,7 @@ from flask_admin.contrib.sqla import filters as sqla_filters
 from flask_admin.model import typefmt
 from flask_admin.model.base import ViewArgs
 from flask_admin.model.filters import convert
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from sqlalchemy.exc import StatementError
 
 from extensions import db
@@ -65,6 +66,30 @@ def link_to(endpoint: str, **fixed: Any) -> Any:
         return Markup('<a href="{}">#{}</a>').format(url_for(endpoint, **{arg: value}), value)
 
     return formatter
+
+
+RECORD_PAGES = {
+    "payment": ("story.payment", "payment_id"),
+    "order": ("admin_orders.details_view", "id"),
+    "refund": ("admin_refunds.details_view", "id"),
+    "dispute": ("admin_disputes.details_view", "id"),
+}
+RECORD_ID = re.compile(r"\b(payment|order|refund|dispute) #(\d{1,10})\b")
+
+
+def record_links(text: str) -> Markup:
+    """A line of text whose "refund #3", "order #7" ... are links to those records
+    (the payment's story, the admin's alerts): every id a person reads can be opened."""
+    out, last = [], 0
+    for found in RECORD_ID.finditer(text):
+        endpoint, arg = RECORD_PAGES[found.group(1)]
+        out.append(escape(text[last : found.start()]))
+        values: dict[str, Any] = {arg: int(found.group(2))}
+        url = url_for(endpoint, **values)
+        out.append(Markup('<a href="{}">{}</a>').format(url, found.group(0)))
+        last = found.end()
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
 
 
 PAYMENT = link_to("story.payment")

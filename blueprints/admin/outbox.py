@@ -11,15 +11,39 @@ from flask_admin import expose
 from markupsafe import Markup
 
 from blueprints.admin.base import ReadOnlyView
+from models import EmailKind
 from services.backoffice import admins
 from services.notifications import emails as notifications
 from services.notifications.emails import rendered_message
 
 
-def _open_link(view: Any, context: Any, model: Any, name: str) -> Markup:
+def _open_link(view: Any, context: Any, model: Any, name: str) -> Any:
+    if context is None:  # the CSV export: the bare id
+        return model.id
     return Markup('<a href="{}">#{}</a>').format(
         view.get_url(".message", outbox_id=model.id), model.id
     )
+
+
+# What an email is about, by its kind: the page of its subject.
+SUBJECT_PAGES = {
+    EmailKind.WELCOME: ("admin_customers.details_view", "id"),
+    EmailKind.RECEIPT: ("story.payment", "payment_id"),
+    EmailKind.PAYMENT_FAILED: ("story.payment", "payment_id"),
+    EmailKind.REVIEW_ALERT: ("story.payment", "payment_id"),
+    EmailKind.WALLET_RECEIPT: ("admin_orders.details_view", "id"),
+    EmailKind.REFUND: ("admin_refunds.details_view", "id"),
+    EmailKind.REFUND_ALERT: ("admin_refunds.details_view", "id"),
+    EmailKind.DISPUTE_ALERT: ("admin_disputes.details_view", "id"),
+}
+
+
+def _subject_link(view: Any, context: Any, model: Any, name: str) -> Any:
+    page = SUBJECT_PAGES.get(model.kind)
+    if context is None or page is None:  # the CSV export, or an alert (no page of its own)
+        return model.subject_id
+    url = url_for(page[0], **{page[1]: model.subject_id})
+    return Markup('<a href="{}">#{}</a>').format(url, model.subject_id)
 
 
 class OutboxView(ReadOnlyView):
@@ -40,7 +64,7 @@ class OutboxView(ReadOnlyView):
     column_filters = ("status", "kind", "recipient", "created_at")
     column_searchable_list = ("recipient",)
     column_default_sort = ("id", True)
-    column_formatters: dict[str, Any] = {"id": _open_link}
+    column_formatters: dict[str, Any] = {"id": _open_link, "subject_id": _subject_link}
 
     @expose("/message/<id:outbox_id>")
     def message(self, outbox_id: int) -> ResponseReturnValue:

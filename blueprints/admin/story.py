@@ -3,11 +3,14 @@ happened to it, in order (services/backoffice/timeline.py)."""
 
 from __future__ import annotations
 
+import uuid
+
 from flask import abort
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
 from blueprints.admin.base import AdminOnly
+from services.backoffice import admins
 from services.backoffice.timeline import story
 
 
@@ -24,4 +27,9 @@ class PaymentStoryView(AdminOnly, BaseView):
         found = story(payment_id)
         if found is None:
             abort(404)
-        return self.render("dashboard/story.html", story=found)
+        return self.render(
+            "dashboard/story.html",
+            story=found,
+            refund_key=uuid.uuid4(),  # born with the page, like the refund page's form
+            can_refund=admins.can(admins.current_admin(), admins.REFUND),
+        )
