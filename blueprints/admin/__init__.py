@@ -25,6 +25,7 @@ from blueprints.admin.records import (
 from blueprints.admin.refunds import RefundsView, RefundView
 from blueprints.admin.search import SearchView
 from blueprints.admin.story import PaymentStoryView
+from blueprints.admin.users import UsersView
 from blueprints.headers import csp_nonce
 from extensions import db
 from models import (
@@ -58,6 +59,7 @@ def register(app: Flask) -> None:
     admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
     admin.add_view(PaymentStoryView(name="Payment", endpoint="story", url="/admin/payment"))
     admin.add_view(SearchView(name="Search", endpoint="search"))
+    admin.add_view(UsersView(name="Users", endpoint="users"))
     for model, view in (
         (Payment, PaymentView),
         (Order, OrderView),

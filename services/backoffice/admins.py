@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
 from flask import session
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import generate_password_hash
 
@@ -12,6 +14,9 @@ from models import AdminRole, AdminUser
 from models.types import utcnow
 from services.accounts import login_throttle
 from services.accounts.login_throttle import TooManyAttemptsError
+from services.platform.errors import ClientError
+
+log = logging.getLogger(__name__)
 
 SESSION_KEY = "admin_user_id"
 SESSION_VERSION_KEY = "admin_session_version"
@@ -47,12 +52,12 @@ class AdminExistsError(ValueError):
 
 # What each role may do (pages are read by every role); checked on the server for every
 # action (blueprints/admin/base.py), recorded with who and why by the action itself.
-OPERATE, REFUND, CATALOG = "operate", "refund", "catalog"
+OPERATE, REFUND, CATALOG, USERS = "operate", "refund", "catalog", "users"
 PERMISSIONS: dict[AdminRole, frozenset[str]] = {
     AdminRole.VIEWER: frozenset(),
     AdminRole.OPERATOR: frozenset({OPERATE}),
     AdminRole.REFUNDER: frozenset({REFUND}),
-    AdminRole.ADMIN: frozenset({OPERATE, REFUND, CATALOG}),
+    AdminRole.ADMIN: frozenset({OPERATE, REFUND, CATALOG, USERS}),
 }
 
 
@@ -115,3 +120,35 @@ def current_admin() -> AdminUser | None:
     if admin is None or admin.session_version != version:
         return None
     return admin
+
+
+def all_admins() -> list[AdminUser]:
+    return list(db.session.scalars(select(AdminUser).order_by(AdminUser.email)))
+
+
+def set_role(admin_id: int, role: str, reason: str, actor: AdminUser) -> str:
+    """Give a dashboard user another role, with a reason; the last admin keeps theirs
+    (someone must be able to give roles). Logged with who and why. Commits; raises
+    ClientError (nothing written)."""
+    try:
+        new = AdminRole(role)
+    except ValueError:
+        raise ClientError(f"no role {role[:20]!r}", code="invalid_role") from None
+    if len(reason.strip()) < 5:
+        raise ClientError("give the reason (5 characters at least)", code="reason_required")
+    target = db.session.scalar(select(AdminUser).where(AdminUser.id == admin_id).with_for_update())
+    if target is None:
+        db.session.rollback()
+        raise ClientError(f"no dashboard user {admin_id}", code="admin_not_found", status=404)
+    admins_left = db.session.scalar(
+        select(func.count()).select_from(AdminUser).where(AdminUser.role == AdminRole.ADMIN)
+    )
+    if target.role == AdminRole.ADMIN and new != AdminRole.ADMIN and admins_left == 1:
+        db.session.rollback()
+        raise ClientError("the last admin keeps the admin role", code="last_admin", status=409)
+    was, target.role = target.role, new
+    db.session.commit()
+    log.info(
+        "admin %s: role %s -> %s by %s: %s", target.email, was.value, new.value, actor.email, reason
+    )
+    return f"{target.email} is {new.value} (was {was.value})"

@@ -59,6 +59,7 @@ def test_admin_pages_are_accessible_and_fit_a_phone(
         f"/admin/payment/{ids['paid']}",
         f"/admin/refunds/payment/{ids['paid']}",
         "/admin/search/?q=nobody",
+        "/admin/users/",
     ]
     browser.delete_all_cookies()
     browser.set_window_size(1280, 900)

@@ -23,6 +23,7 @@ ADMIN_URLS = [
     "/admin/admin_ledger_entries/",
     "/admin/admin_customers/",
     "/admin/admin_disputes/",
+    "/admin/users/",
 ]
 
 
