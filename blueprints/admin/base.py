@@ -74,7 +74,7 @@ RECORD_PAGES = {
     "refund": ("admin_refunds.details_view", "id"),
     "dispute": ("admin_disputes.details_view", "id"),
 }
-RECORD_ID = re.compile(r"\b(payment|order|refund|dispute) #(\d{1,10})\b")
+RECORD_ID = re.compile(r"\b(payment|order|refund|dispute) #?(\d{1,10})\b")
 
 
 def record_links(text: str) -> Markup:

@@ -8,7 +8,15 @@ from typing import Any
 from flask import url_for
 from markupsafe import Markup
 
-from blueprints.admin.base import CUSTOMER, ORDER, PAYMENT, WALLET, ReadOnlyView, money_column
+from blueprints.admin.base import (
+    CUSTOMER,
+    ORDER,
+    PAYMENT,
+    WALLET,
+    ReadOnlyView,
+    money_column,
+    record_links,
+)
 from models import Customer
 from services.backoffice import records as backoffice_records
 from services.platform import retention
@@ -135,6 +143,8 @@ class LedgerView(ReadOnlyView):
             for name in ("amount_minor", "balance_after_minor")
         },
         "wallet_id": WALLET,
+        # "payment 12", "refund 3": the movement the entry belongs to, as a link
+        "reference": lambda v, c, m, n: m.reference if c is None else record_links(m.reference),
     }
 
 
