@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import uuid
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     BigInteger,
@@ -16,11 +17,14 @@ from sqlalchemy import (
     Uuid,
     false,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from extensions import db
 from models.payment_transition import TransitionSource
 from models.types import UTCDateTime, str_enum, utcnow
+
+if TYPE_CHECKING:
+    from models.payment import Payment
 
 
 class RefundStatus(enum.StrEnum):
@@ -88,6 +92,9 @@ class Refund(db.Model):  # type: ignore[name-defined]
     id: Mapped[int] = mapped_column(primary_key=True)
     idempotency_key: Mapped[uuid.UUID] = mapped_column(Uuid(), unique=True)
     payment_id: Mapped[int | None] = mapped_column(ForeignKey("payments.id"), index=True)
+    # Read-only, for the dashboard's filter by the customer's email (never loaded on a
+    # money path).
+    payment: Mapped[Payment | None] = relationship(viewonly=True, lazy="raise_on_sql")
     order_id: Mapped[int | None] = mapped_column(ForeignKey("orders.id"), index=True)
     # The payment's provider, or "wallet" for an order paid from the wallet.
     provider: Mapped[str] = mapped_column(String(32))

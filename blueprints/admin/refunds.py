@@ -145,7 +145,15 @@ class RefundView(ReadOnlyView):
         "actor",
         "created_at",
     )
-    column_filters = ("status", "provider", "created_at", "amount_minor", "payment_id")
+    column_filters = (
+        "status",
+        "provider",
+        "created_at",
+        "amount_minor",
+        "payment_id",
+        "payment.customer.email",
+    )
+    column_labels = {**ReadOnlyView.column_labels, "payment.customer.email": "Customer email"}
     column_searchable_list = ("provider_refund_id",)
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {

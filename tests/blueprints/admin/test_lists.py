@@ -15,7 +15,7 @@ from flask.testing import FlaskClient
 from blueprints.admin.base import EXPORT_MAX_ROWS, ReadOnlyView
 from extensions import db
 from models import PaymentStatus
-from tests.factories import make_customer, make_order, make_payment
+from tests.factories import make_customer, make_order, make_payment, make_refund
 
 
 def _payments(app: Flask) -> tuple[int, int]:
@@ -67,3 +67,14 @@ def test_every_records_list_exports(app: Flask, admin_client: FlaskClient, sandb
         response = admin_client.get(f"/admin/admin_{name}/export/csv/")
         assert response.status_code == 200, name
         assert response.get_data(as_text=True).startswith("Id,"), name  # streamed: read it all
+
+
+def test_refunds_filter_by_the_customers_email(app: Flask, admin_client: FlaskClient) -> None:
+    with app.app_context():
+        anna = make_refund(make_payment(make_order(make_customer("anna@example.com"))))
+        make_refund(make_payment(make_order(make_customer("bob@example.com"))))
+        db.session.commit()
+        anna_id = anna.id
+    query = "flt1_customer_email_equals=anna%40example.com"
+    exported = admin_client.get(f"/admin/admin_refunds/export/csv/?{query}")
+    assert _ids(exported.get_data(as_text=True)) == [str(anna_id)]
