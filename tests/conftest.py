@@ -24,7 +24,8 @@ from config import ConfigError, settings_from_env
 from devtools.postgres import throwaway_postgres
 from devtools.servers import throwaway_redis
 from extensions import db
-from tests.helpers import admin_login, api_customer, make_admin, make_test_config, seed_catalog
+from tests.admin_support import admin_login, make_admin
+from tests.helpers import api_customer, make_test_config, seed_catalog
 
 
 @pytest.fixture(scope="session")

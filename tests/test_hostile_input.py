@@ -12,8 +12,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.routing import Rule
 
+from tests.admin_support import admin_login, make_admin
 from tests.blueprints.test_checkout import login
-from tests.helpers import admin_login, api_customer, make_admin, seed_catalog
+from tests.helpers import api_customer, seed_catalog
 
 HOSTILE_VALUES = [
     "2147483648",

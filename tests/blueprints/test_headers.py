@@ -13,7 +13,8 @@ from flask.testing import FlaskClient
 
 from extensions import db
 from models import ProcessedWebhook
-from tests.helpers import admin_login, make_admin, serving
+from tests.admin_support import admin_login, make_admin
+from tests.helpers import serving
 
 
 @pytest.mark.parametrize("path", ["/", "/login", "/admin/login", "/api/orders/1", "/nowhere"])

@@ -11,7 +11,8 @@ from typing import Any
 from flask import Flask
 
 from services.accounts.customers import create_customer
-from tests.helpers import axe_violations, page_overflow, run_jobs, seed_catalog
+from tests.admin_support import axe_violations, page_overflow
+from tests.helpers import run_jobs, seed_catalog
 
 WIDTHS = (1280, 390)
 

@@ -11,16 +11,9 @@ from flask import Flask
 
 from extensions import db
 from models import Payment
+from tests.admin_support import axe_violations, fill_admin_login, make_admin, page_overflow
 from tests.factories import make_dispute
-from tests.helpers import (
-    axe_violations,
-    charged,
-    committed_payment,
-    fill_admin_login,
-    make_admin,
-    page_overflow,
-    unknown_payment,
-)
+from tests.helpers import charged, committed_payment, unknown_payment
 
 WIDTHS = (1280, 390)
 

@@ -11,18 +11,11 @@ import requests
 from flask import Flask
 
 from extensions import db
-from models import Customer, Payment, PaymentStatus, Refund
+from models import PaymentStatus, Refund
 from services.payments.charging import charge_payment
+from tests.admin_support import fill_admin_login, make_admin
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import (
-    charged,
-    committed_payment,
-    fill_admin_login,
-    make_admin,
-    payment,
-    rows,
-    run_jobs,
-)
+from tests.helpers import charged_for, payment, rows, run_jobs
 
 
 def test_operator_sees_the_outage_and_reconciles(
@@ -180,14 +173,7 @@ def test_a_refunder_walks_from_an_email_to_a_refund_and_its_csv(
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    payment_id = charged(app, committed_payment(app))
-    with app.app_context():
-        found = db.session.get(Payment, payment_id)
-        assert found is not None
-        customer = db.session.get(Customer, found.customer_id)
-        assert customer is not None
-        customer.email = "walk@example.com"
-        db.session.commit()
+    payment_id = charged_for(app, "walk@example.com")
     make_admin(app, "refunder", "refunder@example.com")
     wait = WebDriverWait(browser, 15)
     browser.delete_all_cookies()

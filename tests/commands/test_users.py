@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Customer
-from tests.helpers import ADMIN_EMAIL, admin_login, make_admin
+from tests.admin_support import ADMIN_EMAIL, admin_login, make_admin
 
 
 def test_customers_create_prints_a_token_stored_hashed(runner: FlaskCliRunner, app: Flask) -> None:

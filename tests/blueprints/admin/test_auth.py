@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.helpers import admin_login, make_admin
+from tests.admin_support import admin_login, make_admin
 
 
 def test_wrong_password_and_rate_limit(app: Flask, client: FlaskClient) -> None:

@@ -7,7 +7,8 @@ import re
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.helpers import ADMIN_EMAIL, csrf_token_from
+from tests.admin_support import ADMIN_EMAIL
+from tests.helpers import csrf_token_from
 
 
 def test_an_admin_creates_edits_and_retires_a_product(

@@ -15,8 +15,9 @@ from extensions import db
 from models import PaymentStatus, PaymentTransition
 from services.payments.charging import charge_payment
 from services.platform.provider_clients import breaker_for
+from tests.admin_support import admin_csrf
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import admin_csrf, payment, unknown_payment
+from tests.helpers import payment, unknown_payment
 
 
 def test_resolve_needs_a_reason_and_records_the_admin(

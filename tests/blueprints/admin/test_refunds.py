@@ -12,15 +12,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from models import Refund
-from tests.helpers import (
-    ADMIN_EMAIL,
-    api_order,
-    api_pay,
-    csrf_token_from,
-    rows,
-    run_jobs,
-    sandbox_refunds,
-)
+from tests.admin_support import ADMIN_EMAIL
+from tests.helpers import api_order, api_pay, csrf_token_from, rows, run_jobs, sandbox_refunds
 
 
 def _form(client: FlaskClient, payment_id: int, **fields: str) -> dict[str, str]:
@@ -58,7 +51,7 @@ def test_an_admin_refunds_part_of_a_payment_once(
     app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
 ) -> None:
     payment_id = _paid(app, client, api)
-    from tests.helpers import admin_login, make_admin
+    from tests.admin_support import admin_login, make_admin
 
     make_admin(app)
     admin_login(client)
@@ -85,7 +78,7 @@ def test_no_refund_without_confirmation_or_reason(
     app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
 ) -> None:
     payment_id = _paid(app, client, api)
-    from tests.helpers import admin_login, make_admin
+    from tests.admin_support import admin_login, make_admin
 
     make_admin(app)
     admin_login(client)
@@ -106,7 +99,7 @@ def test_an_italian_admin_types_the_amount_the_italian_way(
     app: Flask, client: FlaskClient, api: dict[str, str], sandbox: Any
 ) -> None:
     payment_id = _paid(app, client, api)
-    from tests.helpers import admin_login, make_admin
+    from tests.admin_support import admin_login, make_admin
 
     make_admin(app)
     admin_login(client)

@@ -12,16 +12,8 @@ from flask.testing import FlaskClient
 
 from models import Refund
 from services.platform.provider_clients import breaker_for
-from tests.helpers import (
-    admin_as,
-    admin_csrf,
-    admin_refund,
-    charged,
-    committed_payment,
-    force_open,
-    rows,
-    unknown_payment,
-)
+from tests.admin_support import admin_as, admin_csrf, admin_refund, force_open
+from tests.helpers import charged, committed_payment, rows, unknown_payment
 
 
 @pytest.mark.parametrize("page", ["/admin/", "/admin/unknown/", "/admin/admin_payments/"])

@@ -12,7 +12,8 @@ from sqlalchemy import select
 from extensions import db
 from models import Refund
 from services.payments.charging import charge_payment
-from tests.helpers import admin_as, charged, committed_payment
+from tests.admin_support import admin_as
+from tests.helpers import charged, committed_payment
 
 
 def test_the_admin_page_tells_the_story(

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import AdminRole, AdminUser
-from tests.helpers import admin_as, admin_csrf, admin_login, force_open, make_admin
+from tests.admin_support import admin_as, admin_csrf, admin_login, force_open, make_admin
 
 
 def _id(app: Flask, email: str) -> int:

@@ -14,20 +14,13 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from extensions import db
-from models import Customer, Payment, Refund
-from tests.helpers import admin_as, admin_refund, charged, committed_payment, rows
+from models import Refund
+from tests.admin_support import admin_as, admin_refund
+from tests.helpers import charged_for, rows
 
 
 def _anna_paid(app: Flask) -> int:
-    payment_id = charged(app, committed_payment(app))
-    with app.app_context():
-        payment = db.session.get(Payment, payment_id)
-        assert payment is not None
-        customer = db.session.get(Customer, payment.customer_id)
-        assert customer is not None
-        customer.email = "anna@example.com"
-        db.session.commit()
-    return payment_id
+    return charged_for(app, "anna@example.com")
 
 
 def _follow(client: FlaskClient, page: str, pattern: str) -> str:

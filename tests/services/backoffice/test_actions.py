@@ -29,8 +29,8 @@ from services.payments.charging import charge_payment
 from services.refunds.issue import refund_payment
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
+from tests.admin_support import admin_csrf
 from tests.helpers import (
-    admin_csrf,
     committed_payment,
     committed_topup,
     last_state,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.helpers import ADMIN_EMAIL, ADMIN_PASSWORD, csrf_token_from, make_admin
+from tests.admin_support import ADMIN_EMAIL, ADMIN_PASSWORD, make_admin
+from tests.helpers import csrf_token_from
 from tests.services.accounts.test_login_throttle import ATTACKER, OWNER, _login, _replay
 
 

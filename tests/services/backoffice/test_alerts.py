@@ -14,8 +14,9 @@ from extensions import db
 from models import Alert, AlertKind, EmailKind, OutboxMessage, PaymentStatus
 from services.backoffice import alerts
 from services.platform.provider_clients import breaker_for
+from tests.admin_support import force_open
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import admin_csrf, run_notification_jobs
+from tests.helpers import run_notification_jobs
 
 
 def _alerts(app: Flask) -> list[tuple[AlertKind, str]]:
@@ -35,15 +36,7 @@ def _alert_emails(app: Flask) -> int:
 def test_a_forced_open_breaker_sends_one_alert_email(
     app: Flask, admin_client: FlaskClient, mail_sink: Any
 ) -> None:
-    admin_client.post(
-        "/admin/breakers/stripe",
-        data={
-            "action": "open",
-            "reason": "incident 7",
-            "confirm": "yes",
-            "csrf_token": admin_csrf(admin_client, "/admin/"),
-        },
-    )
+    assert force_open(admin_client, "incident 7") == 302
     with app.app_context():
         assert alerts.check() == 0 and alerts.check() == 0  # seen again: nothing new
     [(kind, detail)] = _alerts(app)

@@ -26,8 +26,9 @@ from services.disputes.state import move_dispute
 from services.payments.state import move
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
+from tests.admin_support import make_admin
 from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
-from tests.helpers import charged, committed_topup, make_admin
+from tests.helpers import charged, committed_topup
 
 
 def _disputed(app_ctx: Flask, order_status: OrderStatus = OrderStatus.PAID) -> Dispute:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.helpers import admin_csrf, queued_job_ids, unknown_payment
+from tests.admin_support import admin_csrf
+from tests.helpers import queued_job_ids, unknown_payment
 
 
 def test_reconcile_now_enqueues_one_job_when_clicked_twice(
