@@ -328,3 +328,11 @@ def charged_for(app: Flask, email: str) -> int:
         customer.email = email
         db.session.commit()
     return payment_id
+
+
+def page_says(selector: str, text: str) -> Any:
+    """A wait condition: the first `selector` of the page holds `text`, read in the page's
+    own script in one step (the status page reloads itself: an element found before a
+    reload and read after it is gone, which Selenium's text condition does not survive)."""
+    script = "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';"
+    return lambda browser: text in (browser.execute_script(script, selector) or "")

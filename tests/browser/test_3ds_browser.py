@@ -17,7 +17,7 @@ from models import Payment, PaymentStatus
 from services.accounts.customers import create_customer
 from services.payments.authentication import sweep_abandoned
 from tests.browser.test_checkout_browser import to_checkout, type_card
-from tests.helpers import all_rows, run_jobs, seed_catalog, serving
+from tests.helpers import all_rows, page_says, run_jobs, seed_catalog, serving
 
 THREE_DS = "4000 0025 0000 3155"
 BUYER = "buyer@example.com"
@@ -65,12 +65,10 @@ def _pay(browser: Any, number: str, *, double: bool = False) -> None:
 
 def _heading(browser: Any, live: Flask, text: str) -> None:
     """Run the provider queue until the (self-refreshing) status page shows `text`."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     run_jobs(live)
-    WebDriverWait(browser, 15).until(ec.text_to_be_present_in_element((By.TAG_NAME, "h2"), text))
+    WebDriverWait(browser, 15).until(page_says("h2", text))
 
 
 def _bank(browser: Any, button: str) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Payment, PaymentStatus
 from services.accounts.customers import create_customer
-from tests.helpers import run_jobs, seed_catalog
+from tests.helpers import page_says, run_jobs, seed_catalog
 
 
 def to_checkout(browser: Any, url: str, email: str) -> None:
@@ -69,7 +69,7 @@ def test_click_through_and_double_click_pay_makes_one_payment(
 
     run_jobs(app)
     # The status page refreshes itself until the payment is final.
-    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h2"), "payment succeeded"))
+    wait.until(page_says("h2", "payment succeeded"))
     browser.save_screenshot(str(artifacts / "payment-succeeded.png"))
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(Payment)) == 1

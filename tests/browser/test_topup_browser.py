@@ -13,7 +13,7 @@ from extensions import db
 from models import Payment, PaymentPurpose
 from services.accounts.customers import create_customer
 from tests.browser.test_checkout_browser import type_card
-from tests.helpers import run_jobs
+from tests.helpers import page_says, run_jobs
 
 
 def test_an_italian_top_up_of_12_50_is_reviewed_then_charged_1250_cents(
@@ -49,7 +49,7 @@ def test_an_italian_top_up_of_12_50_is_reviewed_then_charged_1250_cents(
     browser.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
     wait.until(ec.url_matches(r"/payments/\d+$"))
     run_jobs(app)
-    wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h2"), "pagamento è riuscito"))
+    wait.until(page_says("h2", "pagamento è riuscito"))
     with app.app_context():
         topup = db.session.scalar(select(Payment))
         assert topup is not None and topup.purpose == PaymentPurpose.WALLET_TOPUP
