@@ -38,6 +38,8 @@ DISPUTE_CLOSED = frozenset({DisputeStatus.WARNING_CLOSED, DisputeStatus.WON, Dis
 FUNDS_WITHDRAWN = frozenset(
     {DisputeStatus.NEEDS_RESPONSE, DisputeStatus.UNDER_REVIEW, DisputeStatus.LOST}
 )
+# Waiting for our answer (evidence) by evidence_due_by.
+AWAITING_EVIDENCE = frozenset({DisputeStatus.WARNING_NEEDS_RESPONSE, DisputeStatus.NEEDS_RESPONSE})
 _OPEN = (
     DisputeStatus.WARNING_NEEDS_RESPONSE,
     DisputeStatus.WARNING_UNDER_REVIEW,

@@ -44,7 +44,7 @@ def test_rules_and_panels_use_metrics_the_app_exposes(client: FlaskClient) -> No
     used = {
         name for expr in _alert_expressions() + _panel_expressions() for name in NAME.findall(expr)
     }
-    assert len(_alert_expressions()) == 8 and len(used) >= 8
+    assert len(_alert_expressions()) == 10 and len(used) >= 10
     missing = {
         name
         for name in used

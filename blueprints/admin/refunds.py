@@ -10,12 +10,13 @@ from typing import Any
 from flask import flash, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
+from flask_admin.contrib.sqla import filters as sqla_filters
 
 from blueprints.admin.base import ORDER, PAYMENT, AdminOnly, ReadOnlyView, money_column
-from models import money
+from models import Refund, money
 from models.money import InvalidAmountError
 from models.types import parse_uuid
-from services.backoffice import actions, admins
+from services.backoffice import actions, admins, records
 from services.platform.errors import ClientError
 from services.platform.locales import amount_message, current_locale, money_text
 from services.refunds.issue import refund_payment, refund_wallet_order
@@ -133,6 +134,13 @@ class RefundsView(AdminOnly, BaseView):
         return True
 
 
+class _CustomerEmail(sqla_filters.FilterEqual):
+    """The customer's refunds, whether through a payment or a wallet-paid order."""
+
+    def apply(self, query: Any, value: Any, alias: Any = None) -> Any:
+        return query.filter(records.refunds_of_email(str(value)))
+
+
 class RefundView(ReadOnlyView):
     column_list = (
         "id",
@@ -151,9 +159,8 @@ class RefundView(ReadOnlyView):
         "created_at",
         "amount_minor",
         "payment_id",
-        "payment.customer.email",
+        _CustomerEmail(Refund.id, "Customer email"),
     )
-    column_labels = {**ReadOnlyView.column_labels, "payment.customer.email": "Customer email"}
     column_searchable_list = ("provider_refund_id",)
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {

@@ -22,7 +22,7 @@ from models import (
     ProcessedWebhook,
     WebhookState,
 )
-from models.dispute import DISPUTE_CLOSED
+from models.dispute import AWAITING_EVIDENCE, DISPUTE_CLOSED, DisputeStatus
 from models.types import utcnow
 from services.backoffice import charts
 from services.notifications.emails import GATEWAY as SMTP_GATEWAY
@@ -65,7 +65,27 @@ def live_state() -> metrics.LiveState:
         oldest_age_s={status: row["oldest_age_s"] for status, row in watched.items()},
         queue_depths={q["name"]: q["depth"] for q in queues() if "depth" in q},
         outbox=outbox_counts(),
+        disputes=dispute_counts(),
+        dispute_due_s=dispute_due_s(),
     )
+
+
+def dispute_counts() -> dict[str, int]:
+    """Open disputes by status, each counted up to COUNT_CAP (closed ones are history)."""
+    return {
+        status.value: capped_count(select(Dispute.id).where(Dispute.status == status))
+        for status in DisputeStatus
+        if status.is_open
+    }
+
+
+def dispute_due_s() -> float | None:
+    """Seconds until the soonest evidence deadline of a dispute still waiting for our
+    answer (negative once past), or None when none waits."""
+    due = db.session.scalar(
+        select(func.min(Dispute.evidence_due_by)).where(Dispute.status.in_(AWAITING_EVIDENCE))
+    )
+    return None if due is None else (due - utcnow()).total_seconds()
 
 
 def outbox_counts() -> dict[str, int]:

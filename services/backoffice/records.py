@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import ColumnElement, or_, select
 
 from extensions import db
 from models import Customer, Order, OutboxMessage, Payment, Refund, Wallet
@@ -30,3 +30,12 @@ def customer_records(customer: Customer, what: str) -> list[Any]:
             select(model).where(where).order_by(model.id.desc()).limit(RECORDS_SHOWN)
         )
     )
+
+
+def refunds_of_email(email: str) -> ColumnElement[bool]:
+    """Refunds of the customer with this email: through their payment (a card payment or a
+    top-up) or their order (an order paid from the wallet has no payment)."""
+    customer = select(Customer.id).where(Customer.email == email.strip().lower())
+    paid = select(Payment.id).where(Payment.customer_id.in_(customer))
+    ordered = select(Order.id).where(Order.customer_id.in_(customer))
+    return or_(Refund.payment_id.in_(paid), Refund.order_id.in_(ordered))

@@ -75,6 +75,8 @@ class LiveState:
     oldest_age_s: dict[str, float | None] = field(default_factory=dict)  # watched statuses
     queue_depths: dict[str, int] = field(default_factory=dict)
     outbox: dict[str, int] = field(default_factory=dict)  # by status
+    disputes: dict[str, int] = field(default_factory=dict)  # open ones, by status
+    dispute_due_s: float | None = None  # to the soonest evidence deadline; None: none due
 
 
 class LiveStateCollector(Collector):
@@ -95,6 +97,14 @@ class LiveStateCollector(Collector):
         )
         yield _family("queue_depth", "Jobs waiting per queue", "queue", state.queue_depths)
         yield _family("outbox_messages", "Outbox emails by status", "status", state.outbox)
+        yield _family("disputes", "Open disputes by status", "status", state.disputes)
+        due = GaugeMetricFamily(
+            "disputes_evidence_due_seconds",
+            "Seconds to the soonest evidence deadline of a dispute waiting for our answer",
+        )
+        if state.dispute_due_s is not None:
+            due.add_metric([], state.dispute_due_s)
+        yield due
         states = GaugeMetricFamily(
             "breaker_state", "1 for the breaker's current state", labels=["provider", "state"]
         )
