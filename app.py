@@ -17,6 +17,7 @@ from models.types import MAX_ROW_ID
 from services.accounts.customers import load_session_user
 from services.platform import metrics
 from services.platform.locales import LANGUAGE_NAMES, current_locale, datetime_text, money_text
+from settings import bind_settings
 
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
@@ -31,6 +32,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         raise SystemExit(3) from None
     if config:
         app.config.update(config)
+    bind_settings(app)
     trust_proxies(app)
     app.url_map.converters["id"] = RowIdConverter
     register_extensions(app)

@@ -14,6 +14,7 @@ from typing import Any
 from dev_defaults import DEV_SMTP_URL, dev_urls, production_signs
 from providers.registry import PROVIDERS
 from providers.settings import ConfigError, integer, number, secret
+from providers.smtp import SMTP_GATEWAY
 from providers.spec import SettingsContext
 from resilience.breaker import BreakerConfig
 from resilience.redis_url import is_sentinel_url, parse_sentinel_url
@@ -158,7 +159,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # BREAKER_OPEN_S applies to all; BREAKER_OPEN_S_STRIPE to stripe only, and
         # BREAKER_OPEN_S_SMTP to the mail server's breaker (services/notifications/emails.py).
         base = number(env, name, default)
-        return {p: number(env, f"{name}_{p.upper()}", base) for p in (*providers, "smtp")}
+        return {p: number(env, f"{name}_{p.upper()}", base) for p in (*providers, SMTP_GATEWAY)}
 
     # Total time of one call including retries and backoff: below the RQ job timeout
     # (60 s) and the breaker's probe lease, so a call never outlives either.
@@ -179,7 +180,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     # One typed config per guarded name (each provider, and "smtp"): never another's.
     breakers = {
         guarded: BreakerConfig(**{name: values[guarded] for name, values in by_setting.items()})
-        for guarded in (*providers, "smtp")
+        for guarded in (*providers, SMTP_GATEWAY)
     }
 
     unknown = sorted(set(providers) - set(PROVIDERS))

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, current_app, g, jsonify, request
+from flask import Blueprint, g, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from blueprints.api_contract import document
@@ -29,6 +29,7 @@ from services.platform.errors import ClientError
 from services.wallet import ledger
 from services.wallet.payments import pay_order_from_wallet
 from services.wallet.reads import wallets_of
+from settings import settings
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry one
@@ -74,7 +75,7 @@ def _json_body(*, is_optional: bool = False) -> dict[str, Any]:
 @bp.get("/openapi.json")
 def openapi() -> ResponseReturnValue:
     """The API's contract (OpenAPI 3.1); public, like any published API description."""
-    return jsonify(document(current_app.config["CURRENCIES"], card_entry().token_re))
+    return jsonify(document(settings().money.currencies, card_entry().token_re))
 
 
 @bp.post("/orders")

@@ -8,6 +8,7 @@ that break it)."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import Any
 
 from models import OrderStatus, PaymentPurpose, PaymentStatus, RefundStatus, TransitionSource
@@ -298,9 +299,9 @@ PATHS: dict[str, dict[str, Any]] = {
 }
 
 
-def document(currencies: list[str], card_pattern: str) -> dict[str, Any]:
+def document(currencies: Sequence[str], card_pattern: str) -> dict[str, Any]:
     """The document for this deployment: its currencies and its provider's card token."""
-    currency = {"type": "string", "enum": currencies, "description": "ISO 4217 code"}
+    currency = {"type": "string", "enum": list(currencies), "description": "ISO 4217 code"}
     card = {
         "type": "string",
         "pattern": f"^(?:{card_pattern})$",

@@ -6,7 +6,6 @@ import re
 
 from flask import (
     Blueprint,
-    current_app,
     flash,
     redirect,
     render_template,
@@ -27,6 +26,7 @@ from services.accounts.customers import (
 )
 from services.accounts.login_throttle import count_signup
 from services.platform.locales import current_locale
+from settings import settings
 
 bp = Blueprint("auth", __name__)
 
@@ -78,7 +78,7 @@ def signup() -> ResponseReturnValue:
             sign_up(
                 request.form.get("email", ""),
                 request.form.get("password", ""),
-                current_app.config["CURRENCIES"],
+                settings().money.currencies,
                 current_locale(),
             )
         except AccountError as exc:

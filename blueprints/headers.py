@@ -8,6 +8,7 @@ import secrets
 from flask import Flask, Response, g
 
 from services.payments.cards import card_entry_sources
+from settings import settings
 
 # Scripts and styles from this site only (and nonce-marked tags, which Flask-Admin
 # renders); nothing may frame a page (clickjacking); forms post back to this site.
@@ -35,7 +36,7 @@ def csp_nonce() -> str:
 
 
 def register(app: Flask) -> None:
-    is_production = app.config.get("IS_PRODUCTION", False)
+    is_production = settings(app).is_production
     with app.app_context():
         sources = {kind: f" {origin}" for kind, origin in card_entry_sources().items()}
     extra = {kind: sources.get(kind, "") for kind in ("script", "connect", "frame")}

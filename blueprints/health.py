@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 
-from flask import Blueprint, Response, abort, current_app, jsonify, request
+from flask import Blueprint, Response, abort, jsonify, request
 from flask.typing import ResponseReturnValue
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -12,6 +12,7 @@ from extensions import db
 from services.backoffice import dashboard
 from services.platform import metrics
 from services.platform.health import failing_dependencies
+from settings import settings
 
 bp = Blueprint("health", __name__)
 
@@ -35,12 +36,12 @@ def readyz() -> ResponseReturnValue:
 def metrics_endpoint() -> ResponseReturnValue:
     """Prometheus text format, for the scraper only: behind METRICS_TOKEN when it is set;
     in production without a token not served at all (404)."""
-    token = current_app.config["METRICS_TOKEN"]
+    token = settings().metrics_token
     if token:
         given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(given.encode(), token.encode()):
             return jsonify(error={"code": "unauthorized", "message": "metrics need a token"}), 401
-    elif current_app.config["IS_PRODUCTION"]:
+    elif settings().is_production:
         abort(404)
 
     body = metrics.render(dashboard.live_state)

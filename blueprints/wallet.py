@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 from flask_login import current_user, login_required
@@ -24,6 +24,7 @@ from services.platform.locales import amount_message, current_locale, money_text
 from services.wallet.ledger import wallet_of
 from services.wallet.payments import pay_order_from_wallet
 from services.wallet.reads import ledger_page, wallets_of
+from settings import settings
 
 bp = Blueprint("wallet", __name__, url_prefix="/wallet")
 PAGE_SIZE = 20
@@ -57,7 +58,7 @@ def overview() -> ResponseReturnValue:
 @bp.route("/topup", methods=["GET", "POST"])
 @login_required
 def topup() -> ResponseReturnValue:
-    currencies = current_app.config["CURRENCIES"]
+    currencies = settings().money.currencies
     currency = str(request.values.get("currency") or "").upper()
     if currency not in currencies:  # anything else shows the form in the first currency
         currency = currencies[0]
@@ -73,12 +74,10 @@ def topup() -> ResponseReturnValue:
             validate_money(
                 amount.amount_minor,
                 currency,
-                max_minor=current_app.config["MAX_AMOUNT_MINOR"],
+                max_minor=settings().money.max_amount_minor,
                 allowed=[target.currency],
             )
-            check_minimum(
-                current_app.config["PAYMENTS_DEFAULT_PROVIDER"], amount.amount_minor, currency
-            )
+            check_minimum(settings().payments.default_provider, amount.amount_minor, currency)
             return _topup_review(amount)
         amount_minor = reviewed_minor(reviewed)
         key = parse_idempotency_key(request.form.get("idempotency_key"))
@@ -98,7 +97,7 @@ def _topup_form(currency: str) -> str:
         "wallet/topup.html",
         currency=currency,
         currencies=[w.currency for w in _wallets()],
-        max_amount=money_text(current_app.config["MAX_AMOUNT_MINOR"], currency),
+        max_amount=money_text(settings().money.max_amount_minor, currency),
         typed=request.form.get("amount", ""),
     )
 

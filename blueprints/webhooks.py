@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
@@ -12,6 +12,7 @@ from extensions import csrf, db
 from providers.events import WebhookError
 from services.platform import metrics
 from services.webhooks.events import UnknownProviderError, receive, record_duplicate
+from settings import settings
 
 bp = Blueprint("webhooks", __name__, url_prefix="/webhooks")
 csrf.exempt(bp)  # authenticated by the provider's signature, not by a session
@@ -24,7 +25,7 @@ def _error(status: int, code: str, message: str) -> ResponseReturnValue:
 
 @bp.post("/<provider>")
 def receive_webhook(provider: str) -> ResponseReturnValue:
-    limit = current_app.config["WEBHOOK_MAX_BODY_BYTES"]
+    limit = settings().webhooks.max_body_bytes
     if request.content_length is not None and request.content_length > limit:
         return _error(413, "body_too_large", f"webhook bodies are limited to {limit} bytes")
     # A chunked body has no Content-Length: read at most one byte past the limit, never

@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 
 import click
-from flask import current_app
 from flask.cli import AppGroup
 
 from models import AdminRole
@@ -16,6 +15,7 @@ from services.accounts.customers import (
     normalize_email,
 )
 from services.backoffice import admins
+from settings import settings
 
 customers_cli = AppGroup("customers", help="Manage customers.")
 admin_cli = AppGroup("admin", help="Manage dashboard administrators.")
@@ -28,7 +28,7 @@ def create_customer_command(email: str, password: str | None) -> None:
     """Create a customer and print its API bearer token (shown once)."""
     password = password or secrets.token_urlsafe(12)
     try:
-        customer = create_customer(email, password, current_app.config["CURRENCIES"])
+        customer = create_customer(email, password, settings().money.currencies)
     except AccountError as exc:
         raise click.ClickException(str(exc)) from None
     token = issue_api_token(customer)

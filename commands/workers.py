@@ -18,6 +18,7 @@ from rq.queue import Queue
 
 from extensions import db, redis_client
 from jobs.schedule import periodic_jobs
+from settings import settings
 
 log = logging.getLogger(__name__)
 WORKER_MAINTENANCE_S = 30
@@ -114,7 +115,7 @@ def scheduler_command() -> None:
 
     def schedule() -> None:
         cron = CronScheduler(connection=redis_client.client, logging_level="INFO")
-        for job in periodic_jobs(current_app.config):
+        for job in periodic_jobs(settings()):
             cron.register(job.func, queue_name=job.queue, args=job.args, interval=job.interval_s)
         cron.start()
 

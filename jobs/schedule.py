@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from jobs.payments import (
 from jobs.refunds import sweep_refunds_job
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
+from settings import Settings
 
 
 @dataclass(frozen=True)
@@ -27,10 +28,10 @@ class PeriodicJob:
     args: tuple[Any, ...] = ()
 
 
-def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
+def periodic_jobs(config: Settings) -> list[PeriodicJob]:
     """Sweeps run on the maintenance queue (they call no provider); each provider's
     backfill runs on that provider's queue (bulkhead). Intervals are settings."""
-    sweep_s, retry_s = config["SWEEP_INTERVAL_S"], config["WEBHOOK_RETRY_INTERVAL_S"]
+    sweep_s, retry_s = config.housekeeping.sweep_interval_s, config.webhooks.retry_interval_s
     jobs = [
         PeriodicJob(sweep_pending_payments_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_unknown_payments_job, MAINTENANCE_QUEUE, sweep_s),
@@ -44,8 +45,8 @@ def periodic_jobs(config: Mapping[str, Any]) -> list[PeriodicJob]:
     ]
     jobs += [
         PeriodicJob(
-            backfill_webhooks_job, provider_queue_name(p), config["BACKFILL_INTERVAL_S"], (p,)
+            backfill_webhooks_job, provider_queue_name(p), config.webhooks.backfill_interval_s, (p,)
         )
-        for p in config["PAYMENTS_PROVIDERS"]
+        for p in config.payments.providers
     ]
     return jobs

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from flask import current_app
 from rq import Queue, get_current_job
 
 from extensions import redis_client
 from resilience.throttle import JobThrottle, ThrottleConfig
+from settings import settings
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -22,15 +22,15 @@ DEFERRED = "deferred by the throttle"
 
 
 def throttle_for(key: str) -> JobThrottle:
-    config = current_app.config
+    config = settings().throttle
     return JobThrottle(
         redis_client.client,
         key,
         ThrottleConfig(
-            max_exceptions=config["THROTTLE_MAX_EXCEPTIONS"],
-            window_s=config["THROTTLE_WINDOW_S"],
-            decay_s=config["THROTTLE_DECAY_S"],
-            jitter_s=config["THROTTLE_JITTER_S"],
+            max_exceptions=config.max_exceptions,
+            window_s=config.window_s,
+            decay_s=config.decay_s,
+            jitter_s=config.jitter_s,
         ),
     )
 

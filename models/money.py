@@ -5,7 +5,7 @@ the currency's own exponent). Nothing else turns text into money or money into t
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -207,7 +207,7 @@ def reviewed_minor(raw: object) -> int:
 
 
 def validate_money(
-    amount_minor: object, currency: object, *, max_minor: int, allowed: list[str]
+    amount_minor: object, currency: object, *, max_minor: int, allowed: Sequence[str]
 ) -> tuple[int, str]:
     """(amount_minor, currency) of an API request if positive, at most `max_minor`, in a
     known and allowed currency; messages name the field and major units."""

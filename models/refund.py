@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from models.payment import Payment
 
 
+WALLET = "wallet"  # the provider name of a refund to the wallet (no provider call)
+
+
 class RefundStatus(enum.StrEnum):
     """A refund's states: the same rules as a payment's (models/payment.py)."""
 

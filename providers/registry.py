@@ -17,21 +17,12 @@ PROVIDERS: dict[str, ProviderSpec] = {
 }
 
 
-def policy_from_config(config: Mapping[str, Any]) -> HttpPolicy:
-    return HttpPolicy(
-        connect_timeout_s=config["PROVIDER_CONNECT_TIMEOUT_S"],
-        read_timeout_s=config["PROVIDER_READ_TIMEOUT_S"],
-        call_budget_s=config["PROVIDER_CALL_BUDGET_S"],
-        max_retries=config["PROVIDER_MAX_RETRIES"],
-        retry_after_cap_s=config["PROVIDER_RETRY_AFTER_CAP_S"],
-    )
-
-
 def spec_for(name: str) -> ProviderSpec:
     """The spec of provider `name`; raises KeyError for a provider we do not know."""
     return PROVIDERS[name]
 
 
-def build_provider(name: str, config: Mapping[str, Any]) -> Provider:
-    """The client for provider `name`; raises KeyError for a provider we do not know."""
-    return spec_for(name).build(config, policy_from_config(config))
+def build_provider(name: str, config: Mapping[str, Any], policy: HttpPolicy) -> Provider:
+    """The client for provider `name`, from its own settings in `config` and the HTTP
+    policy towards every provider; raises KeyError for a provider we do not know."""
+    return spec_for(name).build(config, policy)

@@ -18,6 +18,8 @@ from urllib.parse import unquote, urlsplit
 from providers.outcomes import Declined, NotSent, Succeeded, Unknown
 
 Outcome = Succeeded | Declined | NotSent | Unknown
+# The mail server's name beside the payment providers': its breaker, settings, metrics.
+SMTP_GATEWAY = "smtp"
 log = logging.getLogger(__name__)
 # Refusals of our own credentials or set-up (530 authentication required, 534 mechanism
 # too weak, 535 credentials invalid, 538 encryption required): never the message's fault.

@@ -4,6 +4,7 @@ conftest import from here, never from conftest.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -29,6 +30,7 @@ from models import Customer, Payment, PaymentPurpose, ProcessedWebhook, Product
 from sandbox.events import stripe_signature
 from services.accounts.customers import create_customer, issue_api_token
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
+from settings import EXTENSION, Settings, bind_settings
 from tests.factories import TEST_CARDS, make_customer, make_order, make_payment, make_wallet
 
 
@@ -149,6 +151,22 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
         config["SMTP_URL"] = server_urls["mail"]
     config.update(overrides)
     return config
+
+
+def override_settings(monkeypatch: Any, app: Flask, **values: Any) -> None:
+    """Change a built app's settings by their environment names (as make_app does), its
+    typed settings with them; the test's end restores both."""
+    for name, value in values.items():
+        monkeypatch.setitem(app.config, name, value)
+    monkeypatch.setitem(app.extensions, EXTENSION, Settings.from_config(app.config))
+
+
+def tune_breaker(app: Flask, name: str, **changes: Any) -> None:
+    """Give a built app's breaker `name` other settings (before its first use there)."""
+    breakers = dict(app.config["BREAKERS"])
+    breakers[name] = dataclasses.replace(breakers[name], **changes)
+    app.config["BREAKERS"] = breakers
+    bind_settings(app)
 
 
 # Provider calls in tests: short timeouts so fault scenarios finish in seconds.

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = [
-    "app.py", "wsgi.py", "config.py", "extensions.py", "logs.py",
+    "app.py", "wsgi.py", "config.py", "settings.py", "extensions.py", "logs.py",
     "blueprints", "commands", "jobs", "models", "providers", "resilience", "services",
     "sandbox", "devtools",
 ]  # fmt: skip
@@ -159,3 +159,19 @@ def test_tests_mirror_the_tree() -> None:
         if not mirror.exists():
             missing.append(str(relative))
     assert missing == []
+
+
+def test_the_product_reads_typed_settings_not_their_keys() -> None:
+    """A key of the typed settings read by string anywhere but config.py and settings.py
+    would bypass them (and miss a test's override)."""
+    typed = set(re.findall(r'c\["([A-Z_]+)"\]', (ROOT / "settings.py").read_text()))
+    key = re.compile(r'config(?:\[|\.get\()"([A-Z_]+)"')
+    allowed = {ROOT / "config.py", ROOT / "settings.py"}
+    offenders = [
+        f"{path.relative_to(ROOT)} reads {name}"
+        for path in _modules(*PRODUCT)
+        if path not in allowed
+        for name in key.findall(path.read_text())
+        if name in typed
+    ]
+    assert len(typed) > 40 and offenders == []

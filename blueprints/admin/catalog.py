@@ -3,7 +3,7 @@ restore, each recorded with the admin (services/catalog/admin.py)."""
 
 from __future__ import annotations
 
-from flask import abort, current_app, flash, redirect, request, url_for
+from flask import abort, flash, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
@@ -18,6 +18,7 @@ from services.catalog.admin import (
 )
 from services.platform.errors import ClientError
 from services.platform.locales import current_locale
+from settings import settings
 
 
 def _actor() -> str:
@@ -34,7 +35,7 @@ class CatalogView(AdminOnly, BaseView):
         return self.render(
             "dashboard/catalog.html",
             products=all_products(),
-            currencies=current_app.config["CURRENCIES"],
+            currencies=settings().money.currencies,
             form={},
         )
 
@@ -47,7 +48,7 @@ class CatalogView(AdminOnly, BaseView):
             return self.render(
                 "dashboard/catalog.html",
                 products=all_products(),
-                currencies=current_app.config["CURRENCIES"],
+                currencies=settings().money.currencies,
                 form=request.form,
             ), 422
         flash(f"Product {product.sku} created.", "success")
@@ -72,7 +73,7 @@ class CatalogView(AdminOnly, BaseView):
             "dashboard/product.html",
             product=product,
             changes=changes,
-            currencies=current_app.config["CURRENCIES"],
+            currencies=settings().money.currencies,
         )
 
     @expose("/<id:product_id>/active", methods=["POST"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
 from contextlib import suppress
 
 from email_validator import EmailNotValidError, validate_email
@@ -55,7 +56,9 @@ def normalize_email(email: str) -> str:
     return normalized
 
 
-def sign_up(email: str, password: str, wallet_currencies: list[str], locale: str = "en") -> None:
+def sign_up(
+    email: str, password: str, wallet_currencies: Sequence[str], locale: str = "en"
+) -> None:
     """Create the account unless the email is taken; the two cases look alike to the
     caller (same answer, same work), so sign-up does not reveal who has an account.
 
@@ -67,7 +70,7 @@ def sign_up(email: str, password: str, wallet_currencies: list[str], locale: str
 
 
 def create_customer(
-    email: str, password: str, wallet_currencies: list[str], locale: str = "en"
+    email: str, password: str, wallet_currencies: Sequence[str], locale: str = "en"
 ) -> Customer:
     """Create a customer with an empty wallet per currency. Commits.
 

@@ -12,7 +12,6 @@ import hashlib
 from datetime import timedelta
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -21,6 +20,7 @@ from models import Alert, AlertKind, EmailKind, OutboxMessage, OutboxStatus
 from models.types import utcnow
 from services.backoffice import dashboard
 from services.notifications.outbox import queue_email
+from settings import settings
 
 OPEN_STATES = ("open", "half_open")
 
@@ -80,11 +80,11 @@ def breaker_alerts(snapshot: dict[str, Any]) -> int:
 def check() -> int:
     """The periodic check (with the health sample): every condition, alerted once.
     Commits; returns how many alerts are new."""
-    config, now = current_app.config, utcnow()
+    config, now = settings().alerts, utcnow()
     raised = sum(breaker_alerts(b) for b in dashboard.breakers() if "error" not in b)
     unknown = dashboard.payment_stats(now)["watched"]["unknown"]
     age_s = unknown["oldest_age_s"] or 0
-    if unknown["count"] >= config["ALERT_UNKNOWN_COUNT"] or age_s >= config["ALERT_UNKNOWN_AGE_S"]:
+    if unknown["count"] >= config.unknown_count or age_s >= config.unknown_age_s:
         raised += raise_alert(
             AlertKind.UNKNOWN_PAYMENTS,
             f"unknown:{now:%Y-%m-%d %H}",  # at most one an hour while it lasts

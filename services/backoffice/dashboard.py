@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask import current_app
 from redis.exceptions import RedisError
 from rq import Queue, Worker
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
@@ -24,12 +23,13 @@ from models import (
 )
 from models.dispute import AWAITING_EVIDENCE, DISPUTE_CLOSED, DisputeStatus
 from models.types import utcnow
+from providers.smtp import SMTP_GATEWAY
 from services.backoffice import charts
-from services.notifications.emails import GATEWAY as SMTP_GATEWAY
 from services.platform import day_counts, metrics
 from services.platform.provider_clients import breaker_for, provider_for
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 from services.wallet.audit import last_audit
+from settings import settings
 
 WATCHED = (
     PaymentStatus.PENDING,
@@ -41,7 +41,7 @@ WATCHED = (
 
 def guarded_names() -> list[str]:
     """Every breaker: the payment providers' and the SMTP server's."""
-    return [*current_app.config["PAYMENTS_PROVIDERS"], SMTP_GATEWAY]
+    return [*settings().payments.providers, SMTP_GATEWAY]
 
 
 def breakers() -> list[dict[str, Any]]:
@@ -105,9 +105,9 @@ def capped_count(query: Select[Any]) -> int:
 
 
 def queues() -> list[dict[str, Any]]:
-    names = [provider_queue_name(p) for p in current_app.config["PAYMENTS_PROVIDERS"]]
+    names = [provider_queue_name(p) for p in settings().payments.providers]
     rows = []
-    for name in [*names, current_app.config["NOTIFICATIONS_QUEUE"], MAINTENANCE_QUEUE]:
+    for name in [*names, settings().email.queue, MAINTENANCE_QUEUE]:
         try:
             queue = Queue(name, connection=redis_client.client)
             rows.append(

@@ -8,7 +8,6 @@ import json
 import re
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -16,6 +15,7 @@ from extensions import db
 from models import Product, ProductChange, money
 from models.money import InvalidAmountError, validate_money
 from services.platform.errors import ConflictError, NotFoundError, UnprocessableError
+from settings import settings
 
 SKU_RE = re.compile(r"[A-Z0-9][A-Z0-9_-]{0,63}")
 
@@ -37,8 +37,8 @@ def clean(form: dict[str, Any], locale: str = "en") -> dict[str, Any]:
         price, currency = validate_money(
             typed.amount_minor,
             typed.currency,
-            max_minor=current_app.config["MAX_AMOUNT_MINOR"],
-            allowed=current_app.config["CURRENCIES"],
+            max_minor=settings().money.max_amount_minor,
+            allowed=settings().money.currencies,
         )
     except InvalidAmountError as exc:
         raise UnprocessableError(f"price: {exc}", code="invalid_amount") from None

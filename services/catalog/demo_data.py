@@ -4,7 +4,7 @@ admin. Safe to run any number of times; in production only the catalog."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from sqlalchemy import select
 
@@ -42,7 +42,7 @@ def seed_catalog() -> None:
     db.session.commit()
 
 
-def seed_demo_accounts(currencies: list[str]) -> Iterator[str]:
+def seed_demo_accounts(currencies: Sequence[str]) -> Iterator[str]:
     """Add the demo customers (with an opening balance, once) and the demo admin when
     missing; yields a line for each account created (the admin's password once)."""
     for email in DEMO_CUSTOMERS:

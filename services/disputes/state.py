@@ -27,7 +27,6 @@ from services.movements import effects, machine
 from services.movements.locks import locked_order
 from services.notifications.outbox import queue_email
 from services.platform.locales import money_text
-from services.refunds.state import mark_order
 
 TABLE: machine.Table[DisputeStatus] = machine.Table(
     noun="dispute",
@@ -38,7 +37,6 @@ TABLE: machine.Table[DisputeStatus] = machine.Table(
     owner="dispute_id",
     describe=lambda d: f"payment {d.payment_id}, {d.provider} {d.provider_dispute_id}",
 )
-DISPUTABLE_ORDERS = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED, OrderStatus.REFUNDED)
 
 
 def record_creation(dispute: Dispute, source: TransitionSource, reason: str, actor: str) -> None:
@@ -107,8 +105,7 @@ def _withdraw(dispute: Dispute, payment: Payment) -> str:
         )
     order = locked_order(payment.order_id)
     dispute.withdrawn_minor = dispute.amount_minor
-    if order is not None and order.status in DISPUTABLE_ORDERS:
-        order.status = OrderStatus.DISPUTED
+    if order is not None and effects.settle_order(order) == OrderStatus.DISPUTED:
         return f"funds withdrawn ({amount}): order {order.id} disputed"
     return f"funds withdrawn ({amount})"
 
@@ -128,7 +125,6 @@ def _give_back(dispute: Dispute, payment: Payment) -> str:
     dispute.withdrawn_minor = 0
     order = locked_order(payment.order_id)
     if order is not None and order.status == OrderStatus.DISPUTED:
-        order.status = OrderStatus.PAID
-        mark_order(order.id)  # partly or fully refunded before the dispute: says so again
-        return f"funds reinstated: order {order.id} {order.status.value} again"
+        # Paid again, or partly or fully refunded as it was before the dispute.
+        return f"funds reinstated: order {order.id} {effects.settle_order(order).value} again"
     return "funds reinstated"

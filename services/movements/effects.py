@@ -1,8 +1,15 @@
-"""A movement's effect on a wallet, as postings: every change is a ledger entry under
-the movement's reference ("dispute 7"), so what the movement has applied is read from
-the ledger, not remembered beside it, and a later decision gives back or takes back
-only what is there (never more than the movement moved, never more than the wallet
-holds). Each posting has a UNIQUE operation id: a repeat applies nothing.
+"""A movement's effect, in one place.
+
+On a wallet, as postings: every change is a ledger entry under the movement's
+reference ("dispute 7"), so what the movement has applied is read from the ledger, not
+remembered beside it, and a later decision gives back or takes back only what is there
+(never more than the movement moved, never more than the wallet holds). Each posting
+has a UNIQUE operation id: a repeat applies nothing.
+
+On an order, as a reading: an order's status is never set by a movement; each movement
+records what it applied (a payment's or refund's `is_effect_applied`, a dispute's
+withdrawn funds, the wallet's ORDER posting) and `settle_order` reads the status from
+all of them. Two movements deciding in either order end in the same status.
 """
 
 from __future__ import annotations
@@ -10,17 +17,19 @@ from __future__ import annotations
 from sqlalchemy import String, cast, func, literal, or_, select
 
 from extensions import db
-from models import Dispute, LedgerEntry, LedgerKind, Refund, Wallet
+from models import Dispute, LedgerEntry, LedgerKind, Order, OrderStatus, Payment, Refund, Wallet
+from models.types import utcnow
 from services.wallet import ledger
 
 
-def posted(reference: str) -> int:
-    """What the movement's postings add up to (credits minus debits)."""
+def posted(reference: str, kind: LedgerKind | None = None) -> int:
+    """What the movement's postings (of `kind`, or all) add up to (credits minus debits)."""
+    where = [LedgerEntry.reference == reference]
+    if kind is not None:
+        where.append(LedgerEntry.kind == kind)
     return int(
         db.session.scalar(
-            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
-                LedgerEntry.reference == reference
-            )
+            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(*where)
         )
         or 0
     )
@@ -86,3 +95,56 @@ def give_back(
         wallet_id, out, currency, operation_id=operation_id, kind=kind, reference=reference
     )
     return out
+
+
+def wallet_paid(order_id: int) -> int:
+    """What the wallet paid for the order (its ORDER postings), 0 if it did not."""
+    return -posted(f"order {order_id}", LedgerKind.ORDER)
+
+
+def refunded_total(order_id: int) -> int:
+    """What the order's applied refunds gave back (card and wallet)."""
+    return int(
+        db.session.scalar(
+            select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
+                Refund.order_id == order_id, Refund.is_effect_applied.is_(True)
+            )
+        )
+        or 0
+    )
+
+
+def order_status(order: Order) -> OrderStatus:
+    """What the order's applied movements make it: paid by a payment or the wallet,
+    then disputed while a dispute holds its money, refunded by what its refunds gave
+    back. Unpaid with refunds or a dispute applied is a contradiction a person sorts
+    out (the payment went to review): its status stays as it is."""
+    db.session.flush()
+    is_card_paid = db.session.scalar(
+        select(Payment.id).where(Payment.order_id == order.id, Payment.is_effect_applied)
+    )
+    is_withdrawn = db.session.scalar(
+        select(Dispute.id)
+        .join(Payment, Payment.id == Dispute.payment_id)
+        .where(Payment.order_id == order.id, Dispute.is_effect_applied)
+    )
+    refunded = refunded_total(order.id)
+    if not (is_card_paid or wallet_paid(order.id) > 0):
+        return order.status if refunded or is_withdrawn else OrderStatus.OPEN
+    if is_withdrawn:
+        return OrderStatus.DISPUTED
+    if refunded >= order.total_minor:
+        return OrderStatus.REFUNDED
+    return OrderStatus.PARTIALLY_REFUNDED if refunded > 0 else OrderStatus.PAID
+
+
+def settle_order(order: Order) -> OrderStatus:
+    """Set the (locked) order's status from its movements' effects; returns it."""
+    status = order_status(order)
+    if status != order.status:
+        if order.status == OrderStatus.OPEN:
+            order.paid_at = utcnow()
+        elif status == OrderStatus.OPEN:
+            order.paid_at = None
+        order.status = status
+    return status

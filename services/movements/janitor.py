@@ -10,22 +10,20 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import and_, or_, select
 
 from extensions import db
 from models.types import utcnow
 from services.movements.kinds import Kind
 from services.platform import queues
-
-SWEEP_BATCH = 500  # per run; the next run takes the rest
+from settings import settings
 
 
 def sweep_sends(kind: Kind, model: Any, pending: Enum, now: datetime | None = None) -> int:
     """Enqueue the sends of rows still `pending` that nobody works on: untouched for
     PENDING_SWEEP_GRACE_S, or deferred and overdue by as much."""
     now = now or utcnow()
-    stale = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
+    stale = now - timedelta(seconds=settings().payments.pending_sweep_grace_s)
     rows = db.session.execute(
         select(model.id, model.provider, model.lease_expires_at)
         .where(
@@ -37,7 +35,7 @@ def sweep_sends(kind: Kind, model: Any, pending: Enum, now: datetime | None = No
             ),
         )
         .order_by(model.id)
-        .limit(SWEEP_BATCH)
+        .limit(queues.SWEEP_BATCH)
     ).all()
     db.session.rollback()
     for row_id, provider, lease_expires_at in rows:
@@ -66,7 +64,7 @@ def sweep_lookups(
             or_(model.next_reconcile_at.is_(None), model.next_reconcile_at <= now),
         )
         .order_by(model.next_reconcile_at)
-        .limit(SWEEP_BATCH)
+        .limit(queues.SWEEP_BATCH)
     ).all()
     db.session.rollback()
     for row_id, provider, attempts, lease_expires_at in rows:

@@ -16,8 +16,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from flask import current_app
-
 from models import TransitionSource
 from models.types import utcnow
 from providers.outcomes import Absent, NotSent
@@ -25,6 +23,7 @@ from resilience.gateway import is_refused
 from services.movements.kinds import Kind
 from services.platform import day_counts, metrics, queues
 from services.platform.provider_clients import provider_for
+from settings import settings
 
 FollowUp = Callable[[], object]
 
@@ -48,7 +47,7 @@ def nothing() -> None:
 
 
 def lease_until(now: datetime) -> datetime:
-    return now + timedelta(seconds=current_app.config["PAYMENT_LEASE_S"])
+    return now + timedelta(seconds=settings().payments.lease_s)
 
 
 def mark_sending(row: Movement, now: datetime) -> datetime | None:
@@ -71,7 +70,7 @@ def unmark_sending(row: Movement, previous: datetime | None) -> None:
 def defer(kind: Kind, row: Movement, outcome: NotSent) -> FollowUp:
     """Send again later: after the provider's (or the open breaker's) retry time when it
     gave one, else CHARGE_DEFER_S; jittered so that deferred jobs do not return as a herd."""
-    delay_s = outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"]
+    delay_s = outcome.retry_after_s or settings().payments.charge_defer_s
     delay_s *= random.uniform(1.0, 1.3)
     row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
     row.last_error = outcome.reason[:500]
@@ -106,14 +105,14 @@ def schedule_lookup(
     """Plan the next lookup with a growing delay (RECONCILE_DELAYS_S), or, once
     RECONCILE_MAX_ATTEMPTS are spent or the next one would come after the key's
     deadline, move the row to the kind's review with the reason."""
-    config = current_app.config
-    delays, attempts = config["RECONCILE_DELAYS_S"], row.reconcile_attempts
+    config = settings().reconcile
+    delays, attempts = config.delays_s, row.reconcile_attempts
     if delay_s is None:
         delay_s = delays[min(attempts, len(delays) - 1)]
     delay_s *= random.uniform(1.0, 1.2)
     due = utcnow() + timedelta(seconds=delay_s)
     deadline = key_deadline(row)
-    if attempts >= config["RECONCILE_MAX_ATTEMPTS"] or (deadline is not None and due > deadline):
+    if attempts >= config.max_attempts or (deadline is not None and due > deadline):
         forgets = f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
         row.next_reconcile_at = None
         move(
@@ -145,7 +144,7 @@ def judge_lookup(
             kind,
             row,
             move,
-            delay_s=outcome.retry_after_s or current_app.config["CHARGE_DEFER_S"],
+            delay_s=outcome.retry_after_s or settings().payments.charge_defer_s,
             job_suffix="-deferred",
         )
     if isinstance(outcome, Absent):

@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import select
 
 from extensions import db
-from models import Dispute, Order, Payment, Refund
+from models import Customer, Dispute, Order, Payment, Refund
+from services.platform.errors import NotFoundError
 
 
 def _fresh(model: Any, row_id: int) -> Any:
@@ -34,6 +35,19 @@ def lock_order_of(payment_id: int, order_id: int | None = None) -> None:
 def locked_order(order_id: int | None) -> Order | None:
     """The order row, locked (its payments' transactions hold it first already)."""
     return None if order_id is None else _fresh(Order, order_id)
+
+
+def lock_owned_order(customer: Customer, order_id: int) -> Order:
+    """The customer's order, locked until the transaction ends."""
+    order = db.session.scalar(
+        select(Order)
+        .where(Order.id == order_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if order is None or order.customer_id != customer.id:
+        raise NotFoundError(f"no order {order_id}", code="order_not_found")
+    return order
 
 
 def lock_payment(payment_id: int) -> Payment | None:

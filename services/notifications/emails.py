@@ -40,15 +40,16 @@ from models import (
 from models.money import DEFAULT_LOCALE, N_
 from models.types import utcnow
 from providers.outcomes import Declined, NotSent, Succeeded
-from providers.smtp import SmtpMailer, SmtpSettings
+from providers.smtp import SMTP_GATEWAY, SmtpMailer, SmtpSettings
 from resilience.gateway import CIRCUIT_OPEN, CallContext
-from services.movements.janitor import SWEEP_BATCH
 from services.notifications.outbox import enqueue_send
 from services.platform import metrics
 from services.platform.provider_clients import gateway_for
+from services.platform.queues import SWEEP_BATCH
+from settings import settings
 
 MIN_ATTEMPTS = 3  # tries a message gets before it may fail for time (after a resend too)
-GATEWAY = "smtp"  # its breaker and metrics, beside the payment providers'
+GATEWAY = SMTP_GATEWAY  # its breaker and metrics, beside the payment providers'
 SUBJECTS = {
     EmailKind.WELCOME: N_("Welcome to Payments Monolith"),
     EmailKind.RECEIPT: N_("Your receipt for payment #%(id)s"),
@@ -64,26 +65,26 @@ SUBJECTS = {
 
 def mailer() -> SmtpMailer:
     mailers: dict[str, SmtpMailer] = current_app.extensions.setdefault("mailers", {})
-    url = current_app.config["SMTP_URL"]
+    url = settings().email.smtp_url
     if url not in mailers:
-        mailers[url] = SmtpMailer(SmtpSettings.from_url(url), current_app.config["SMTP_TIMEOUT_S"])
+        mailers[url] = SmtpMailer(SmtpSettings.from_url(url), settings().email.timeout_s)
     return mailers[url]
 
 
 def message_id(row: OutboxMessage) -> str:
     """The same on every attempt of the row (and different for every row)."""
-    domain = parseaddr(current_app.config["MAIL_FROM"])[1].rpartition("@")[2] or "localhost"
+    domain = parseaddr(settings().email.mail_from)[1].rpartition("@")[2] or "localhost"
     return f"<outbox-{row.id}.{int(row.created_at.timestamp())}@{domain}>"
 
 
 def render_email(row: OutboxMessage) -> EmailMessage:
     """The message of an outbox row: plain text and HTML from templates/email/."""
-    context = {"public_url": current_app.config["PUBLIC_URL"], **_subject_of(row)}
+    context = {"public_url": settings().payments.public_url, **_subject_of(row)}
     message = EmailMessage()
     # In the customer's language (the admins' alerts in English), amounts formatted there.
     with force_locale(_locale_of(row)):
         message["Subject"] = gettext(SUBJECTS[row.kind], id=row.subject_id)
-        message["From"] = current_app.config["MAIL_FROM"]
+        message["From"] = settings().email.mail_from
         message["To"] = row.recipient
         message["Date"] = format_datetime(row.created_at)
         message["Message-ID"] = message_id(row)
@@ -172,7 +173,7 @@ def send_email(outbox_id: int) -> None:
     ):
         db.session.rollback()
         return
-    row.lease_expires_at = now + timedelta(seconds=current_app.config["SMTP_TIMEOUT_S"] * 3 + 30)
+    row.lease_expires_at = now + timedelta(seconds=settings().email.timeout_s * 3 + 30)
     row.attempts += 1
     try:
         message = render_email(row)
@@ -196,18 +197,18 @@ def send_email(outbox_id: int) -> None:
     assert row is not None
     row.lease_expires_at = None
     delay_s = None
-    config = current_app.config
+    config = settings().email
     if isinstance(outcome, NotSent) and outcome.reason == CIRCUIT_OPEN:
         row.attempts -= 1  # not an attempt: the breaker said wait, nothing was tried
     if isinstance(outcome, Succeeded):
         row.status, row.sent_at, row.last_error = OutboxStatus.SENT, utcnow(), None
         metrics.EMAIL_LATENCY.observe((row.sent_at - created_at).total_seconds())
     else:
-        backoff_s = config["EMAIL_RETRY_BASE_S"] * 2 ** max(0, row.attempts - 1)
-        delay_s = min(backoff_s, config["EMAIL_RETRY_MAX_S"]) * random.uniform(1.0, 1.5)
+        backoff_s = config.retry_base_s * 2 ** max(0, row.attempts - 1)
+        delay_s = min(backoff_s, config.retry_max_s) * random.uniform(1.0, 1.5)
         if isinstance(outcome, NotSent) and outcome.retry_after_s:
             delay_s = max(delay_s, outcome.retry_after_s)  # the breaker's own time
-        horizon = created_at + timedelta(seconds=config["EMAIL_RETRY_HORIZON_S"])
+        horizon = created_at + timedelta(seconds=config.retry_horizon_s)
         is_past = utcnow() + timedelta(seconds=delay_s) > horizon
         if isinstance(outcome, Declined) or (is_past and row.attempts >= MIN_ATTEMPTS):
             row.status, delay_s = OutboxStatus.FAILED, None
@@ -229,7 +230,7 @@ def _reason(outcome: object) -> str:
 def sweep_outbox(now: datetime | None = None) -> int:
     """Enqueue pending rows nobody is sending whose time has come (lost or failed jobs)."""
     now = now or utcnow()
-    grace = now - timedelta(seconds=current_app.config["PENDING_SWEEP_GRACE_S"])
+    grace = now - timedelta(seconds=settings().payments.pending_sweep_grace_s)
     ids = db.session.scalars(
         select(OutboxMessage.id)
         .where(

@@ -12,7 +12,6 @@ import functools
 import logging
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
@@ -21,6 +20,7 @@ from extensions import db
 from models import Customer, EmailKind, OutboxMessage, OutboxStatus
 from models.types import utcnow
 from services.platform import job_paths, queues
+from settings import settings
 
 log = logging.getLogger(__name__)
 SEND_EMAIL_JOB = job_paths.SEND_EMAIL
@@ -39,7 +39,7 @@ def queue_email(kind: EmailKind, subject_id: int, *, customer_id: int | None = N
     if customer_id is not None:
         params["customer_id"] = customer_id  # the address is read in the same statement
     else:
-        params["recipient"] = current_app.config["ADMIN_ALERT_EMAIL"]
+        params["recipient"] = settings().email.admin_alert_email
     statement = _insert_statement(customer_id is not None)
     outbox_id = db.session.execute(statement, params).scalar()
     if outbox_id is not None:
@@ -77,7 +77,7 @@ def enqueue_send(outbox_id: int, *, delay_s: float | None = None, suffix: str = 
         outbox_id,
         job_id=email_job_id(outbox_id, suffix),
         delay_s=delay_s,
-        queue_name=current_app.config["NOTIFICATIONS_QUEUE"],
+        queue_name=settings().email.queue,
         is_started_job_dead=bool(suffix == "-sweep"),
     )
 
@@ -87,7 +87,7 @@ def _enqueue_committed(session: Session) -> None:
     new_ids = session.info.pop(_PENDING, [])
     if new_ids:  # rows just inserted: no job of theirs exists (False when Redis is down: the sweep)
         jobs = [(outbox_id, email_job_id(outbox_id)) for outbox_id in new_ids]
-        queues.enqueue_new(current_app.config["NOTIFICATIONS_QUEUE"], SEND_EMAIL_JOB, jobs)
+        queues.enqueue_new(settings().email.queue, SEND_EMAIL_JOB, jobs)
 
 
 @event.listens_for(Session, "after_rollback")

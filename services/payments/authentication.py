@@ -24,13 +24,13 @@ from models.types import utcnow
 from providers.outcomes import ActionRequired, Declined, LookupOutcome, Succeeded, Unknown
 from resilience.gateway import CallContext, is_refused
 from services.movements import lifecycle
-from services.movements.janitor import SWEEP_BATCH
 from services.movements.kinds import CHARGE
 from services.movements.locks import lock_payment
 from services.payments.charging import apply_outcome, charge_request_for, claim
 from services.payments.state import move
 from services.platform import job_paths, queues
 from services.platform.provider_clients import gateway_for, provider_for
+from services.platform.queues import SWEEP_BATCH
 
 CHECK_JOB = job_paths.CHECK_AUTHENTICATION
 CANCEL_JOB = job_paths.CANCEL_ABANDONED

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from flask import current_app
 
 from providers.registry import spec_for
+from settings import settings
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class CardEntry:
 def card_entry() -> CardEntry:
     """The card entry of the provider new payments go to (PAYMENTS_DEFAULT_PROVIDER)."""
     config = current_app.config
-    provider = config["PAYMENTS_DEFAULT_PROVIDER"]
+    provider = settings().payments.default_provider
     spec = spec_for(provider)
     if spec.card_entry == "stripe_js":
         return CardEntry(
@@ -35,7 +36,7 @@ def card_entry() -> CardEntry:
             config["STRIPE_PUBLISHABLE_KEY"],
             token_re=spec.payment_method_re,
         )
-    test_cards = () if config["IS_PRODUCTION"] else spec.test_cards
+    test_cards = () if settings().is_production else spec.test_cards
     return CardEntry(
         provider, spec.card_entry, test_cards=test_cards, token_re=spec.payment_method_re
     )

@@ -43,6 +43,7 @@ from services.payments import answers, failover
 from services.payments.state import move
 from services.platform import metrics
 from services.platform.provider_clients import gateway_for, provider_for
+from settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +278,7 @@ def _await_authentication(
         payment.provider_payment_id = outcome.provider_payment_id
     payment.action_url = outcome.url
     started = payment.first_sent_at or utcnow()
-    payment.next_reconcile_at = started + timedelta(seconds=current_app.config["SCA_TIMEOUT_S"])
+    payment.next_reconcile_at = started + timedelta(seconds=settings().payments.sca_timeout_s)
     move(
         payment,
         PaymentStatus.REQUIRES_ACTION,

@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -27,10 +26,12 @@ from models import (
 from models.money import InvalidAmountError, Money, validate_money
 from models.types import parse_uuid
 from providers.registry import spec_for
+from services.movements.locks import lock_owned_order
 from services.payments.state import record_creation
 from services.platform import queues
 from services.platform.errors import ConflictError, NotFoundError, UnprocessableError
 from services.platform.locales import money_text
+from settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +89,8 @@ def create_order(customer: Customer, quantities: dict[str, int]) -> Order:
         validate_money(
             total,
             currency,
-            max_minor=current_app.config["MAX_AMOUNT_MINOR"],
-            allowed=current_app.config["CURRENCIES"],
+            max_minor=settings().money.max_amount_minor,
+            allowed=settings().money.currencies,
         )
     except InvalidAmountError as exc:
         raise UnprocessableError(f"order total: {exc}", code="invalid_total") from None
@@ -127,7 +128,7 @@ def parse_idempotency_key(raw: str | None) -> uuid.UUID:
 def parse_payment_method(raw: object, provider: str | None = None) -> str:
     """The card token the customer's browser got from the provider (Stripe: pm_...),
     checked against the provider's token shape; never card data."""
-    name = provider or current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
+    name = provider or settings().payments.default_provider
     if raw is None or raw == "":
         raise UnprocessableError(
             "a payment_method (the provider's card token, e.g. pm_...) is required",
@@ -144,19 +145,6 @@ def owned_order(customer: Customer, order_id: int) -> Order:
     order = db.session.get(Order, order_id)
     if order is None or order.customer_id != customer.id:
         # Someone else's order looks exactly like a missing one.
-        raise NotFoundError(f"no order {order_id}", code="order_not_found")
-    return order
-
-
-def lock_owned_order(customer: Customer, order_id: int) -> Order:
-    """The customer's order, locked until the transaction ends."""
-    order = db.session.scalar(
-        select(Order)
-        .where(Order.id == order_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    if order is None or order.customer_id != customer.id:
         raise NotFoundError(f"no order {order_id}", code="order_not_found")
     return order
 
@@ -195,7 +183,7 @@ def start_order_payment(
     # for it, so an order is never paid twice by the two routes.
     order = lock_owned_order(customer, order_id)
     payment_method = parse_payment_method(card)
-    provider = current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
+    provider = settings().payments.default_provider
     check_minimum(provider, order.total_minor, order.currency)
     payment = Payment(
         idempotency_key=key,
@@ -232,13 +220,13 @@ def start_topup_payment(
         amount_minor, _ = validate_money(
             amount,
             wallet.currency,
-            max_minor=current_app.config["MAX_AMOUNT_MINOR"],
-            allowed=current_app.config["CURRENCIES"],
+            max_minor=settings().money.max_amount_minor,
+            allowed=settings().money.currencies,
         )
     except InvalidAmountError as exc:
         raise UnprocessableError(str(exc), code="invalid_amount") from None
     payment_method = parse_payment_method(card)
-    provider = current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
+    provider = settings().payments.default_provider
     check_minimum(provider, amount_minor, wallet.currency)
     payment = Payment(
         idempotency_key=key,

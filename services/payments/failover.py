@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from flask import current_app
 from redis.exceptions import RedisError
 
 from models import Payment, TransitionSource
@@ -14,6 +13,7 @@ from providers.registry import spec_for
 from services.payments.state import note
 from services.platform import queues
 from services.platform.provider_clients import breaker_for
+from settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ def reroute(payment: Payment) -> Callable[[], object] | None:
     A payment that was ever sent (or may have been) stays with its provider: only
     that provider can tell what happened to it.
     """
-    fallback = current_app.config["PAYMENTS_FAILOVER_PROVIDER"]
+    fallback = settings().payments.failover_provider
     if (
         not fallback
         or fallback == payment.provider

@@ -40,6 +40,7 @@ from models.types import utcnow
 from providers.registry import spec_for
 from services.payments.state import CREATION_REASON
 from services.platform import queues
+from settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ def pay_order_by_session(
 def _pay(
     statement: TextClause, who: Mapping[str, object], order_id: int, key: uuid.UUID, card: object
 ) -> NewPayment | None:
-    provider = current_app.config["PAYMENTS_DEFAULT_PROVIDER"]
+    provider = settings().payments.default_provider
     if not isinstance(card, str):
         return None
     if not spec_for(provider).accepts_payment_method(card):

@@ -13,7 +13,6 @@ from models import (
     PaymentTransition,
     TransitionSource,
 )
-from models.types import utcnow
 from services.movements import effects, machine
 from services.movements.locks import locked_order
 from services.notifications.outbox import queue_email
@@ -115,9 +114,8 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
     if order is None:
         return
     if order.status == OrderStatus.OPEN:
-        order.status = OrderStatus.PAID
-        order.paid_at = utcnow()
         payment.is_effect_applied = True
+        effects.settle_order(order)
         return
     # Money was taken for an order that is already paid: a person must
     # refund one of them. Through the state machine like every change (succeeded ->
@@ -161,10 +159,9 @@ def reverse_effect(payment: Payment) -> str | None:
             else ""
         )
     else:
+        payment.is_effect_applied = False
         order = locked_order(payment.order_id)
-        if order is not None and order.status == OrderStatus.PAID:
-            order.status = OrderStatus.OPEN
-            order.paid_at = None
+        if order is not None and effects.settle_order(order) == OrderStatus.OPEN:
             undone = f"order {order.id} open again"
     payment.is_effect_applied = False
     payment.effect_reversals = generation

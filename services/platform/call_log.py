@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from flask import current_app
 from sqlalchemy import delete, insert
 
 from extensions import db
 from models import SETTLED_STATUSES, Payment, ProviderCall
 from models.types import utcnow
 from resilience.gateway import CallRecord
+from settings import settings
 
 
 def write(record: CallRecord) -> None:
@@ -38,7 +38,7 @@ def write(record: CallRecord) -> None:
 
 def purge(batch: int = 5000) -> int:
     """Delete calls older than CALL_LOG_RETENTION_DAYS, a batch at a time (the job)."""
-    cutoff = utcnow() - timedelta(days=current_app.config["CALL_LOG_RETENTION_DAYS"])
+    cutoff = utcnow() - timedelta(days=settings().housekeeping.call_log_retention_days)
     removed = 0
     while True:
         # Never the calls of a payment still deciding or in review: its evidence.

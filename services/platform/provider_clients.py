@@ -10,13 +10,14 @@ from providers.registry import build_provider
 from resilience.breaker import BreakerConfig, CircuitBreaker
 from resilience.gateway import Gateway
 from services.platform import call_log
+from settings import settings
 
 
 def provider_for(name: str) -> Provider:
     """The client of provider `name` (cached on the app: sessions keep their pools)."""
     clients: dict[str, Provider] = current_app.extensions.setdefault("provider_clients", {})
     if name not in clients:
-        clients[name] = build_provider(name, current_app.config)
+        clients[name] = build_provider(name, current_app.config, settings().http)
     return clients[name]
 
 
@@ -25,7 +26,7 @@ def breaker_for(name: str) -> CircuitBreaker:
     breakers: dict[str, CircuitBreaker] = current_app.extensions.setdefault("breakers", {})
     if name not in breakers:
         # Every guarded name has its own settings (config.py): never another's.
-        config: BreakerConfig = current_app.config["BREAKERS"][name]
+        config: BreakerConfig = settings().breakers[name]
         breakers[name] = CircuitBreaker(redis_client.client, name, config)
     return breakers[name]
 

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 QUEUE_PREFIX = "payments-"
 MAINTENANCE_QUEUE = "maintenance"  # sweeps and other periodic jobs that call no provider
+SWEEP_BATCH = 500  # rows per sweep run; the next run takes the rest
 
 
 def provider_queue_name(provider: str) -> str:

@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from flask import current_app
 from sqlalchemy import CursorResult, Delete, Select, delete, insert, select
 
 from extensions import db
@@ -37,6 +36,7 @@ from models import (
 )
 from models.types import utcnow
 from services.platform import call_log
+from settings import settings
 
 BATCH = 1000
 SETTLED = tuple(SETTLED_STATUSES)
@@ -46,7 +46,7 @@ _COLUMNS = ("id", "payment_id", "from_status", "to_status", "source", "reason", 
 
 def run(now: datetime | None = None) -> dict[str, int]:
     """The job: every step, until nothing is old enough. Returns how many rows each moved."""
-    cutoff = (now or utcnow()) - timedelta(days=current_app.config["RETENTION_DAYS"])
+    cutoff = (now or utcnow()) - timedelta(days=settings().housekeeping.retention_days)
     return {
         "transitions_archived": _repeat(lambda: _archive_transitions(cutoff)),
         "webhooks_deleted": _repeat(lambda: _delete_webhooks(cutoff)),

@@ -24,6 +24,7 @@ from models import (
     RefundStatus,
     TransitionSource,
 )
+from services.movements.effects import wallet_paid
 from services.movements.kinds import REFUND
 from services.movements.locks import lock_order_of, lock_payment_row
 from services.platform import queues
@@ -35,7 +36,6 @@ from services.refunds.state import (
     move_refund,
     record_creation,
     take_from_wallet,
-    wallet_paid,
 )
 from services.wallet.ledger import WalletError
 

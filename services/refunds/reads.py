@@ -14,7 +14,8 @@ from models import (
     PaymentStatus,
     Refund,
 )
-from services.refunds.state import REFUNDED_ORDER_STATUSES, WALLET, wallet_paid
+from services.movements.effects import wallet_paid
+from services.refunds.state import REFUNDED_ORDER_STATUSES, WALLET
 
 
 @dataclass

@@ -11,8 +11,6 @@ from __future__ import annotations
 import functools
 from datetime import datetime, timedelta
 
-from flask import current_app
-
 from extensions import db
 from models import Payment, Refund, RefundStatus, TransitionSource
 from models.types import utcnow
@@ -33,6 +31,7 @@ from services.movements.kinds import REFUND
 from services.movements.locks import lock_refund
 from services.platform.provider_clients import gateway_for, provider_for
 from services.refunds.state import move_refund
+from settings import settings
 
 RECONCILE_REFUND_JOB = REFUND.lookup_job
 FollowUp = lifecycle.FollowUp
@@ -249,17 +248,17 @@ def await_provider(
     """The provider has the refund and its outcome comes later (an event, or a lookup
     every REFUND_PROCESSING_LOOKUP_S): processing, without escalating, until
     REFUND_PROCESSING_MAX_DAYS after the first send; then a person looks (review)."""
-    config = current_app.config
+    config = settings().reconcile
     refund.provider_refund_id = refund.provider_refund_id or provider_refund_id or None
     started = refund.first_sent_at or refund.created_at
-    if utcnow() - started > timedelta(days=config["REFUND_PROCESSING_MAX_DAYS"]):
+    if utcnow() - started > timedelta(days=config.refund_processing_max_days):
         refund.next_reconcile_at = None
         move_refund(
             refund,
             RefundStatus.NEEDS_REVIEW,
             source=source,
             reason=f"still on its way at the provider after "
-            f"{config['REFUND_PROCESSING_MAX_DAYS']} days: {reason or refund.last_error}",
+            f"{config.refund_processing_max_days} days: {reason or refund.last_error}",
         )
         return
     move_refund(
@@ -269,7 +268,7 @@ def await_provider(
         reason=reason or f"the provider has refund {provider_refund_id}; its outcome comes later",
     )
     if refund.status == RefundStatus.PROCESSING:
-        delay_s = config["REFUND_PROCESSING_LOOKUP_S"]
+        delay_s = config.refund_processing_lookup_s
         refund.next_reconcile_at = utcnow() + timedelta(seconds=delay_s)
 
 

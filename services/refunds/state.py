@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from extensions import db
 from models import (
     REFUND_TRANSITIONS,
     EmailKind,
-    LedgerEntry,
     LedgerKind,
     Order,
     OrderStatus,
@@ -32,12 +31,12 @@ from models import (
     TransitionSource,
     Wallet,
 )
+from models.refund import WALLET
 from services.movements import effects, machine
 from services.notifications.outbox import queue_email
 from services.wallet import ledger
 
 log = logging.getLogger(__name__)
-WALLET = "wallet"  # the provider name of a refund to the wallet (no provider call)
 REFUNDED_ORDER_STATUSES = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED)
 
 
@@ -94,7 +93,7 @@ def _reverse_success(refund: Refund) -> None:
             return
     refund.is_effect_applied = False
     if refund.order_id is not None:
-        mark_order(refund.order_id)
+        _settle_order(refund.order_id)
 
 
 def take_from_wallet(refund: Refund, payment: Payment) -> None:
@@ -156,7 +155,7 @@ def _apply_success(refund: Refund) -> None:
         refund.is_effect_applied = True
     order_id = refund.order_id
     if order_id is not None:
-        mark_order(order_id)
+        _settle_order(order_id)
 
 
 def _queue_refund_email(refund: Refund) -> None:
@@ -169,39 +168,8 @@ def _queue_refund_email(refund: Refund) -> None:
         queue_email(EmailKind.REFUND, refund.id, customer_id=customer_id)
 
 
-def wallet_paid(order_id: int) -> int:
-    """What the wallet paid for the order (its ORDER ledger entries), 0 if it did not."""
-    return -int(
-        db.session.scalar(
-            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
-                LedgerEntry.kind == LedgerKind.ORDER, LedgerEntry.reference == f"order {order_id}"
-            )
-        )
-        or 0
-    )
-
-
-def refunded_total(order_id: int) -> int:
-    return int(
-        db.session.scalar(
-            select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
-                Refund.order_id == order_id, Refund.status == RefundStatus.SUCCEEDED
-            )
-        )
-        or 0
-    )
-
-
-def mark_order(order_id: int) -> None:
+def _settle_order(order_id: int) -> None:
     """The order says how much of it went back (its row is locked by the caller)."""
     order = db.session.get(Order, order_id)
-    if order is None or order.status not in (*REFUNDED_ORDER_STATUSES, OrderStatus.REFUNDED):
-        return
-    db.session.flush()
-    total = refunded_total(order_id)
-    if total >= order.total_minor:
-        order.status = OrderStatus.REFUNDED
-    elif total > 0:
-        order.status = OrderStatus.PARTIALLY_REFUNDED
-    else:
-        order.status = OrderStatus.PAID  # its one refund failed after all
+    if order is not None:
+        effects.settle_order(order)

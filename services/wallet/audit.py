@@ -29,9 +29,9 @@ from models import (
     RefundStatus,
     Wallet,
 )
+from models.refund import WALLET
 from models.types import utcnow
 from services.platform.locales import money_text
-from services.refunds.state import WALLET
 
 log = logging.getLogger(__name__)
 LAST_RESULT_KEY = "wallet:audit:last"  # read by the admin dashboard

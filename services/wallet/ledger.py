@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
 
@@ -22,6 +21,7 @@ from models.types import utcnow
 from services.platform import metrics
 from services.platform.errors import ClientError
 from services.platform.locales import money_text
+from settings import settings
 
 
 class WalletError(ClientError):
@@ -79,13 +79,13 @@ def apply_movement(
     amounts, currency mismatch, insufficient funds or an operation id reused for
     another movement.
     """
-    config = current_app.config
+    config = settings().money
     try:
         validate_money(
             abs(amount_minor) if isinstance(amount_minor, int) else amount_minor,
-            currency or config["CURRENCIES"][0],
-            max_minor=config["MAX_AMOUNT_MINOR"],
-            allowed=config["CURRENCIES"],
+            currency or config.currencies[0],
+            max_minor=config.max_amount_minor,
+            allowed=config.currencies,
         )
     except InvalidAmountError as exc:
         raise WalletError(str(exc)) from None

@@ -14,9 +14,9 @@ from models import (
     Payment,
     PaymentStatus,
 )
-from models.types import utcnow
+from services.movements import effects
+from services.movements.locks import lock_owned_order
 from services.notifications.outbox import queue_email
-from services.payments.checkout import lock_owned_order
 from services.platform.errors import ConflictError
 from services.wallet import ledger
 
@@ -66,8 +66,7 @@ def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) 
             reference=reference,
         )
         if not movement.is_replay:
-            order.status = OrderStatus.PAID
-            order.paid_at = utcnow()
+            effects.settle_order(order)  # paid: the ORDER posting is its effect
             queue_email(EmailKind.WALLET_RECEIPT, order.id, customer_id=customer.id)
     except Exception:
         db.session.rollback()

@@ -36,6 +36,7 @@ from services.payments import answers
 from services.payments.state import move
 from services.platform import day_counts, metrics, queues
 from services.refunds.webhooks import apply_refund_event
+from settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class UnknownProviderError(LookupError):
 
 def scheme_for(provider: str) -> WebhookScheme:
     """The webhook scheme of an enabled provider (providers/<name>/, via the registry)."""
-    if provider not in current_app.config["PAYMENTS_PROVIDERS"] or provider not in PROVIDERS:
+    if provider not in settings().payments.providers or provider not in PROVIDERS:
         raise UnknownProviderError(provider)
     return PROVIDERS[provider].webhook
 
@@ -294,7 +295,7 @@ def retry_pending_events(batch: int = 100, budget_s: float = RETRY_BUDGET_S) -> 
     how many were applied (or set aside)."""
     deadline = time.monotonic() + budget_s
     applied, after_id = 0, 0
-    grace_s = current_app.config["WEBHOOK_FOREIGN_GRACE_S"]
+    grace_s = settings().webhooks.foreign_grace_s
     foreign_before = utcnow() - timedelta(seconds=grace_s)
     while time.monotonic() < deadline:
         record_ids = db.session.scalars(

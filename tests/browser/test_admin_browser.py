@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from models import PaymentStatus, Refund
 from services.payments.charging import charge_payment
 from tests.admin_support import fill_admin_login, make_admin
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import charged_for, payment, rows, run_jobs
+from tests.helpers import charged_for, payment, rows, run_jobs, tune_breaker
 
 
 def test_operator_sees_the_outage_and_reconciles(
@@ -28,8 +27,7 @@ def test_operator_sees_the_outage_and_reconciles(
     make_admin(app)
     fault = sandbox.add_fault("hang", seconds=3, dialect="stripe")
     worker_app = make_app()  # a worker whose breaker opens at the first failure
-    breakers = worker_app.config["BREAKERS"]
-    breakers["stripe"] = replace(breakers["stripe"], failure_threshold=1)
+    tune_breaker(worker_app, "stripe", failure_threshold=1)
     with worker_app.app_context():
         created = make_payment(make_order(make_customer()))
         db.session.commit()

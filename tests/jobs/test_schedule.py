@@ -4,6 +4,7 @@ queue, at the configured intervals."""
 from __future__ import annotations
 
 from config import settings_from_env
+from settings import Settings
 
 
 def test_intervals_and_waits_are_settings() -> None:
@@ -18,7 +19,10 @@ def test_intervals_and_waits_are_settings() -> None:
             "STRIPE_SETTLE_S": "30",
         }
     )
-    intervals = {(job.func.__name__, job.args): job.interval_s for job in periodic_jobs(settings)}
+    intervals = {
+        (job.func.__name__, job.args): job.interval_s
+        for job in periodic_jobs(Settings.from_config(settings))
+    }
     assert intervals[("sweep_pending_payments_job", ())] == 5
     assert intervals[("retry_pending_webhooks_job", ())] == 7
     assert intervals[("backfill_webhooks_job", ("stripe",))] == 11

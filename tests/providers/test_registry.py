@@ -19,6 +19,7 @@ from devtools.supervisor_conf import Layout, render
 from jobs.schedule import periodic_jobs
 from providers.registry import PROVIDERS, build_provider
 from services.platform.queues import provider_queue_name
+from settings import Settings
 from tests.providers import toy
 
 
@@ -53,7 +54,8 @@ def test_an_unregistered_provider_is_refused() -> None:
 @pytest.mark.usefixtures("with_toy")
 def test_client_queue_worker_program_and_backfill() -> None:
     config = settings_from_env({"PAYMENTS_PROVIDERS": "toy"})
-    assert type(build_provider("toy", config)).__name__ == "ToyProvider"
+    client = build_provider("toy", config, Settings.from_config(config).http)
+    assert type(client).__name__ == "ToyProvider"
     assert provider_queue_name("toy") == "payments-toy"
     layout = Layout(
         project_dir="/srv/app",
@@ -68,7 +70,9 @@ def test_client_queue_worker_program_and_backfill() -> None:
     parser.read_string(render(layout))
     program = parser["program:worker-toy"]
     assert program["command"].endswith("worker payments-toy") and program["numprocs"] == "3"
-    schedule = periodic_jobs(settings_from_env({"PAYMENTS_PROVIDERS": "stripe,toy"}))
+    schedule = periodic_jobs(
+        Settings.from_config(settings_from_env({"PAYMENTS_PROVIDERS": "stripe,toy"}))
+    )
     backfills = [job for job in schedule if job.args == ("toy",)]
     assert [job.queue for job in backfills] == ["payments-toy"]
 

@@ -21,8 +21,9 @@ from sqlalchemy import func, select, text
 
 from extensions import db
 from models import Customer, Payment, PaymentStatus
+from services.movements.locks import lock_owned_order
 from services.payments.charging import charge_payment
-from services.payments.checkout import lock_owned_order, start_order_payment
+from services.payments.checkout import start_order_payment
 from services.platform.errors import ConflictError
 from services.platform.queues import provider_queue_name
 from tests.factories import TEST_CARDS, make_customer, make_order, make_payment

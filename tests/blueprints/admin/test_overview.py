@@ -4,7 +4,6 @@ breaker controls need a confirmation, an open breaker and an unknown payment sho
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from flask import Flask
@@ -17,7 +16,7 @@ from services.payments.charging import charge_payment
 from services.platform.provider_clients import breaker_for
 from tests.admin_support import admin_csrf
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment, unknown_payment
+from tests.helpers import payment, tune_breaker, unknown_payment
 
 
 def test_resolve_needs_a_reason_and_records_the_admin(
@@ -81,8 +80,7 @@ def test_overview_shows_an_open_breaker_and_an_unknown_payment(
 ) -> None:
     sandbox.add_fault("hang", seconds=3, dialect="stripe")  # the provider hangs
     worker_app = make_app()  # a worker whose breaker opens at the first failure
-    breakers = worker_app.config["BREAKERS"]
-    breakers["stripe"] = replace(breakers["stripe"], failure_threshold=1)
+    tune_breaker(worker_app, "stripe", failure_threshold=1)
     with worker_app.app_context():
         created = make_payment(make_order(make_customer()))
         db.session.commit()

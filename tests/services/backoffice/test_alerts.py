@@ -16,7 +16,7 @@ from services.backoffice import alerts
 from services.platform.provider_clients import breaker_for
 from tests.admin_support import force_open
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import run_notification_jobs
+from tests.helpers import override_settings, run_notification_jobs
 
 
 def _alerts(app: Flask) -> list[tuple[AlertKind, str]]:
@@ -74,7 +74,7 @@ def test_a_refused_key_is_alerted(app: Flask) -> None:
 def test_unknown_payments_past_the_count_are_alerted_once_an_hour(
     app: Flask, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(app.config, "ALERT_UNKNOWN_COUNT", 2)
+    override_settings(monkeypatch, app, ALERT_UNKNOWN_COUNT=2)
     with app.app_context():
         first = make_payment(make_order(make_customer()))
         first.status = PaymentStatus.UNKNOWN

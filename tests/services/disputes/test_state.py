@@ -36,6 +36,7 @@ def _disputed(app_ctx: Flask, order_status: OrderStatus = OrderStatus.PAID) -> D
     order = db.session.get(Order, payment.order_id)
     assert order is not None
     order.status = order_status
+    payment.is_effect_applied = True  # it paid the order (the order's status reads it)
     return make_dispute(payment, DisputeStatus.WARNING_NEEDS_RESPONSE)
 
 
@@ -71,7 +72,7 @@ def test_a_partly_refunded_order_won_back_says_so_again(app_ctx: Flask) -> None:
     dispute = _disputed(app_ctx, OrderStatus.PARTIALLY_REFUNDED)
     payment = db.session.get(Payment, dispute.payment_id)
     assert payment is not None
-    make_refund(payment, RefundStatus.SUCCEEDED, amount_minor=400)
+    make_refund(payment, RefundStatus.SUCCEEDED, amount_minor=400).is_effect_applied = True
     _move(dispute, DisputeStatus.NEEDS_RESPONSE)
     assert _order_status(dispute) == OrderStatus.DISPUTED
     _move(dispute, DisputeStatus.WON)

@@ -19,7 +19,7 @@ from services.platform.metrics import REPORT_MISMATCHES
 from services.platform.provider_clients import breaker_for
 from services.refunds.issue import refund_payment
 from services.refunds.sending import reconcile_refund, send_refund
-from tests.helpers import charged, committed_payment, sandbox_refunds
+from tests.helpers import charged, committed_payment, override_settings, sandbox_refunds
 
 
 def _refund(app: Flask, provider: str = "stripe", amount: int = 400) -> int:
@@ -42,7 +42,7 @@ def test_an_open_circuit_defers_a_refund_until_the_breaker_may_let_it_through(
 ) -> None:
     """Drift 1: refunds deferred by CHARGE_DEFER_S, ignoring the breaker's retry time."""
     refund_id = _refund(app)
-    monkeypatch.setitem(app.config, "CHARGE_DEFER_S", 1)
+    override_settings(monkeypatch, app, CHARGE_DEFER_S=1)
     with app.app_context():
         breaker = breaker_for("stripe")
         for _ in range(int(breaker.config.failure_threshold)):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from flask import Flask
 
 from services.platform.provider_clients import breaker_for, gateway_for, provider_for
+from tests.helpers import tune_breaker
 
 
 def test_clients_breakers_and_gateways_are_built_once_per_app(app_ctx: Flask) -> None:
@@ -19,8 +19,7 @@ def test_clients_breakers_and_gateways_are_built_once_per_app(app_ctx: Flask) ->
 
 def test_breaker_settings_apply_per_provider(app: Flask, make_app: Any) -> None:
     tuned = make_app()
-    breakers = tuned.config["BREAKERS"]
-    breakers["acquirer"] = replace(breakers["acquirer"], open_s=90.0)
+    tune_breaker(tuned, "acquirer", open_s=90.0)
     with tuned.app_context():
         assert breaker_for("acquirer").config.open_s == 90.0
         assert breaker_for("stripe").config.open_s != 90.0
