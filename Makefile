@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# axe-core for the browser tests (tests/browser/conftest.py reads the version here)
+AXE_VERSION := 4.14.1
+AXE := $(VENV)/axe-core-$(AXE_VERSION).min.js
 
-.PHONY: run test lint bench clean messages
+.PHONY: run test lint bench clean messages system-packages
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required" if sys.version_info < (3, 11) else 0)'
@@ -21,13 +24,38 @@ run: $(STAMP)
 # when TEST_DATABASE_URL or REDIS_URL names one shared server (the processes would
 # empty each other's tables).
 TEST_WORKERS ?= $(if $(TEST_DATABASE_URL)$(REDIS_URL),0,2)
-test: $(STAMP)
+test: $(STAMP) system-packages $(AXE)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+
+# What the tests use from Debian, installed once when missing (as root, with apt-get):
+# headless Chromium for the browser tests, promtool for the alert rules' tests. Never
+# inside a test: without them those tests skip and say what is missing.
+SYSTEM_PACKAGES := $(if $(wildcard /usr/bin/chromium),,chromium) \
+	$(if $(wildcard /usr/bin/chromedriver),,chromium-driver) \
+	$(if $(shell command -v promtool),,prometheus)
+system-packages:
+	@if [ -n "$(strip $(SYSTEM_PACKAGES))" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's $(strip $(SYSTEM_PACKAGES)) for the tests"; \
+	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	      $(SYSTEM_PACKAGES)) >/dev/null || echo "could not install them: those tests skip"; \
+	  else echo "$(strip $(SYSTEM_PACKAGES)) missing (not root with apt-get): those tests skip"; fi; \
+	fi
+
+# axe-core, the accessibility engine of the browser tests, from the npm registry
+# (pinned in AXE_VERSION above). `make clean` removes it.
+$(AXE): | $(STAMP)
+	@tmp=$$(mktemp -d); \
+	if command -v npm >/dev/null && npm pack axe-core@$(AXE_VERSION) --pack-destination $$tmp --silent >/dev/null \
+	  && tar -xzf $$tmp/axe-core-$(AXE_VERSION).tgz -C $$tmp package/axe.min.js; then \
+	  mv $$tmp/package/axe.min.js $@; \
+	else echo "could not fetch axe-core $(AXE_VERSION) with npm: the accessibility tests skip"; fi; \
+	rm -rf $$tmp
 
 # Translations (docs/i18n.md): extract the messages, update the catalogs, compile them.
 messages: $(STAMP)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
-import subprocess
-import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,27 +17,20 @@ from tests.helpers import serving
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT_DIR / "test-artifacts"
-# axe-core, the accessibility engine, from the npm registry (its own package, pinned).
-AXE_VERSION = "4.14.1"
+# axe-core, the accessibility engine, from the npm registry (pinned in the Makefile).
+AXE_VERSION = re.search(
+    r"^AXE_VERSION := (\S+)", (PROJECT_DIR / "Makefile").read_text(), re.M
+).group(1)  # type: ignore[union-attr]
 AXE_CACHE = PROJECT_DIR / ".venv" / f"axe-core-{AXE_VERSION}.min.js"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
 
-def _ensure_chromium() -> str | None:
-    """Install Debian's chromium when missing (root only); return why not, or None."""
-    if os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER):
-        return None
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return "Chromium is not installed and apt-get as root is not available here"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (
-        ["apt-get", "update", "-q"],
-        ["apt-get", "install", "-y", "-q", "chromium", "chromium-driver"],
-    ):
-        try:
-            subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
-        except (subprocess.SubprocessError, OSError) as exc:
-            return f"could not install Chromium ({' '.join(cmd)}): {exc}"
+def _missing_chromium() -> str | None:
+    """Why Chromium cannot run here, or None. Installing it is `make test`'s (Debian's
+    chromium and chromium-driver, as root), never a fixture's: no network in a test."""
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(path)]
+    if missing:
+        return f"{' and '.join(missing)} missing: `make test` installs them (Debian, as root)"
     return None
 
 
@@ -52,7 +44,7 @@ def browser(chromium: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[Any]:
-    reason = _ensure_chromium()
+    reason = _missing_chromium()
     if reason:
         pytest.skip(reason)
     from selenium import webdriver
@@ -95,21 +87,7 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="session")
 def axe_script() -> str:
-    """axe-core's script, fetched once with npm into .venv (make clean removes it)."""
+    """axe-core's script, fetched by `make test` with npm into .venv (never here)."""
     if not AXE_CACHE.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed: axe-core cannot be fetched")
-        with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run(
-                [npm, "pack", f"axe-core@{AXE_VERSION}", "--pack-destination", tmp, "--silent"],
-                check=True,
-                capture_output=True,
-                timeout=300,
-            )
-            tarball = next(Path(tmp).glob("axe-core-*.tgz"))
-            with tarfile.open(tarball) as archive:
-                member = archive.extractfile("package/axe.min.js")
-                assert member is not None
-                AXE_CACHE.write_bytes(member.read())
+        pytest.skip(f"{AXE_CACHE.name} missing: `make test` fetches it with npm")
     return AXE_CACHE.read_text()

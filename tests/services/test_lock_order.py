@@ -30,6 +30,9 @@ from tests.factories import TEST_CARDS, make_customer, make_order, make_payment
 from tests.helpers import api_order, api_pay
 from tests.worker_support import start_worker, stop_workers, wait_for
 
+# The random gaps between concurrent calls are seeded: a failure replays the same way.
+SEED = 20261202
+
 
 @pytest.fixture
 def workers(app: Flask, sandbox: Any) -> Iterator[None]:
@@ -71,19 +74,23 @@ def test_twenty_requests_with_one_key_while_jobs_charge(
     orders = [api_order(client, api)["id"] for _ in range(8)]
     answers: dict[int, list[tuple[int, int | None]]] = {order_id: [] for order_id in orders}
 
-    def pay(order_id: int, key: str, barrier: threading.Barrier) -> None:
+    def pay(order_id: int, key: str, barrier: threading.Barrier, seed: int) -> None:
+        pauses = random.Random(seed)  # seeded: a failure replays with the same gaps
         with app.test_client() as own:
             barrier.wait()
             for _ in range(2):  # the first call starts the charge, the second meets the job
                 response = api_pay(own, api, order_id, key)
                 answers[order_id].append((response.status_code, response.get_json().get("id")))
-                time.sleep(random.uniform(0.0, 0.05))
+                time.sleep(pauses.uniform(0.0, 0.05))
 
     threads = []
     for order_id in orders:
         barrier = threading.Barrier(20, timeout=60)
         key = str(uuid.uuid4())
-        threads += [threading.Thread(target=pay, args=(order_id, key, barrier)) for _ in range(20)]
+        threads += [
+            threading.Thread(target=pay, args=(order_id, key, barrier, SEED + len(threads) + n))
+            for n in range(20)
+        ]
     _run(threads)
     for order_id, seen in answers.items():
         codes = sorted(code for code, _ in seen)
@@ -107,8 +114,9 @@ def test_two_tabs_paying_one_order_make_one_payment(
             answers.append((order_id, response.status_code))
 
     threads = []
+    gaps = random.Random(SEED)
     for order_id in orders:
-        gap = random.uniform(0.005, 0.08)
+        gap = gaps.uniform(0.005, 0.08)
         threads += [
             threading.Thread(target=tab, args=(order_id, 0.0)),
             threading.Thread(target=tab, args=(order_id, gap)),
