@@ -13,8 +13,8 @@ from flask.testing import FlaskClient
 from werkzeug.routing import Rule
 
 from tests.admin_support import admin_login, make_admin
-from tests.blueprints.test_checkout import login
 from tests.helpers import api_customer, seed_catalog
+from tests.shop_support import login
 
 HOSTILE_VALUES = [
     "2147483648",

@@ -21,8 +21,8 @@ from services.notifications.emails import rendered_message
 from services.refunds.issue import refund_payment
 from services.wallet import ledger
 from tests.admin_support import admin_login, make_admin
-from tests.blueprints.test_checkout import login
 from tests.helpers import csrf_token_from, run_jobs
+from tests.shop_support import login
 
 PRICE, CREDIT, REFUND = 123457, 765431, 34567
 FORBIDDEN = re.compile(

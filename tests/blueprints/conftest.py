@@ -6,8 +6,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.blueprints.test_checkout import login
 from tests.helpers import seed_catalog
+from tests.shop_support import login
 
 
 @pytest.fixture

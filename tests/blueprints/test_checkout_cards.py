@@ -11,9 +11,9 @@ from flask.testing import FlaskClient
 
 from models import PaymentStatus
 from services.payments.charging import charge_payment
-from tests.blueprints.test_checkout import checkout_form, login, place_order
 from tests.helpers import csrf_token_from, payment, queued_job_ids, seed_catalog
 from tests.sandbox_support import answer_challenge
+from tests.shop_support import checkout_form, login, place_order
 
 
 def test_the_checkout_page_mounts_stripe_js_and_never_asks_for_the_card(

@@ -13,8 +13,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from models import Customer, LedgerEntry, Order, Payment, ProcessedWebhook, Product
-from tests.blueprints.test_checkout import login
 from tests.helpers import csrf_token_from, rows, signed_post
+from tests.shop_support import login
 
 HOSTILE_JSON = {
     "deep arrays": "[" * 2000 + "]" * 2000,

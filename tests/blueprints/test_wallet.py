@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
 from services.wallet import ledger
-from tests.blueprints.test_checkout import checkout_form, place_order
 from tests.helpers import api_customer, csrf_token_from, run_jobs, seed_catalog
+from tests.shop_support import checkout_form, place_order
 
 
 def fund(app: Flask, email: str, amount: int) -> None:

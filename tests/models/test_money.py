@@ -20,8 +20,8 @@ from sqlalchemy import func, select
 from extensions import db
 from models import LedgerEntry, Payment
 from models.money import KNOWN_CURRENCIES, InvalidAmountError, Money, exponent_of, format, parse
-from tests.blueprints.test_checkout import login
 from tests.helpers import api_customer, csrf_token_from
+from tests.shop_support import login
 
 # The bug took 27-39 s of CPU for one request; a refusal must not come near this.
 NO_STALL_S = 1.0

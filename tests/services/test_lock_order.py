@@ -83,7 +83,7 @@ def test_twenty_requests_with_one_key_while_jobs_charge(
                 answers[order_id].append((response.status_code, response.get_json().get("id")))
                 time.sleep(pauses.uniform(0.0, 0.05))
 
-    threads = []
+    threads: list[threading.Thread] = []
     for order_id in orders:
         barrier = threading.Barrier(20, timeout=60)
         key = str(uuid.uuid4())

@@ -116,8 +116,8 @@ def test_the_customer_sees_the_refund_on_the_payment_page(
     app: Flask, admin_client: FlaskClient, sandbox: Any
 ) -> None:
     from services.refunds.issue import refund_payment
-    from tests.blueprints.test_checkout import login
     from tests.helpers import charged, committed_payment
+    from tests.shop_support import login
 
     payment_id = charged(app, committed_payment(app))
     with app.app_context():

@@ -15,8 +15,8 @@ from models import Customer, Order
 from services.payments.orders import order_page
 from services.platform.errors import NotFoundError
 from services.refunds.issue import refund_payment
-from tests.blueprints.test_checkout import checkout_form, login, place_order
 from tests.helpers import run_jobs, seed_catalog
+from tests.shop_support import checkout_form, login, place_order
 
 
 def test_a_paid_and_partly_refunded_order_shows_its_whole_story(

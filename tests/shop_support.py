@@ -1,0 +1,49 @@
+"""What a shopper does on the pages, for tests: sign in, put an order together, open
+its checkout (as static/card.js posts it)."""
+
+from __future__ import annotations
+
+import re
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from services.accounts.customers import create_customer
+from settings import settings
+from tests.helpers import csrf_token_from
+
+
+def login(client: FlaskClient, app: Flask, email: str = "shopper@example.com") -> None:
+    with app.app_context():
+        create_customer(email, "password123", settings(app).money.currencies)
+    token = csrf_token_from(client.get("/login").get_data(as_text=True))
+    response = client.post(
+        "/login", data={"email": email, "password": "password123", "csrf_token": token}
+    )
+    assert response.status_code == 302
+
+
+def place_order(client: FlaskClient) -> int:
+    page = client.get("/").get_data(as_text=True)
+    client.post(
+        "/cart/add", data={"sku": "MUG", "quantity": "2", "csrf_token": csrf_token_from(page)}
+    )
+    cart = client.get("/cart").get_data(as_text=True)
+    assert "€28.00" in cart
+    response = client.post("/orders", data={"csrf_token": csrf_token_from(cart)})
+    assert response.status_code == 303
+    match = re.search(r"/orders/(\d+)/checkout", response.headers["Location"])
+    assert match
+    return int(match.group(1))
+
+
+def checkout_form(client: FlaskClient, order_id: int) -> dict[str, str]:
+    page = client.get(f"/orders/{order_id}/checkout").get_data(as_text=True)
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
+    assert key
+    # What static/card.js posts once Stripe.js made the PaymentMethod in the browser.
+    return {
+        "csrf_token": csrf_token_from(page),
+        "idempotency_key": key.group(1),
+        "payment_method": "pm_card_visa",
+    }
