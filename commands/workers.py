@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import click
@@ -13,8 +15,12 @@ from flask.cli import with_appcontext
 from redis.exceptions import RedisError
 from rq import SimpleWorker, Worker
 from rq.cron import CronScheduler
+from rq.exceptions import StopRequested
+from rq.executions import Execution
 from rq.job import Job
 from rq.queue import Queue
+from rq.timeouts import TimerDeathPenalty
+from rq.worker import WorkerStatus
 
 from extensions import db, redis_client
 from jobs.schedule import periodic_jobs
@@ -23,6 +29,9 @@ from settings import settings
 log = logging.getLogger(__name__)
 WORKER_MAINTENANCE_S = 30
 REDIS_RETRY_S = 1.0  # the scheduler's and the workers' pause before trying Redis again
+# While every slot is busy the worker still tells Redis it is alive this often (RQ's
+# worker key lives 420 s; a dead worker's jobs are found by their own heartbeats).
+SLOT_WAIT_S = 5.0
 
 
 class AppContextMixin:
@@ -59,17 +68,93 @@ class AppSimpleWorker(AppContextMixin, SimpleWorker):
     """
 
 
-def build_worker(app: Flask, queue_names: list[str], *, simple: bool = False) -> Worker:
-    cls = AppSimpleWorker if simple else AppWorker
+class AppThreadedWorker(AppContextMixin, SimpleWorker):
+    """Runs up to `slots` jobs at once, each in a thread of this one process: a provider
+    call spends its time waiting on a socket, so a thread (a few hundred kB) holds it as
+    well as a process of its own (80-100 MB). The bulkhead of a provider is its slots.
+
+    A job is taken from the queue only when a slot is free (never one waiting in hand).
+    Each job keeps its RQ timeout: SIGALRM reaches only the main thread, so a timer
+    raises JobTimeoutException in the job's thread instead (RQ's TimerDeathPenalty; it
+    lands once a blocking socket call returns, and every provider call has its own
+    shorter budget). Each job has its own app context, so its own database session; a
+    session holds a pooled connection only between its statements and the commit, never
+    across a provider call (each step commits before it calls). On SIGTERM the worker
+    takes no new job and waits for the jobs in flight (supervisor's stopwaitsecs is
+    longer than a job's timeout); a second signal stops it at once, and leases and the
+    sweeps recover whatever was cut."""
+
+    death_penalty_class = TimerDeathPenalty
+    slots = 1
+
+    def _setup_slots(self) -> None:
+        if not hasattr(self, "_free"):
+            self._free = threading.BoundedSemaphore(self.slots)
+            self._pool = ThreadPoolExecutor(self.slots, thread_name_prefix=f"job-{self.name}")
+
+    def dequeue_job_and_maintain_ttl(
+        self, timeout: int | None, max_idle_time: int | None = None
+    ) -> tuple[Job, Queue] | None:
+        self._setup_slots()
+        while not self._free.acquire(timeout=SLOT_WAIT_S):
+            self.heartbeat()  # all slots busy: still alive
+        try:
+            result = super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+        except BaseException:
+            self._free.release()
+            raise
+        if result is None:
+            self._free.release()
+        elif self.executions:
+            self.set_state(WorkerStatus.BUSY)  # the dequeue said idle; others still run
+        return result
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        self._handing_over = True  # a stop now waits until the job is in its thread
+        try:
+            execution = self.prepare_execution(job)
+            self._pool.submit(self._perform_in_slot, job, queue, execution)
+        finally:
+            self._handing_over = False
+
+    def _perform_in_slot(self, job: Job, queue: Queue, execution: Execution) -> None:
+        try:
+            self.perform_job(job, queue, execution)
+        finally:
+            self.executions.pop(execution.id, None)
+            if not self.executions:
+                self.set_state(WorkerStatus.IDLE)
+            self._free.release()
+
+    def _shutdown(self) -> None:
+        """A warm stop, busy or not: the loop takes no new job (a wait for a job or a
+        slot ends at once), and teardown waits for the jobs in flight."""
+        self._stop_requested = True
+        self.set_shutdown_requested_date()
+        if not getattr(self, "_handing_over", False):
+            raise StopRequested()
+
+    def teardown(self) -> None:
+        if hasattr(self, "_pool"):
+            self._pool.shutdown(wait=True)
+        super().teardown()
+
+
+def build_worker(
+    app: Flask, queue_names: list[str], *, simple: bool = False, slots: int = 1
+) -> Worker:
+    cls: type[Any] = AppSimpleWorker if simple else AppWorker
+    if slots > 1:
+        cls = type("AppThreadedWorker", (AppThreadedWorker,), {"slots": slots})
     # Maintenance also restarts RQ's scheduler when it died (Redis went away under it);
     # RQ's default of ten minutes would leave scheduled reconciliations waiting that long.
-    worker = cls(
+    worker: Any = cls(
         queue_names,
         connection=redis_client.client,
         maintenance_interval=WORKER_MAINTENANCE_S,
     )
     worker.flask_app = app
-    return worker  # type: ignore[return-value]
+    return worker
 
 
 def run_through_redis_errors(name: str, run: Callable[[], None]) -> None:
@@ -92,13 +177,22 @@ def run_through_redis_errors(name: str, run: Callable[[], None]) -> None:
 @click.argument("queues", nargs=-1, required=True)
 @click.option("--fork", is_flag=True, help="Fork a work horse per job (RQ's default).")
 @click.option("--burst", is_flag=True, help="Exit when the queues are empty.")
+@click.option(
+    "--slots",
+    type=click.IntRange(1, 512),
+    default=1,
+    show_default=True,
+    help="Jobs run at once, each in a thread (a provider queue's bulkhead).",
+)
 @with_appcontext
-def worker_command(queues: tuple[str, ...], fork: bool, burst: bool) -> None:
+def worker_command(queues: tuple[str, ...], fork: bool, burst: bool, slots: int) -> None:
     """Work the given RQ queues (one provider queue per program in production)."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    if fork and slots > 1:
+        raise click.UsageError("--fork runs one job at a time: it takes no --slots")
 
     def work() -> None:
-        worker = build_worker(app, list(queues), simple=not fork)  # asks Redis too
+        worker = build_worker(app, list(queues), simple=not fork, slots=slots)  # asks Redis
         worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
 
     if burst:

@@ -40,8 +40,9 @@ def flask_args(*command: str) -> list[str]:
     return ["--app", "app", *command]
 
 
-def worker_args(queue: str) -> list[str]:
-    return flask_args("worker", queue)
+def worker_args(queue: str, slots: int = 1) -> list[str]:
+    """A worker of `queue`, running `slots` jobs at once (threads of one process)."""
+    return flask_args("worker", queue, *(("--slots", str(slots)) if slots > 1 else ()))
 
 
 @dataclass
@@ -178,16 +179,14 @@ def _workers(layout: Layout) -> list[str]:
     b, parts = layout.bin_dir, []
     for provider in layout.providers:
         queue = provider_queue_name(provider)
-        # Worker processes per provider queue in production: each provider's spec says.
-        procs = 1 if layout.is_dev else PROVIDERS[provider].production_workers
+        # One threaded worker per provider queue and host, with the slots (calls in
+        # flight) its spec gives: the provider's bulkhead.
         parts.append(
             _program(
                 f"worker-{provider}",
-                " ".join([f"{b}/flask", *worker_args(queue)]),
+                " ".join([f"{b}/flask", *worker_args(queue, PROVIDERS[provider].slots)]),
                 layout,
                 priority=20,
-                numprocs=procs,
-                process_name="%(program_name)s-%(process_num)02d",
                 stopwaitsecs=STOP_WAIT_S,
             )
         )

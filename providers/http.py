@@ -103,6 +103,11 @@ class BudgetRetry(Retry):
         return new_retry
 
 
+# Kept-alive connections per provider host: one per call in flight, up to a threaded
+# worker's slots (requests keeps 10; more calls at once would each open a new one).
+CONNECTIONS_KEPT = 128
+
+
 class PolicyAdapter(HTTPAdapter):
     """Chooses the retry policy per request: safe requests retry, an unkeyed POST never."""
 
@@ -110,7 +115,7 @@ class PolicyAdapter(HTTPAdapter):
         self.policy = policy
         self.is_keyed_post_retryable = is_keyed_post_retryable
         self._local = threading.local()
-        super().__init__(max_retries=self._no_retry())
+        super().__init__(max_retries=self._no_retry(), pool_maxsize=CONNECTIONS_KEPT)
 
     # requests reads `self.max_retries` once per send: a thread-local value lets
     # each request carry its own Retry (with its own deadline) without races.

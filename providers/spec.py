@@ -72,7 +72,10 @@ class ProviderSpec:
     build: Callable[[Mapping[str, Any], HttpPolicy], Provider]
     webhook: WebhookScheme
     dev_secrets: frozenset[str] = frozenset()  # the sandbox's development secrets
-    production_workers: int = 1  # worker processes on its queue in production
+    # Its bulkhead: provider calls in flight at once on its queue, each a thread of one
+    # worker process per host (`flask worker --slots`; commands/workers.py). A call spends
+    # its time waiting on the provider, so slots are cheap (a thread each, not a process).
+    slots: int = 8
     # The shape of the provider's card token (Stripe: pm_...): anything else is refused
     # before it is stored, and a payment fails over only to a provider its token fits.
     payment_method_re: str = r"[A-Za-z0-9_]{1,255}"

@@ -81,3 +81,41 @@ def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:
                     os.kill(pid, signal.SIGKILL)
     for worker in workers:
         worker.wait(timeout=10)
+
+
+# Jobs for the threaded worker's tests: they meet in Redis and wait with deadlines, so
+# what they prove (how many ran at once) does not depend on timing.
+def rendezvous_job(key: str, expected: int, wait_s: float = 20.0) -> int:
+    """Count in under `key`, then wait until `expected` jobs have: all of them finish
+    only if that many ran at once; otherwise each raises after `wait_s`."""
+    from extensions import redis_client
+
+    client = redis_client.client
+    client.incr(key)
+    deadline = time.monotonic() + wait_s
+    while int(client.get(key) or 0) < expected:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{client.get(key)!r} of {expected} jobs came")
+        time.sleep(0.01)
+    return expected
+
+
+def hold_job(started_key: str, release_key: str, done_key: str) -> None:
+    """Count in under `started_key`, wait for `release_key`, count out under `done_key`."""
+    from extensions import redis_client
+
+    client = redis_client.client
+    client.incr(started_key)
+    deadline = time.monotonic() + 60
+    while not client.exists(release_key):
+        if time.monotonic() > deadline:
+            raise TimeoutError("never released")
+        time.sleep(0.02)
+    client.incr(done_key)
+
+
+def spin_job(seconds: float) -> None:
+    """Busy in Python for `seconds` (a job that outlives its timeout)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.01)

@@ -55,6 +55,7 @@ OPERATIONS = ("card", "topup", "wallet_order", "debit")
 OPERATION_WEIGHTS = (4, 2, 2, 2)
 
 # Compressed time, same ratios as production (see bench/drills/outage.py).
+CHAOS_SLOTS = 4  # calls in flight per provider worker process
 SETTINGS = {
     "PROVIDER_CONNECT_TIMEOUT_S": "1",
     "PROVIDER_READ_TIMEOUT_S": "2",
@@ -191,7 +192,9 @@ def run(
 ) -> dict[str, Any]:
     seed = seed if seed is not None else int.from_bytes(os.urandom(4), "big")
     print(f"chaos drill, seed {seed} (replay with --seed {seed})", flush=True)
-    with running_stack(settings=SETTINGS) as stack:
+    # Threaded provider workers (2 processes x 4 slots), as production runs them: the
+    # faults hit calls in flight side by side in one process.
+    with running_stack(settings=SETTINGS, queue_slots=CHAOS_SLOTS) as stack:
         results = drill(stack, seed, operations, customers, fault_every_s, settle_s)
     results["database"] = "postgres"
     print_report(results)

@@ -120,6 +120,7 @@ def running_stack(
     web_workers: int = 2,
     web_threads: int = 4,
     queue_workers: int = 2,
+    queue_slots: int = 1,
     settings: dict[str, str] | None = None,
 ) -> Iterator[Stack]:
     """Start the system on PostgreSQL (DRILL_DATABASE_URL, else a throwaway cluster);
@@ -177,7 +178,9 @@ def running_stack(
             ),
             *(
                 Program(
-                    f"worker-stripe-{i}", [*flask, *worker_args(STRIPE_QUEUE)], tmp / f"w{i}.log"
+                    f"worker-stripe-{i}",
+                    [*flask, *worker_args(STRIPE_QUEUE, queue_slots)],
+                    tmp / f"w{i}.log",
                 )
                 for i in range(queue_workers)
             ),

@@ -40,7 +40,7 @@ SPEC = ProviderSpec(
     build=build,
     webhook=WebhookScheme(verify_acquirer, parse_acquirer, "ACQUIRER_WEBHOOK_SECRET"),
     dev_secrets=frozenset({DEV_API_KEY, DEV_WEBHOOK_SECRET}),
-    production_workers=2,
+    slots=16,
     payment_method_re=r"card_[A-Za-z0-9_]{1,250}",
     # The sandbox's test tokens (sandbox/acquirer/api.py); the acquirer's own card form
     # is not part of this product (docs/security.md).

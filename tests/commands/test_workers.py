@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -12,9 +13,9 @@ from typing import Any
 from flask import Flask
 from redis import Redis
 from redis.exceptions import RedisError
-from rq import Queue
+from rq import Queue, Worker
 
-from commands.workers import AppSimpleWorker, AppWorker, build_worker
+from commands.workers import AppSimpleWorker, AppThreadedWorker, AppWorker, build_worker
 from devtools.sentinel import sentinel_group
 from devtools.servers import RedisServer, free_port
 from extensions import db, redis_client
@@ -128,3 +129,69 @@ def test_a_worker_outlasts_a_redis_outage(app: Flask, sandbox: Any) -> None:
         finally:
             stop_workers([worker])
             redis.stop()
+
+
+THREADED = "test-threads"
+
+
+def _queue(app: Flask) -> Queue:
+    return Queue(THREADED, connection=Redis.from_url(app.config["REDIS_URL"]))
+
+
+def _burst(app: Flask, slots: int) -> None:
+    with app.app_context():
+        worker = build_worker(app, [THREADED], simple=True, slots=slots)
+        assert isinstance(worker, AppThreadedWorker) and worker.slots == slots
+        worker.work(burst=True)
+
+
+def test_a_threaded_worker_runs_its_slots_at_once_and_never_more(app: Flask) -> None:
+    """Six jobs that each wait for all six finish only when six run at once; three that
+    wait for three all time out on two slots (a third never started beside them)."""
+    queue = _queue(app)
+    met = [queue.enqueue("tests.worker_support.rendezvous_job", "six", 6) for _ in range(6)]
+    _burst(app, slots=6)
+    assert [job.get_status(refresh=True) for job in met] == ["finished"] * 6
+    bound = [
+        queue.enqueue("tests.worker_support.rendezvous_job", "three", 3, 1.0) for _ in range(2)
+    ]
+    _burst(app, slots=2)
+    assert [job.get_status(refresh=True) for job in bound] == ["failed"] * 2
+    assert Redis.from_url(app.config["REDIS_URL"]).get("three") == b"2"
+
+
+def test_a_threaded_job_keeps_its_timeout_and_the_others_go_on(app: Flask) -> None:
+    queue = _queue(app)
+    stuck = queue.enqueue("tests.worker_support.spin_job", 30, job_timeout=1)
+    quick = queue.enqueue("tests.worker_support.rendezvous_job", "one", 1)
+    started = time.monotonic()
+    _burst(app, slots=2)
+    assert time.monotonic() - started < 20  # the 30 s job was stopped at its timeout
+    assert stuck.get_status(refresh=True) == "failed"
+    assert "JobTimeoutException" in (stuck.latest_result().exc_string or "")  # type: ignore[union-attr]
+    assert quick.get_status(refresh=True) == "finished"
+
+
+def test_a_threaded_worker_stops_warm_finishing_the_jobs_in_flight(
+    app: Flask, sandbox: Any
+) -> None:
+    """SIGTERM: no new job starts, the three in flight finish, the process exits 0."""
+    redis = Redis.from_url(app.config["REDIS_URL"])
+    queue = _queue(app)
+    held = [
+        queue.enqueue("tests.worker_support.hold_job", "started", "release", "done")
+        for _ in range(3)
+    ]
+    worker = start_worker(app, sandbox, THREADED, "--slots", "4")
+    try:
+        wait_for(lambda: redis.get("started") == b"3", timeout_s=30)
+        worker.send_signal(signal.SIGTERM)
+        wait_for(lambda: any(w.shutdown_requested_date for w in Worker.all(connection=redis)))
+        late = queue.enqueue("tests.worker_support.hold_job", "started", "release", "done")
+        redis.set("release", 1)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        stop_workers([worker])
+    assert redis.get("done") == b"3"
+    assert [job.get_status(refresh=True) for job in held] == ["finished"] * 3
+    assert late.get_status(refresh=True) == "queued"  # taken by no one

@@ -41,10 +41,14 @@ def test_one_worker_program_per_provider_queue() -> None:
         "program:worker-maintenance",
         "program:worker-notifications",  # the emails' bulkhead
     }
-    assert workers["program:worker-acquirer"]["command"].endswith("worker payments-acquirer")
+    # One threaded worker per provider queue, with the slots of the provider's spec.
+    assert workers["program:worker-acquirer"]["command"].endswith(
+        "worker payments-acquirer --slots 16"
+    )
     assert workers["program:worker-notifications"]["command"].endswith("worker notifications")
     assert "program:mail" not in parser.sections()  # the sink is for development only
-    assert workers["program:worker-stripe"]["numprocs"] == "4"  # from the provider's spec
+    assert workers["program:worker-stripe"]["command"].endswith("--slots 64")
+    assert "numprocs" not in workers["program:worker-stripe"]
     for section in workers.values():
         assert int(section["stopwaitsecs"]) == STOP_WAIT_S > JOB_TIMEOUT_S
         assert section["stopsignal"] == "TERM"

@@ -87,5 +87,5 @@ SPEC = ProviderSpec(
     build=build,
     webhook=WebhookScheme(verify, parse, "TOY_WEBHOOK_SECRET"),
     dev_secrets=frozenset({DEV_WEBHOOK_SECRET}),
-    production_workers=3,
+    slots=3,
 )
