@@ -84,9 +84,13 @@ def sandbox_url() -> Iterator[str]:
             proc.wait(timeout=10)
 
 
-def bulk_topups(db: Any, count: int, status: str, tag: str) -> list[int]:
-    """Insert `count` wallet top-up payments, each with its own customer and EUR wallet,
-    in one statement (PostgreSQL). Returns the payment ids. Commits."""
+def bulk_topups(
+    db: Any, count: int, status: str, tag: str, *, is_sent: bool = True
+) -> list[int]:
+    """Insert `count` wallet top-up payments of 10.00 EUR with Stripe's test card, each
+    with its own customer and EUR wallet, in one statement (PostgreSQL); `is_sent`: as
+    if sent once already (an outage's unknown ones), else never sent (a charge's start).
+    Returns the payment ids. Commits."""
     from sqlalchemy import text
 
     ids = db.session.scalars(
@@ -100,13 +104,14 @@ def bulk_topups(db: Any, count: int, status: str, tag: str) -> list[int]:
             SELECT id, 'EUR', 0, now() FROM c RETURNING id, customer_id
         )
         INSERT INTO payments (idempotency_key, customer_id, purpose, wallet_id, provider,
-            amount_minor, currency, status, send_count, reconcile_attempts, created_at,
-            updated_at, first_sent_at, last_sent_at)
+            amount_minor, currency, status, payment_method, send_count, reconcile_attempts,
+            created_at, updated_at, first_sent_at, last_sent_at)
         SELECT gen_random_uuid(), w.customer_id, 'wallet_topup', w.id, 'stripe', 1000, 'EUR',
-               :status, 1, 0, now(), now(), now(), now()
+               :status, 'pm_card_visa', CASE WHEN :sent THEN 1 ELSE 0 END, 0, now(), now(),
+               CASE WHEN :sent THEN now() END, CASE WHEN :sent THEN now() END
         FROM w ORDER BY w.id RETURNING id
         """),
-        {"n": count, "status": status, "tag": tag},
+        {"n": count, "status": status, "tag": tag, "sent": is_sent},
     ).all()
     db.session.commit()
     return list(ids)

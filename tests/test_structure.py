@@ -165,7 +165,7 @@ def test_the_product_reads_typed_settings_not_their_keys() -> None:
     """A key of the typed settings read by string anywhere but config.py and settings.py
     would bypass them (and miss a test's override)."""
     typed = set(re.findall(r'c\["([A-Z_]+)"\]', (ROOT / "settings.py").read_text()))
-    key = re.compile(r'config(?:\[|\.get\()"([A-Z_]+)"')
+    key = re.compile(r"""config(?:\[|\.get\()["']([A-Z_]+)["']""")
     allowed = {ROOT / "config.py", ROOT / "settings.py"}
     offenders = [
         f"{path.relative_to(ROOT)} reads {name}"

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from flask import current_app
 from sqlalchemy import CursorResult, or_, update
 
 from extensions import db
@@ -64,7 +63,7 @@ def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> Char
         last_sent_at=payment.last_sent_at if first_sent_at else None,
         payment_method=payment.payment_method,
         # The route of blueprints/checkout.return_from_bank.
-        return_url=f"{current_app.config['PUBLIC_URL']}/payments/{payment.id}/return",
+        return_url=f"{settings().payments.public_url}/payments/{payment.id}/return",
     )
 
 

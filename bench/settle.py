@@ -1,0 +1,245 @@
+"""Settlement on one worker host: payments settled per second at a provider latency, the
+memory of the provider workers, calls in flight per GB, and CPU per settled payment by
+process kind, for the provider workers as processes (one call each) and as one threaded
+worker (many calls in flight), side by side in one run.
+
+    python -m bench.settle [--payments 300] [--latencies-ms 300,1000]
+
+The whole system runs as in production (bench/drills/stack.py: sandbox, gunicorn, RQ
+workers, PostgreSQL, Redis); the sandbox answers every Stripe request after the given
+latency. N top-ups never sent are inserted at once and their charges enqueued; the run
+ends when all are final and their webhooks and receipts are done. CPU is read from
+/proc (user + system of each program and its children, PostgreSQL's and Redis' too).
+The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from bench.common import bulk_topups, write_results
+from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
+
+# (worker processes, slots each) on the provider queue of one host.
+SHAPES = {"processes": (6, 1), "threads": (1, 64)}
+SETTINGS = {"PENDING_SWEEP_GRACE_S": "3600"}  # nothing but the charges moves them
+TICK = os.sysconf("SC_CLK_TCK")
+FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed')"
+FOLLOW_UPS = (
+    "SELECT (SELECT COUNT(*) FROM processed_webhooks WHERE state = 'pending') "
+    "+ (SELECT COUNT(*) FROM outbox WHERE status = 'pending')"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--payments", type=int, default=300)
+    parser.add_argument("--latencies-ms", default="300,1000")
+    parser.add_argument("--timeout-s", type=float, default=600)
+    args = parser.parse_args()
+    rows = []
+    for latency_ms in [int(v) for v in args.latencies_ms.split(",")]:
+        for shape, (procs, slots) in SHAPES.items():
+            row = settle(shape, procs, slots, latency_ms, args.payments, args.timeout_s)
+            rows.append(row)
+            print(
+                f"{shape:9} {procs} x {slots:2} slots at {latency_ms:4} ms: "
+                f"{row['settled_per_s']:6.1f} settled/s, p50 {row['latency_p50_s']} s "
+                f"p95 {row['latency_p95_s']} s, provider workers {row['worker_rss_mb']} MB, "
+                f"{row['in_flight_per_gb']} calls in flight per GB, CPU per payment "
+                f"{row['cpu_ms_per_payment']} ms",
+                flush=True,
+            )
+    summary = _ratios(rows)
+    print(f"results in {write_results('settle', {'rows': rows, 'summary': summary})}")
+    print(json.dumps(summary))
+
+
+def settle(
+    shape: str, procs: int, slots: int, latency_ms: int, count: int, timeout_s: float
+) -> dict[str, Any]:
+    from extensions import db
+    from services.platform.queues import CHARGE_JOB, charge_job_id, enqueue_new
+
+    with running_stack(queue_workers=procs, queue_slots=slots, settings=SETTINGS) as stack:
+        sweeper = Sweeper(stack, grace_s=3600, every_s=1)
+        try:
+            requests.post(
+                f"{stack.sandbox_url}/_sandbox/faults",
+                json={"kind": "latency", "ms": latency_ms, "dialect": "stripe"},
+                timeout=10,
+            ).raise_for_status()
+            with sweeper.app.app_context():
+                ids = bulk_topups(db, count, "pending", f"{shape}{latency_ms}", is_sent=False)
+                kinds = _process_kinds(stack)
+                before = {kind: _cpu_s(pids) for kind, pids in kinds.items()}
+                started, started_at = time.monotonic(), time.time()
+                enqueue_new(STRIPE_QUEUE, CHARGE_JOB, [(i, charge_job_id(i)) for i in ids])
+                peak_rss = 0.0
+                while _count(FINAL) < count:
+                    peak_rss = max(peak_rss, _rss_mb(kinds["provider workers"]))
+                    if time.monotonic() - started > timeout_s:
+                        raise SystemExit(f"{shape}: not settled in {timeout_s} s")
+                    sweeper.tick()
+                    time.sleep(0.2)
+                seconds = time.monotonic() - started
+                while _count(FOLLOW_UPS):  # what follows a charge: its webhook, its email
+                    sweeper.tick()
+                    time.sleep(0.2)
+                after = {kind: _cpu_s(pids) for kind, pids in kinds.items()}
+                latencies = _settle_latencies(ids, started_at)
+                statuses = _statuses()
+        finally:
+            sweeper.close()
+    settled = statuses.get("succeeded", 0)
+    cpu_ms = {
+        kind: round((after[kind] - before[kind]) * 1000 / max(1, settled), 2) for kind in kinds
+    }
+    rate = count / seconds
+    return {
+        "shape": shape,
+        "processes": procs,
+        "slots": slots,
+        "latency_ms": latency_ms,
+        "payments": count,
+        "statuses": statuses,
+        "seconds": round(seconds, 2),
+        "settled_per_s": round(rate, 1),
+        "latency_p50_s": round(statistics.median(latencies), 2),
+        "latency_p95_s": round(statistics.quantiles(latencies, n=20)[18], 2),
+        "worker_rss_mb": round(peak_rss, 1),
+        # Little's law: calls in flight = settled/s x the provider's latency.
+        "in_flight_per_gb": round(rate * latency_ms / 1000 / (peak_rss / 1024), 1),
+        "cpu_ms_per_payment_by_kind": cpu_ms,
+        "cpu_ms_per_payment": round(sum(cpu_ms.values()), 2),
+    }
+
+
+def _process_kinds(stack: Stack) -> dict[str, list[int]]:
+    def pids(prefix: str) -> list[int]:
+        return [p.proc.pid for p in stack.programs if p.name.startswith(prefix) and p.proc]
+
+    postmaster = []
+    if stack.postgres is not None:
+        pid_file = Path(stack.postgres.data_dir) / "postmaster.pid"
+        postmaster = [int(pid_file.read_text().split()[0])]
+    redis = [stack.redis.proc.pid] if stack.redis.proc else []
+    return {
+        "web": pids("web"),
+        "provider workers": pids("worker-stripe"),
+        "maintenance": pids("worker-maintenance"),
+        "notifications": pids("worker-notifications"),
+        "postgres": postmaster,
+        "redis": redis,
+    }
+
+
+def _tree(roots: list[int]) -> list[int]:
+    """The processes and all their descendants, from /proc."""
+    parent: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo += [child for child, ppid in parent.items() if ppid == pid]
+    return sorted(found)
+
+
+def _cpu_s(roots: list[int]) -> float:
+    total = 0
+    for pid in _tree(roots):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / TICK
+
+
+def _rss_mb(roots: list[int]) -> float:
+    total_kb = 0
+    for pid in _tree(roots):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total_kb += int(line.split()[1])
+    return total_kb / 1024
+
+
+def _count(query: str) -> int:
+    from sqlalchemy import text
+
+    from extensions import db
+
+    found = db.session.scalar(text(query))
+    db.session.commit()
+    return int(found or 0)
+
+
+def _settle_latencies(ids: list[int], started_at: float) -> list[float]:
+    """Seconds from the enqueue to each payment's final transition."""
+    from sqlalchemy import text
+
+    from extensions import db
+
+    rows = db.session.scalars(
+        text(
+            "SELECT EXTRACT(EPOCH FROM MAX(created_at)) FROM payment_transitions "
+            "WHERE payment_id = ANY(:ids) AND to_status IN ('succeeded', 'failed') "
+            "GROUP BY payment_id"
+        ),
+        {"ids": ids},
+    ).all()
+    return [float(at) - started_at for at in rows]
+
+
+def _statuses() -> dict[str, int]:
+    from sqlalchemy import text
+
+    from extensions import db
+
+    rows = db.session.execute(text("SELECT status, COUNT(*) FROM payments GROUP BY status"))
+    return {status: n for status, n in rows}
+
+
+def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Threads against processes at each latency: settled/s, memory, calls per GB."""
+    summary: dict[str, Any] = {"benchmark": "settle"}
+    for latency in sorted({r["latency_ms"] for r in rows}):
+        by = {r["shape"]: r for r in rows if r["latency_ms"] == latency}
+        threads, procs = by["threads"], by["processes"]
+        both = {
+            field: {"threads": threads[field], "processes": procs[field]}
+            for field in (
+                "settled_per_s",
+                "worker_rss_mb",
+                "in_flight_per_gb",
+                "cpu_ms_per_payment",
+            )
+        }
+        both["settled_ratio"] = round(threads["settled_per_s"] / procs["settled_per_s"], 2)
+        summary[f"at_{latency}ms"] = both
+    return summary
+
+
+if __name__ == "__main__":
+    main()
