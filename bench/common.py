@@ -84,9 +84,7 @@ def sandbox_url() -> Iterator[str]:
             proc.wait(timeout=10)
 
 
-def bulk_topups(
-    db: Any, count: int, status: str, tag: str, *, is_sent: bool = True
-) -> list[int]:
+def bulk_topups(db: Any, count: int, status: str, tag: str, *, is_sent: bool = True) -> list[int]:
     """Insert `count` wallet top-up payments of 10.00 EUR with Stripe's test card, each
     with its own customer and EUR wallet, in one statement (PostgreSQL); `is_sent`: as
     if sent once already (an outage's unknown ones), else never sent (a charge's start).

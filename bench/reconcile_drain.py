@@ -22,6 +22,7 @@ import requests
 
 from bench.common import bulk_topups, write_results
 from bench.drills.stack import Stack, Sweeper, running_stack
+from sandbox.context import DEFAULT_SEARCH_LAG_S
 
 SETTINGS = {"PENDING_SWEEP_GRACE_S": "3600"}  # nothing but the reconciliations moves
 
@@ -106,6 +107,9 @@ def _charged_but_unknown(stack: Stack, sweeper: Sweeper, count: int) -> list[int
 
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(charge, [ids[i : i + 200] for i in range(0, len(ids), 200)]))
+    # An outage's unknown payments were charged long before it ended: past the provider's
+    # search lag, so a lookup finds each one (a fresher one would wait for its next lookup).
+    time.sleep(DEFAULT_SEARCH_LAG_S + 1)
     with sweeper.app.app_context():
         db.session.execute(
             text(

@@ -245,6 +245,9 @@ class Sweeper:
                 "REDIS_URL": stack.redis_url,
                 "PENDING_SWEEP_GRACE_S": grace_s,
                 "STRIPE_API_BASE": stack.sandbox_url,
+                # The system's own address: a request built here (a charge's return URL)
+                # is the one its workers would send, so a key's replay matches it.
+                "PUBLIC_URL": stack.env["PUBLIC_URL"],
                 "SMTP_URL": stack.env["SMTP_URL"],
                 "NOTIFICATIONS_QUEUE": stack.env.get("NOTIFICATIONS_QUEUE", "notifications"),
             }
