@@ -57,6 +57,8 @@ def app(server_urls: dict[str, str], live_sandbox: Any, live_mail_sink: Any) -> 
 
 
 def _dispose(app: Flask) -> None:
+    for mailer in app.extensions.get("mailers", {}).values():
+        mailer.close()  # its kept SMTP session
     with app.app_context():
         db.session.remove()
         for engine in db.engines.values():

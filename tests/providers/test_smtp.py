@@ -7,6 +7,7 @@ from email.message import EmailMessage
 from typing import Any
 
 import pytest
+from aiosmtpd.controller import Controller
 
 from devtools.servers import free_port
 from providers.outcomes import Declined, NotSent, Succeeded, Unknown
@@ -43,7 +44,11 @@ def _message() -> EmailMessage:
 
 
 def _send(url: str, timeout_s: float = 2.0) -> Any:
-    return SmtpMailer(SmtpSettings.from_url(url), timeout_s).send(_message())
+    mailer = SmtpMailer(SmtpSettings.from_url(url), timeout_s)
+    try:
+        return mailer.send(_message())
+    finally:
+        mailer.close()
 
 
 def test_each_answer_is_classified(live_mail_sink: Any) -> None:
@@ -76,3 +81,32 @@ def test_a_refusal_of_our_own_authentication_is_retried_not_final() -> None:
         outcome = _send(url)
     assert isinstance(outcome, NotSent) and outcome.is_provider_failure
     assert "authentication or configuration" in outcome.reason
+
+
+class _Peers:
+    """An SMTP server that notes the connection (client port) each message came on."""
+
+    def __init__(self) -> None:
+        self.ports: list[int] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        self.ports.append(session.peer[1])
+        return "250 OK"
+
+
+def test_messages_share_one_kept_session_and_a_closed_one_is_replaced() -> None:
+    peers, port = _Peers(), free_port()
+    server = Controller(peers, hostname="127.0.0.1", port=port)
+    server.start()
+    mailer = SmtpMailer(SmtpSettings.from_url(f"smtp://127.0.0.1:{port}"), 2.0)
+    try:
+        assert all(isinstance(mailer.send(_message()), Succeeded) for _ in range(3))
+        assert len(peers.ports) == 3 and len(set(peers.ports)) == 1  # one session
+        server.stop()  # the server goes away, closing the kept session
+        server = Controller(peers, hostname="127.0.0.1", port=port)
+        server.start()
+        assert isinstance(mailer.send(_message()), Succeeded)  # NOOP failed: a new one
+        assert len(peers.ports) == 4 and peers.ports[3] != peers.ports[0]
+    finally:
+        mailer.close()
+        server.stop()
