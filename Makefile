@@ -75,6 +75,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.webhooks
 	$(BIN)/python -m bench.history_growth --explain docs/history-explain.md
 	$(BIN)/python -m bench.reconcile_drain
+	$(BIN)/python -m bench.settle
 	$(BIN)/python -m bench.drills outage
 	$(BIN)/python -m bench.drills chaos
 	$(BIN)/python -m bench.cluster  # root: hosts in network namespaces; skipped otherwise

@@ -118,8 +118,10 @@ def settle(
         "latency_p50_s": round(statistics.median(latencies), 2),
         "latency_p95_s": round(statistics.quantiles(latencies, n=20)[18], 2),
         "worker_rss_mb": round(peak_rss, 1),
-        # Little's law: calls in flight = settled/s x the provider's latency.
+        # Little's law: calls in flight = settled/s x the provider's latency (what the
+        # run kept in flight; below the slots when the host's CPU is the limit).
         "in_flight_per_gb": round(rate * latency_ms / 1000 / (peak_rss / 1024), 1),
+        "slots_per_gb": round(procs * slots / (peak_rss / 1024), 1),
         "cpu_ms_per_payment_by_kind": cpu_ms,
         "cpu_ms_per_payment": round(sum(cpu_ms.values()), 2),
     }
