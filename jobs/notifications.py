@@ -6,8 +6,9 @@ from services.backoffice import alerts
 from services.notifications import emails
 
 
-def send_email_job(outbox_id: int) -> None:
-    emails.send_email(outbox_id)
+def send_email_job(outbox_id: int) -> int:
+    """Send the email, and those waiting after it over the same session (a batch)."""
+    return emails.send_batch(outbox_id)
 
 
 def sweep_outbox_job() -> int:

@@ -196,15 +196,19 @@ end
 def drop_queued_webhook_jobs(record_ids: list[int]) -> None:
     """The apply jobs of events a batch applied: off the queue, unstarted (best effort:
     one left behind finds its event applied and does nothing)."""
-    if not record_ids:
+    drop_queued_jobs(maintenance_queue(), [webhook_job_id(record_id) for record_id in record_ids])
+
+
+def drop_queued_jobs(queue: Queue, job_ids: list[str]) -> None:
+    """Jobs a batch did the work of: off the queue and deleted if still waiting there
+    (best effort: one already taken runs and finds nothing to do)."""
+    if not job_ids:
         return
-    job_ids = [webhook_job_id(record_id) for record_id in record_ids]
-    queue = maintenance_queue()
     keys = [queue.key, *(Job.key_for(job_id) for job_id in job_ids)]
     try:
         queue.connection.eval(_DROP_WAITING, len(keys), *keys, *job_ids)
     except RedisError as exc:
-        log.warning("could not drop %s applied webhook jobs (Redis: %s)", len(job_ids), exc)
+        log.warning("could not drop %s jobs of %s (Redis: %s)", len(job_ids), queue.name, exc)
 
 
 def _overdue(job: Job, queue: Queue) -> bool:

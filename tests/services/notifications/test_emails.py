@@ -18,6 +18,7 @@ from extensions import db
 from models import Customer, EmailKind, OutboxMessage, OutboxStatus, Payment
 from models.types import utcnow
 from services.accounts.customers import create_customer
+from services.notifications import emails
 from services.notifications.emails import message_id, render_email, send_email, sweep_outbox
 from services.payments.charging import charge_payment
 from tests.helpers import all_rows, committed_payment, run_notification_jobs
@@ -257,3 +258,24 @@ def test_the_open_breaker_counts_no_attempt_and_a_failed_email_can_be_sent_again
     run_notification_jobs(app)
     assert [m["To"] for m in mail_sink.messages()] == ["again@example.com"]
     assert _one(app, EmailKind.WELCOME).status == OutboxStatus.SENT
+
+
+def test_one_job_sends_the_emails_waiting_after_it_and_takes_their_jobs_off(
+    app: Flask, mail_sink: Any, monkeypatch: Any
+) -> None:
+    with app.app_context():
+        for n in range(5):
+            create_customer(f"batch{n}@example.com", "password123", ["EUR"])  # a welcome each
+    rows = sorted(r.id for r in _rows(app))
+    assert len(rows) == 5 and len(_email_jobs(app)) == 5
+    monkeypatch.setattr(emails, "EMAIL_BATCH", 3)
+    with app.app_context():
+        assert emails.send_batch(rows[0]) == 3  # its own and the next two, no more
+    assert [r.status for r in sorted(_rows(app), key=lambda r: r.id)] == [OutboxStatus.SENT] * 3 + [
+        OutboxStatus.PENDING
+    ] * 2
+    # The first job is the one running (here: called); the next two are gone unstarted.
+    assert _email_jobs(app) == [f"email-{rows[0]}", f"email-{rows[3]}", f"email-{rows[4]}"]
+    run_notification_jobs(app)  # one of the two left sends both
+    assert {r.status for r in _rows(app)} == {OutboxStatus.SENT}
+    assert len(mail_sink.messages()) == 5
