@@ -26,6 +26,7 @@ import enum
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,10 +77,17 @@ class Decision:
         return self.verdict != Verdict.REJECT
 
 
-# KEYS[1] state hash, KEYS[2] calls zset, KEYS[3] failures zset, KEYS[4] event log list
+# KEYS[1] state hash, KEYS[2] calls zset, KEYS[3] failures zset, KEYS[4] event log list.
+# The last ARGV is the clock: '' for Redis' own TIME (always, outside tests), or the
+# milliseconds a test's clock says (the seam that lets tests move time, not wait).
 _PRELUDE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now
+if ARGV[#ARGV] ~= '' then
+  now = tonumber(ARGV[#ARGV])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local function log_event(text)
   redis.call('LPUSH', KEYS[4], now .. ' ' .. text)
   redis.call('LTRIM', KEYS[4], 0, 99)
@@ -208,10 +216,19 @@ AUTH_FAILED_TTL_S = 900  # an authentication failure is forgotten 15 min after t
 class CircuitBreaker:
     """The breaker of one provider; cheap to construct (it holds no state of its own)."""
 
-    def __init__(self, redis: Redis, provider: str, config: BreakerConfig) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        provider: str,
+        config: BreakerConfig,
+        *,
+        clock_ms: Callable[[], int] | None = None,
+    ) -> None:
         self.redis = redis
         self.provider = provider
         self.config = config
+        # None: Redis' TIME, one clock for every process. Tests pass their own.
+        self.clock_ms = clock_ms
         prefix = f"breaker:{{{provider}}}"  # one hash slot per provider (Redis Cluster)
         self.keys = [
             f"{prefix}:state",
@@ -230,7 +247,12 @@ class CircuitBreaker:
         token = secrets.token_hex(8)
         verdict, until, needs_record = self._allow(
             keys=self.keys[:4],
-            args=[token, int(self.config.probe_lease_s * 1000), int(self.config.window_s * 1000)],
+            args=[
+                token,
+                int(self.config.probe_lease_s * 1000),
+                int(self.config.window_s * 1000),
+                self._clock(),
+            ],
         )
         decision = Decision(
             Verdict(_text(verdict)),
@@ -274,6 +296,7 @@ class CircuitBreaker:
                     int(c.open_s * 1000),
                     int(c.open_max_s * 1000),
                     secrets.token_hex(8),
+                    self._clock(),
                 ],
             )
         )
@@ -296,7 +319,10 @@ class CircuitBreaker:
             raise ValueError("a reason is required")
         text = f"{action} by {actor}: {reason.strip()[:200]}"
         log.warning("breaker %s %s", self.provider, text)
-        return _text(self._override(keys=self.keys, args=[action, text]))
+        return _text(self._override(keys=self.keys, args=[action, text, self._clock()]))
+
+    def _clock(self) -> str:
+        return "" if self.clock_ms is None else str(int(self.clock_ms()))
 
     def note_authentication_failed(self, status: int) -> None:
         """The provider refused our credentials (401/403): shown and alerted on until a
@@ -319,6 +345,8 @@ class CircuitBreaker:
         raw, calls, failures, events, audit, (seconds, micros), auth = pipe.execute()
         fields = {_text(k): _text(v) for k, v in raw.items()}
         now_ms = int(seconds) * 1000 + int(micros) // 1000
+        if self.clock_ms is not None:
+            now_ms = int(self.clock_ms())
         state = BreakerState(fields.get("state", "closed"))
         if fields.get("forced") == "open":
             state = BreakerState.FORCED_OPEN
