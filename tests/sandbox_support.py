@@ -67,6 +67,11 @@ class Sandbox:
             "data"
         ]
 
+    def wait_for_request(self, endpoint: str, count: int = 1) -> None:
+        """Until `count` requests to `endpoint` have reached the sandbox (logged on
+        arrival, before any latency or hang): a request "in flight" there, not a guess."""
+        wait_for(lambda: len(self.requests_log(endpoint=endpoint)) >= count, timeout_s=10)
+
     def events(self) -> list[dict[str, Any]]:
         return requests.get(f"{self.url}/_sandbox/events", timeout=5).json()["data"]
 

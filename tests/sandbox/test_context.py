@@ -3,7 +3,6 @@ world (its generation is checked when it wakes up)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import requests
@@ -25,7 +24,7 @@ def test_a_request_hung_across_a_reset_does_not_charge_the_new_world(sandbox: An
 
     thread = threading.Thread(target=hung)
     thread.start()
-    time.sleep(0.3)
+    sandbox.wait_for_request("create")  # it hangs inside the provider now
     sandbox.reset()  # the next test starts while the old request still hangs
     thread.join()
     assert answers and answers[0] != 200  # it was cut off, not processed

@@ -182,9 +182,7 @@ def test_key_in_flight_is_not_sent(sandbox: Any) -> None:
     first: list[Any] = []
     thread = threading.Thread(target=lambda: first.append(stripe.charge(request)))
     thread.start()
-    import time
-
-    time.sleep(0.3)
+    sandbox.wait_for_request("create")  # the first is at Stripe, held by the fault
     second = client(sandbox).charge(request)
     thread.join()
     # It reached Stripe: unknown (a lookup tells), never "not sent".

@@ -310,9 +310,7 @@ def test_a_key_still_in_flight_at_stripe_keeps_the_payment_sent(app: Flask, sand
 
     thread = threading.Thread(target=first_send)
     thread.start()
-    import time
-
-    time.sleep(0.4)  # the first request is at Stripe, held by the fault
+    sandbox.wait_for_request("create")  # the first request is at Stripe, held by the fault
     with app.app_context():
         charge_payment(payment_id)
     thread.join()
