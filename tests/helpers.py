@@ -26,10 +26,20 @@ from werkzeug.serving import make_server
 from commands.workers import build_worker
 from devtools.servers import free_port
 from extensions import db
-from models import Customer, Payment, PaymentPurpose, ProcessedWebhook, Product
+from models import (
+    Customer,
+    Payment,
+    PaymentPurpose,
+    PaymentStatus,
+    ProcessedWebhook,
+    Product,
+    Wallet,
+)
 from sandbox.events import stripe_signature
 from services.accounts.customers import create_customer, issue_api_token
+from services.payments.charging import charge_payment
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
+from services.wallet import ledger
 from settings import EXTENSION, Settings, bind_settings
 from tests.factories import TEST_CARDS, make_customer, make_order, make_payment, make_wallet
 
@@ -295,7 +305,6 @@ def last_state(app: Flask) -> str:
 
 def charged(app: Flask, payment_id: int) -> int:
     """Charge a committed payment at the sandbox now (the charge job, in-process)."""
-    from services.payments.charging import charge_payment
 
     with app.app_context():
         charge_payment(payment_id)
@@ -324,7 +333,6 @@ def sandbox_events(sandbox: Any, kind: str) -> list[dict[str, Any]]:
 
 def unknown_payment(app: Flask) -> int:
     """An order's payment sent and not answered (unknown), committed."""
-    from models import PaymentStatus
     from models.types import utcnow
 
     with app.app_context():
@@ -354,3 +362,19 @@ def page_says(selector: str, text: str) -> Any:
     reload and read after it is gone, which Selenium's text condition does not survive)."""
     script = "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';"
     return lambda browser: text in (browser.execute_script(script, selector) or "")
+
+
+def new_wallet(app: Flask, balance_minor: int = 0) -> int:
+    with app.app_context():
+        created = make_wallet(make_customer())
+        db.session.commit()
+        if balance_minor:
+            ledger.credit(created, balance_minor, f"open:{created.id}")
+        return created.id
+
+
+def wallet_balance(app: Flask, payment_id: int) -> int:
+    """The balance of the wallet a top-up credits."""
+    with app.app_context():
+        wallet_id = db.session.get(Payment, payment_id).wallet_id  # type: ignore[union-attr]
+        return db.session.get(Wallet, wallet_id).balance_minor  # type: ignore[union-attr]

@@ -4,11 +4,16 @@ its checkout (as static/card.js posts it)."""
 from __future__ import annotations
 
 import re
+import uuid
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select
 
+from extensions import db
+from models import Customer, Wallet
 from services.accounts.customers import create_customer
+from services.wallet import ledger
 from settings import settings
 from tests.helpers import csrf_token_from
 
@@ -47,3 +52,14 @@ def checkout_form(client: FlaskClient, order_id: int) -> dict[str, str]:
         "idempotency_key": key.group(1),
         "payment_method": "pm_card_visa",
     }
+
+
+def fund(app: Flask, email: str, amount: int) -> None:
+    with app.app_context():
+        target = db.session.scalar(
+            select(Wallet)
+            .join(Customer, Customer.id == Wallet.customer_id)
+            .where(Customer.email == email, Wallet.currency == "EUR")
+        )
+        assert target is not None
+        ledger.credit(target, amount, f"fund:{uuid.uuid4()}")

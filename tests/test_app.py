@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from config import DEV_SECRET_KEY, PROJECT_DIR
-from tests.test_config import PRODUCTION
+from tests.config_support import PRODUCTION
 
 
 @pytest.mark.parametrize(

@@ -9,22 +9,7 @@ from providers.acquirer import DEV_API_KEY as DEV_ACQUIRER_API_KEY
 from providers.acquirer import DEV_WEBHOOK_SECRET as DEV_ACQUIRER_WEBHOOK_SECRET
 from providers.stripe import DEV_SECRET_KEY as DEV_STRIPE_SECRET_KEY
 from providers.stripe import DEV_WEBHOOK_SECRET as DEV_STRIPE_WEBHOOK_SECRET
-
-PRODUCTION = {
-    "APP_ENV": "production",
-    "SECRET_KEY": "k3Yq9x2VbT7mWz4pLr8sNc6dFh1jGa5u",
-    "DATABASE_URL": "postgresql+psycopg://db/payments",
-    "REDIS_URL": "redis://redis:6379/0",
-    "STRIPE_API_BASE": "https://api.stripe.com",
-    "STRIPE_SECRET_KEY": "sk_live_x",
-    "STRIPE_WEBHOOK_SECRET": "whsec_x",
-    "STRIPE_PUBLISHABLE_KEY": "pk_live_x",
-    "PUBLIC_URL": "https://shop.example",
-    "SMTP_URL": "smtps://shop:mail-secret@mail.example:465",
-    "ACQUIRER_API_BASE": "https://acquirer.example/v1",
-    "ACQUIRER_API_KEY": "acq_x",
-    "ACQUIRER_WEBHOOK_SECRET": "acqwh_x",
-}
+from tests.config_support import PRODUCTION
 
 
 def test_development_runs_on_embedded_defaults() -> None:

@@ -175,3 +175,15 @@ def test_the_product_reads_typed_settings_not_their_keys() -> None:
         if name in typed
     ]
     assert len(typed) > 40 and offenders == []
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared steps live in the support modules (tests/helpers.py, *_support.py,
+    factories.py, support.py), so a test module is never a library of another."""
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for name in sorted(imports_of(path))
+        if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+    ]
+    assert offenders == []

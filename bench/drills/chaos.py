@@ -294,6 +294,8 @@ def drill(
         "worker_restarts": sum(p.restarts for p in stack.programs),
         "sweeps_failed_during_outages": sweeper.failed,
         "client_responses": {str(k): v for k, v in sorted(traffic.statuses.items())},
+        # What the web logged for each 500 it answered (none expected): the evidence.
+        "unhandled_errors": unhandled_errors(stack),
         "client_gave_up": traffic.gave_up,
         "three_ds_authenticated": bank.completed,
         "refunds_requested": refunder.requested,
@@ -306,6 +308,16 @@ def drill(
     sweeper.close()
     results["ok"] = not results["violations"]
     return results
+
+
+def unhandled_errors(stack: Stack, most: int = 5) -> list[str]:
+    """The web's log lines of errors it answered with a 500 (its traceback included)."""
+    found = []
+    for program in stack.programs:
+        if program.name == "web" and program.log.exists():
+            lines = program.log.read_text(errors="replace").splitlines()
+            found += [line[:3000] for line in lines if "unhandled error on" in line]
+    return found[:most]
 
 
 def drill_invariants(stack: Stack) -> list[str]:

@@ -12,21 +12,10 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
 from extensions import db
-from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
+from models import LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
 from services.wallet import ledger
 from tests.helpers import api_customer, csrf_token_from, run_jobs, seed_catalog
-from tests.shop_support import checkout_form, place_order
-
-
-def fund(app: Flask, email: str, amount: int) -> None:
-    with app.app_context():
-        target = db.session.scalar(
-            select(Wallet)
-            .join(Customer, Customer.id == Wallet.customer_id)
-            .where(Customer.email == email, Wallet.currency == "EUR")
-        )
-        assert target is not None
-        ledger.credit(target, amount, f"fund:{uuid.uuid4()}")
+from tests.shop_support import checkout_form, fund, place_order
 
 
 def ledger_rows(app: Flask) -> int:

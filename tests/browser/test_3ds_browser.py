@@ -16,7 +16,7 @@ from extensions import db
 from models import Payment, PaymentStatus
 from services.accounts.customers import create_customer
 from services.payments.authentication import sweep_abandoned
-from tests.browser.test_checkout_browser import to_checkout, type_card
+from tests.browser.support import to_checkout, type_card
 from tests.helpers import all_rows, page_says, run_jobs, seed_catalog, serving
 
 THREE_DS = "4000 0025 0000 3155"

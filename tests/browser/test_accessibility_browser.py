@@ -23,7 +23,7 @@ def _shop(app: Flask, browser: Any, url: str) -> dict[str, str]:
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from tests.browser.test_checkout_browser import to_checkout, type_card
+    from tests.browser.support import to_checkout, type_card
 
     with app.app_context():
         seed_catalog()

@@ -11,40 +11,8 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Payment, PaymentStatus
 from services.accounts.customers import create_customer
+from tests.browser.support import to_checkout, type_card
 from tests.helpers import page_says, run_jobs, seed_catalog
-
-
-def to_checkout(browser: Any, url: str, email: str) -> None:
-    """Log in, put a mug in the cart, place the order: the browser is on its checkout."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    wait = WebDriverWait(browser, 15)
-    browser.delete_all_cookies()
-    browser.get(f"{url}/login")
-    browser.find_element(By.NAME, "email").send_keys(email)
-    browser.find_element(By.NAME, "password").send_keys("password123")
-    browser.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
-    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "li.product")))
-    browser.find_element(By.CSS_SELECTOR, 'li[data-sku="MUG"] button').click()
-    wait.until(ec.url_contains("/cart"))
-    browser.find_element(By.XPATH, "//button[text()='Place order']").click()
-    wait.until(ec.url_contains("/checkout"))
-
-
-def type_card(browser: Any, number: str) -> None:
-    """Type a card into the card element that Stripe.js (the sandbox's) mounted."""
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    field = WebDriverWait(browser, 15).until(
-        ec.presence_of_element_located((By.CSS_SELECTOR, "[data-stripe=number]"))
-    )
-    field.send_keys(number)
-    browser.find_element(By.CSS_SELECTOR, "[data-stripe=expiry]").send_keys("12 / 34")
-    browser.find_element(By.CSS_SELECTOR, "[data-stripe=cvc]").send_keys("123")
 
 
 def test_click_through_and_double_click_pay_makes_one_payment(

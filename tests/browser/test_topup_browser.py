@@ -12,7 +12,7 @@ from sqlalchemy import select
 from extensions import db
 from models import Payment, PaymentPurpose
 from services.accounts.customers import create_customer
-from tests.browser.test_checkout_browser import type_card
+from tests.browser.support import type_card
 from tests.helpers import page_says, run_jobs
 
 

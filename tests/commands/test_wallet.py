@@ -9,7 +9,7 @@ from sqlalchemy import update
 
 from extensions import db
 from models import Wallet
-from tests.services.wallet.test_ledger import new_wallet
+from tests.helpers import new_wallet
 
 
 def test_the_audit_command_exits_by_the_result(app: Flask, runner: Any) -> None:

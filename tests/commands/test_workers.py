@@ -24,7 +24,7 @@ from services.platform import queues
 from services.platform.provider_clients import breaker_for
 from services.platform.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
-from tests.resilience.test_redis_url import fail_over
+from tests.redis_support import fail_over
 from tests.worker_support import PROJECT_DIR, start_worker, stop_workers, wait_for
 
 

@@ -9,8 +9,9 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from config import ConfigError, settings_from_env
-from devtools.sentinel import SentinelGroup, sentinel_group
+from devtools.sentinel import sentinel_group
 from resilience.redis_url import SentinelUrl, is_sentinel_url, parse_sentinel_url, redis_from_url
+from tests.redis_support import fail_over
 
 
 def test_a_sentinel_url_names_the_sentinels_the_group_and_the_database() -> None:
@@ -55,25 +56,6 @@ def test_the_settings_refuse_a_malformed_sentinel_url_without_echoing_it() -> No
     with pytest.raises(ConfigError, match="names the monitored group") as refused:
         settings_from_env({"REDIS_URL": "redis+sentinel://:hunter2@h1"})
     assert "hunter2" not in str(refused.value)
-
-
-def promoted(group: SentinelGroup, old: tuple[str, int] | None, timeout_s: float = 30) -> float:
-    """Wait until the Sentinels agree on another primary; how long that took."""
-    started = time.monotonic()
-    while group.primary_address() in (old, None):
-        assert time.monotonic() - started < timeout_s, "no failover"
-        time.sleep(0.1)
-    return time.monotonic() - started
-
-
-def fail_over(group: SentinelGroup) -> tuple[str, int]:
-    """Stop the primary (SIGKILL) and wait for the Sentinels to promote the replica."""
-    old = group.primary_address()
-    group.primary().stop(kill=True)
-    promoted(group, old)
-    new = group.primary_address()
-    assert new is not None and new != old
-    return new
 
 
 def test_a_client_follows_the_failover_to_the_promoted_replica() -> None:

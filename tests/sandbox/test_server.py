@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from providers.outcomes import NotSent, Succeeded
-from tests.providers.stripe.test_client import charge_request, client
+from tests.providers.stripe.support import charge_request, client
 from tests.sandbox_support import wait_for
 
 

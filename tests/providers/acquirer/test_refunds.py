@@ -9,8 +9,8 @@ from typing import Any
 
 from providers.base import RefundRequest
 from providers.outcomes import Absent, Declined, Succeeded
-from tests.providers.acquirer.test_client import charge_request
-from tests.providers.acquirer.test_client import client as acquirer_client
+from tests.providers.acquirer.support import charge_request
+from tests.providers.acquirer.support import client as acquirer_client
 
 
 def test_refund_lookup_and_no_second_refund(sandbox: Any) -> None:

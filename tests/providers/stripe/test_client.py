@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import threading
-import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -12,43 +11,9 @@ import requests
 
 from devtools.servers import free_port
 from providers.base import ChargeRequest
-from providers.http import HttpPolicy
 from providers.outcomes import Absent, ActionRequired, Declined, NotSent, Succeeded, Unknown
 from providers.stripe import StripeProvider
-
-POLICY = HttpPolicy(
-    connect_timeout_s=0.5,
-    read_timeout_s=1.0,
-    call_budget_s=4.0,
-    max_retries=2,
-    retry_after_cap_s=1,
-    backoff_factor_s=0.05,
-    backoff_jitter_s=0.05,
-)
-
-
-def client(sandbox: Any, **kwargs: Any) -> StripeProvider:
-    return StripeProvider(
-        sandbox.url, kwargs.pop("secret_key", "sk_test_sandbox"), POLICY, **kwargs
-    )
-
-
-def charge_request(payment_id: int = 1, **overrides: Any) -> ChargeRequest:
-    fields: dict[str, Any] = {
-        "payment_id": payment_id,
-        "idempotency_key": str(uuid.uuid4()),
-        "amount_minor": 2500,
-        "currency": "EUR",
-        "order_id": 10,
-        "payment_method": "pm_card_visa",
-        "return_url": "https://shop.example/payments/1/return",
-    }
-    fields.update(overrides)
-    return ChargeRequest(**fields)
-
-
-def sent_now(request: ChargeRequest, ago: timedelta = timedelta(0)) -> ChargeRequest:
-    return ChargeRequest(**{**request.__dict__, "first_sent_at": datetime.now(UTC) - ago})
+from tests.providers.stripe.support import POLICY, charge_request, client, sent_now
 
 
 def test_successful_charge(sandbox: Any) -> None:

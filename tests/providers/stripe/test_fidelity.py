@@ -24,7 +24,7 @@ from services.platform.provider_clients import gateway_for
 from services.webhooks.backfill import BACKFILL_PAGES_PER_RUN, backfill_cursor_key, backfill_from
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment
-from tests.providers.stripe.test_client import POLICY, charge_request, client, sent_now
+from tests.providers.stripe.support import POLICY, charge_request, client, sent_now
 
 AUTH = {"Authorization": "Bearer sk_test_sandbox"}
 

@@ -10,7 +10,7 @@ from typing import Any
 from providers.base import RefundRequest
 from providers.outcomes import Absent, Declined, Succeeded, Unknown
 from providers.stripe.refunds import refund_outcome
-from tests.providers.stripe.test_client import charge_request, client
+from tests.providers.stripe.support import charge_request, client
 
 
 def _paid(sandbox: Any, method: str = "pm_card_visa") -> str:

@@ -12,10 +12,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from services.accounts.customers import create_customer
+from tests.accounts_support import ATTACKER, OWNER, replayed_session, sign_in
 from tests.helpers import csrf_token_from
-
-ATTACKER = {"REMOTE_ADDR": "10.0.0.66"}
-OWNER = {"REMOTE_ADDR": "10.0.0.7"}
 
 
 def _customer(app: Flask, email: str = "victim@example.com") -> str:
@@ -24,30 +22,19 @@ def _customer(app: Flask, email: str = "victim@example.com") -> str:
     return email
 
 
-def _login(
-    client: FlaskClient, email: str, password: str, where: dict[str, str], path: str = "/login"
-) -> Any:
-    token = csrf_token_from(client.get(path, environ_base=where).get_data(as_text=True))
-    return client.post(
-        path,
-        data={"email": email, "password": password, "csrf_token": token},
-        environ_base=where,
-    )
-
-
 def test_guessing_a_customer_password_is_stopped(app: Flask, client: FlaskClient) -> None:
     email = _customer(app)
-    answers = [_login(client, email, f"guess-{n}", ATTACKER).status_code for n in range(8)]
+    answers = [sign_in(client, email, f"guess-{n}", ATTACKER).status_code for n in range(8)]
     assert answers == [400] * 5 + [429] * 3
     # Even the right password gets nowhere from the guessing address now.
-    assert _login(client, email, "the-right-password", ATTACKER).status_code == 429
+    assert sign_in(client, email, "the-right-password", ATTACKER).status_code == 429
     # The owner, elsewhere, is not locked out by someone else's guessing.
-    assert _login(app.test_client(), email, "the-right-password", OWNER).status_code == 302
+    assert sign_in(app.test_client(), email, "the-right-password", OWNER).status_code == 302
 
 
 def test_one_address_guessing_many_accounts_is_stopped(app: Flask, client: FlaskClient) -> None:
     answers = [
-        _login(client, f"someone{n}@example.com", "guess", ATTACKER).status_code for n in range(22)
+        sign_in(client, f"someone{n}@example.com", "guess", ATTACKER).status_code for n in range(22)
     ]
     assert answers[:20] == [400] * 20 and answers[20:] == [429, 429]
 
@@ -57,8 +44,8 @@ def test_a_successful_login_clears_its_accounts_failures(app: Flask) -> None:
     for _ in range(2):
         client = app.test_client()
         for n in range(4):
-            assert _login(client, email, f"typo-{n}", OWNER).status_code == 400
-        assert _login(client, email, "the-right-password", OWNER).status_code == 302
+            assert sign_in(client, email, f"typo-{n}", OWNER).status_code == 400
+        assert sign_in(client, email, "the-right-password", OWNER).status_code == 302
 
 
 def test_unknown_and_known_emails_answer_alike(app: Flask, client: FlaskClient) -> None:
@@ -69,7 +56,7 @@ def test_unknown_and_known_emails_answer_alike(app: Flask, client: FlaskClient) 
         for kind, who in (("known", email), ("unknown", f"nobody{n}@example.com")):
             where = {"REMOTE_ADDR": f"10.1.{n}.{len(kind)}"}
             started = time.perf_counter()
-            response = _login(app.test_client(), who, "wrong-password", where)
+            response = sign_in(app.test_client(), who, "wrong-password", where)
             timings[kind].append(time.perf_counter() - started)
             assert response.status_code == 400
             pages.add(response.get_data(as_text=True).split("csrf_token")[0])
@@ -78,23 +65,18 @@ def test_unknown_and_known_emails_answer_alike(app: Flask, client: FlaskClient) 
     assert statistics.median(timings["unknown"]) > 0.3 * statistics.median(timings["known"])
 
 
-def _replay(app: Flask, cookie: str) -> FlaskClient:
-    replayer = app.test_client()
-    replayer.set_cookie("session", cookie)
-    return replayer
-
-
 def test_a_customer_cookie_replayed_after_logout_opens_nothing(
     app: Flask, client: FlaskClient
 ) -> None:
     email = _customer(app)
-    assert _login(client, email, "the-right-password", OWNER).status_code == 302
+    assert sign_in(client, email, "the-right-password", OWNER).status_code == 302
     cookie = client.get_cookie("session")
     assert cookie is not None
-    assert _replay(app, cookie.value).get("/wallet").status_code == 200  # the copy works...
+    copy = replayed_session(app, cookie.value)
+    assert copy.get("/wallet").status_code == 200  # the copy works...
     token = csrf_token_from(client.get("/").get_data(as_text=True))
     client.post("/logout", data={"csrf_token": token})
-    replayed = _replay(app, cookie.value).get("/wallet")
+    replayed = replayed_session(app, cookie.value).get("/wallet")
     assert replayed.status_code == 302 and "/login" in replayed.headers["Location"]
 
 
@@ -112,16 +94,16 @@ def test_behind_a_balancer_each_client_is_counted_not_the_balancer(
         return {**balancer, "HTTP_X_FORWARDED_FOR": client_address}
 
     answers = [
-        _login(attacker, email, f"guess-{n}", through("203.0.113.9")).status_code for n in range(6)
+        sign_in(attacker, email, f"guess-{n}", through("203.0.113.9")).status_code for n in range(6)
     ]
     assert answers == [400] * 5 + [429]
-    assert _login(owner, email, "the-right-password", through("198.51.100.4")).status_code == 302
+    assert sign_in(owner, email, "the-right-password", through("198.51.100.4")).status_code == 302
     # Without trusted proxies the header is anyone's: it is ignored, the socket counts.
     plain = app.test_client()
     spoofed = {**ATTACKER, "HTTP_X_FORWARDED_FOR": "198.51.100.77"}
     other = _customer(app, "other@example.com")
-    assert [_login(plain, other, f"g{n}", spoofed).status_code for n in range(6)][-1] == 429
-    assert _login(plain, other, "the-right-password", ATTACKER).status_code == 429
+    assert [sign_in(plain, other, f"g{n}", spoofed).status_code for n in range(6)][-1] == 429
+    assert sign_in(plain, other, "the-right-password", ATTACKER).status_code == 429
 
 
 def test_one_address_making_many_accounts_is_stopped(app: Flask) -> None:

@@ -39,8 +39,8 @@ from tests.helpers import (
     signed_post,
     stripe_event,
     unknown_payment,
+    wallet_balance,
 )
-from tests.services.payments.test_answers import _wallet_balance
 
 
 def _succeed_then_dispute(app: Flask, client: FlaskClient, payment_id: int, amount: int) -> None:
@@ -98,11 +98,11 @@ def test_failed_takes_a_topup_credit_back(
 ) -> None:
     payment_id = committed_topup(app, amount_minor=700)
     _succeed_then_dispute(app, client, payment_id, 700)
-    assert _wallet_balance(app, payment_id) == 700  # under review, the credit stands
+    assert wallet_balance(app, payment_id) == 700  # under review, the credit stands
     page = _resolve(admin_client, payment_id, "failed")
     assert "wallet credit of €7.00 taken back" in page
     assert payment(app, payment_id).status == PaymentStatus.FAILED
-    assert _wallet_balance(app, payment_id) == 0
+    assert wallet_balance(app, payment_id) == 0
     assert _ledger(app) == [
         (f"topup:{payment_id}", 700, "topup"),
         (f"reversal:{payment_id}:1", -700, "reversal"),
@@ -122,7 +122,7 @@ def test_failed_after_a_refund_takes_back_only_what_is_left(
         charge_payment(payment_id)
         refund_payment(payment_id, refunded, "the customer asked", "ops", uuid.uuid4())
     run_jobs(app)
-    assert _wallet_balance(app, payment_id) == 2000 - refunded
+    assert wallet_balance(app, payment_id) == 2000 - refunded
     found = payment(app, payment_id)
     with app.app_context():  # other money in the wallet, which the decision must not touch
         ledger.credit(db.session.get(Wallet, found.wallet_id), 5000, "other-money")  # type: ignore[arg-type]
@@ -139,7 +139,7 @@ def test_failed_after_a_refund_takes_back_only_what_is_left(
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
     page = _resolve(admin_client, payment_id, "failed")
     assert payment(app, payment_id).status == PaymentStatus.FAILED
-    assert _wallet_balance(app, payment_id) == 5000  # before: 3000 + refunded, a double debit
+    assert wallet_balance(app, payment_id) == 5000  # before: 3000 + refunded, a double debit
     left = 2000 - refunded
     assert f"wallet credit of €{left / 100:.2f} taken back" in page
     with app.app_context():
@@ -200,7 +200,7 @@ def test_failed_is_refused_when_the_credit_was_spent(
     page = _resolve(admin_client, payment_id, "failed")
     assert "its wallet credit was already spent" in page and "Nothing was changed" in page
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
-    assert _wallet_balance(app, payment_id) == 200
+    assert wallet_balance(app, payment_id) == 200
     assert [kind for _, _, kind in _ledger(app)] == ["topup", "debit"]
 
 
@@ -213,7 +213,7 @@ def test_succeeded_after_a_reversal_credits_again_once(
     # A later report conflicts again; the admin now decides it did succeed.
     _back_to_review(app, payment_id)
     _resolve(admin_client, payment_id, "succeeded")
-    assert _wallet_balance(app, payment_id) == 300
+    assert wallet_balance(app, payment_id) == 300
     assert [op for op, _, _ in _ledger(app)] == [
         f"topup:{payment_id}",
         f"reversal:{payment_id}:1",
@@ -222,7 +222,7 @@ def test_succeeded_after_a_reversal_credits_again_once(
     # Confirming a success whose effect is in place credits nothing more.
     _back_to_review(app, payment_id)
     _resolve(admin_client, payment_id, "succeeded")
-    assert _wallet_balance(app, payment_id) == 300
+    assert wallet_balance(app, payment_id) == 300
     with app.app_context():
         assert audit_wallets().mismatches == []
 
@@ -269,7 +269,7 @@ def test_a_refund_in_review_gets_a_decision_and_its_effect(
         assert locked is not None
         move_refund(locked, RefundStatus.NEEDS_REVIEW, source=TransitionSource.WEBHOOK, reason="?")
         db.session.commit()
-    assert _wallet_balance(app, payment_id) == 1200  # the refund's money left the wallet
+    assert wallet_balance(app, payment_id) == 1200  # the refund's money left the wallet
     page = admin_client.get(f"/admin/refunds/payment/{payment_id}").get_data(as_text=True)
     assert f'data-refund="{refund_id}"' in page and "decide-refund" in page
     form = {
@@ -286,10 +286,10 @@ def test_a_refund_in_review_gets_a_decision_and_its_effect(
         f"/admin/refunds/decide/{refund_id}", data={**form, "confirm": "yes"}, follow_redirects=True
     )
     assert f"refund {refund_id} is failed" in decided.get_data(as_text=True)
-    assert _wallet_balance(app, payment_id) == 2000  # nothing went back: the money returns
+    assert wallet_balance(app, payment_id) == 2000  # nothing went back: the money returns
     with app.app_context():
         assert audit_wallets().mismatches == []
     again = admin_client.post(
         f"/admin/refunds/decide/{refund_id}", data={**form, "confirm": "yes"}, follow_redirects=True
     )
-    assert "is failed" in again.get_data(as_text=True) and _wallet_balance(app, payment_id) == 2000
+    assert "is failed" in again.get_data(as_text=True) and wallet_balance(app, payment_id) == 2000

@@ -19,7 +19,6 @@ from models import (
     Payment,
     PaymentStatus,
     PaymentTransition,
-    Wallet,
 )
 from providers.outcomes import Report
 from services.backoffice.dashboard import webhook_stats
@@ -33,13 +32,8 @@ from tests.helpers import (
     payment,
     signed_post,
     stripe_event,
+    wallet_balance,
 )
-
-
-def _wallet_balance(app: Flask, payment_id: int) -> int:
-    with app.app_context():
-        wallet_id = db.session.get(Payment, payment_id).wallet_id  # type: ignore[union-attr]
-        return db.session.get(Wallet, wallet_id).balance_minor  # type: ignore[union-attr]
 
 
 def _last_reason(app: Flask, payment_id: int) -> str:
@@ -68,7 +62,7 @@ def test_a_signed_webhook_for_another_amount_never_credits_a_topup(
     seen = payment(app, payment_id)
     assert seen.status == PaymentStatus.NEEDS_REVIEW
     assert seen.provider_payment_id is None  # not overwritten by the report
-    assert _wallet_balance(app, payment_id) == 0
+    assert wallet_balance(app, payment_id) == 0
     reason = _last_reason(app, payment_id)
     assert "amount $0.01, ours is €5,000.00" in reason and "currency 'USD', ours is 'EUR'" in reason
     assert _mismatches("stripe", "webhook") == before + 1
@@ -95,7 +89,7 @@ def test_a_matching_webhook_still_succeeds_the_payment(app: Flask, client: Flask
     signed_post(client, stripe_event(payment_id, intent_id="pi_ok", amount=700, currency="eur"))
     last_state(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
-    assert _wallet_balance(app, payment_id) == 700
+    assert wallet_balance(app, payment_id) == 700
 
 
 @pytest.mark.parametrize(
@@ -133,7 +127,7 @@ def test_a_tampered_lookup_answer_never_credits(app: Flask, sandbox: Any) -> Non
     with app.app_context():
         reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
-    assert _wallet_balance(app, payment_id) == 0
+    assert wallet_balance(app, payment_id) == 0
     with app.app_context():
         assert db.session.scalar(select(LedgerEntry.id)) is None
 
@@ -145,7 +139,7 @@ def test_the_acquirer_answer_must_echo_our_reference(app: Flask, sandbox: Any) -
         charge_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
     assert "reference " in _last_reason(app, payment_id)
-    assert _wallet_balance(app, payment_id) == 0
+    assert wallet_balance(app, payment_id) == 0
 
 
 def _payment(**fields: Any) -> Payment:

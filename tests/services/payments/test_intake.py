@@ -15,7 +15,6 @@ from extensions import db
 from models import Customer, LedgerEntry, Payment, PaymentTransition
 from services.accounts.customers import end_sessions, issue_api_token
 from services.payments.checkout import start_order_payment
-from tests.blueprints.test_wallet import fund
 from tests.helpers import (
     api_customer,
     api_order,
@@ -26,7 +25,7 @@ from tests.helpers import (
     seed_catalog,
 )
 from tests.round_trips import counted
-from tests.shop_support import login, place_order
+from tests.shop_support import fund, login, place_order
 
 CARD = "pm_card_visa"
 

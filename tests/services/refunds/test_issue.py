@@ -29,7 +29,14 @@ from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from services.wallet.payments import pay_order_from_wallet
 from tests.factories import make_customer, make_dispute, make_order, make_wallet
-from tests.helpers import charged, committed_payment, committed_topup, run_jobs, sandbox_refunds
+from tests.helpers import (
+    charged,
+    committed_payment,
+    committed_topup,
+    run_jobs,
+    sandbox_refunds,
+    wallet_balance,
+)
 
 
 def _ask(app: Flask, payment_id: int, amount: object = None, **kw: Any) -> Refund:
@@ -143,21 +150,11 @@ def test_ten_concurrent_full_refunds_make_one(app: Flask, sandbox: Any) -> None:
     assert [r["amount"] for r in sandbox_refunds(sandbox)] == [1000]
 
 
-def _wallet_balance(app: Flask, payment_id: int) -> int:
-    with app.app_context():
-        payment = db.session.get(Payment, payment_id)
-        assert payment is not None
-        return int(
-            db.session.scalar(select(Wallet.balance_minor).where(Wallet.id == payment.wallet_id))
-            or 0
-        )
-
-
 def test_a_top_up_refund_takes_the_money_out_of_the_wallet_first(app: Flask, sandbox: Any) -> None:
     topup = charged(app, committed_topup(app, 700))
-    assert _wallet_balance(app, topup) == 700
+    assert wallet_balance(app, topup) == 700
     refund = _ask(app, topup, 500)
-    assert _wallet_balance(app, topup) == 200  # before any provider call
+    assert wallet_balance(app, topup) == 200  # before any provider call
     with app.app_context():
         send_refund(refund.id)
         assert audit_wallets().is_ok
@@ -176,7 +173,7 @@ def test_a_spent_top_up_is_not_refunded_and_nothing_moves(app: Flask, sandbox: A
     code = _refused(app, lambda: refund_payment(topup, 700, "customer asked", "ops", uuid.uuid4()))
     assert code == "credit_spent"
     assert _count(app, Refund) == 0 and _count(app, LedgerEntry) == entries
-    assert _wallet_balance(app, topup) == 100
+    assert wallet_balance(app, topup) == 100
     assert sandbox_refunds(sandbox) == []
 
 
@@ -185,12 +182,12 @@ def test_a_refused_top_up_refund_puts_the_money_back(app: Flask, sandbox: Any) -
     charged(app, topup)
     refund = _ask(app, topup, 700)
     sandbox.add_fault("error", status=400, count=1, dialect="stripe", endpoint="refund")
-    assert _wallet_balance(app, topup) == 0
+    assert wallet_balance(app, topup) == 0
     with app.app_context():
         send_refund(refund.id)
         assert db.session.get(Refund, refund.id).status == RefundStatus.FAILED  # type: ignore[union-attr]
         assert audit_wallets().is_ok
-    assert _wallet_balance(app, topup) == 700
+    assert wallet_balance(app, topup) == 700
 
 
 def test_an_order_paid_from_the_wallet_is_refunded_to_the_wallet(app: Flask) -> None:

@@ -17,15 +17,7 @@ from models import LedgerEntry, LedgerKind, Wallet
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from tests.factories import make_customer, make_wallet
-
-
-def new_wallet(app: Flask, balance_minor: int = 0) -> int:
-    with app.app_context():
-        created = make_wallet(make_customer())
-        db.session.commit()
-        if balance_minor:
-            ledger.credit(created, balance_minor, f"open:{created.id}")
-        return created.id
+from tests.helpers import new_wallet
 
 
 def debit_in_thread(
