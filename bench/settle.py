@@ -235,6 +235,7 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "settled_per_s",
                 "worker_rss_mb",
                 "in_flight_per_gb",
+                "slots_per_gb",
                 "cpu_ms_per_payment",
             )
         }

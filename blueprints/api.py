@@ -24,7 +24,7 @@ from services.payments.checkout import (
     start_topup_payment,
 )
 from services.payments.intake import NewPayment, pay_order_by_token
-from services.payments.presenters import movement_json, order_json, payment_json
+from services.payments.presenters import movement_json, new_order_json, order_json, payment_json
 from services.platform.errors import ClientError
 from services.wallet import ledger
 from services.wallet.payments import pay_order_from_wallet
@@ -82,7 +82,7 @@ def openapi() -> ResponseReturnValue:
 @token_required
 def post_order() -> ResponseReturnValue:
     order = create_order(g.customer, parse_items(_json_body().get("items")))
-    return jsonify(order_json(order)), 201
+    return jsonify(new_order_json(order)), 201
 
 
 @bp.get("/orders/<id:order_id>")

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from extensions import db
 from models import (
     Customer,
     Order,
-    OrderLine,
     OrderStatus,
     Payment,
     PaymentPurpose,
@@ -24,7 +26,7 @@ from models import (
     Wallet,
 )
 from models.money import InvalidAmountError, Money, validate_money
-from models.types import parse_uuid
+from models.types import parse_uuid, utcnow
 from providers.registry import spec_for
 from services.movements.locks import lock_owned_order
 from services.payments.state import record_creation
@@ -67,7 +69,43 @@ def parse_items(raw: Any) -> dict[str, int]:
     return quantities
 
 
-def create_order(customer: Customer, quantities: dict[str, int]) -> Order:
+@dataclass(frozen=True)
+class NewLine:
+    sku: str
+    quantity: int
+    unit_price_minor: int
+    line_total_minor: int
+
+
+@dataclass(frozen=True)
+class NewOrder:
+    """An order just created, as its statement wrote it: the reply needs no read back."""
+
+    id: int
+    status: OrderStatus
+    total_minor: int
+    currency: str
+    created_at: datetime
+    lines: tuple[NewLine, ...]
+
+
+# The order and its lines in one statement (one round trip, one commit).
+_INSERT_ORDER = text("""
+WITH new_order AS (
+    INSERT INTO orders (customer_id, status, total_minor, currency, created_at, updated_at)
+    VALUES (:customer_id, :status, :total_minor, :currency, :now, :now)
+    RETURNING id
+)
+INSERT INTO order_lines (order_id, product_id, quantity, unit_price_minor, line_total_minor)
+SELECT new_order.id, line.product_id, line.quantity, line.unit_price_minor,
+       line.line_total_minor
+FROM new_order, jsonb_to_recordset(CAST(:lines AS jsonb)) AS line(
+    product_id bigint, quantity integer, unit_price_minor bigint, line_total_minor bigint)
+RETURNING order_id
+""")
+
+
+def create_order(customer: Customer, quantities: dict[str, int]) -> NewOrder:
     """Create an open order priced from the catalog (never from the client). Commits."""
     products = {
         p.sku: p
@@ -83,7 +121,11 @@ def create_order(customer: Customer, quantities: dict[str, int]) -> Order:
         raise UnprocessableError(
             "all items of an order must have one currency", code="mixed_currencies"
         )
-    total = sum(products[sku].price_minor * qty for sku, qty in quantities.items())
+    lines = tuple(
+        NewLine(sku, qty, products[sku].price_minor, products[sku].price_minor * qty)
+        for sku, qty in sorted(quantities.items())
+    )
+    total = sum(line.line_total_minor for line in lines)
     currency = currencies.pop()
     try:
         validate_money(
@@ -94,22 +136,30 @@ def create_order(customer: Customer, quantities: dict[str, int]) -> Order:
         )
     except InvalidAmountError as exc:
         raise UnprocessableError(f"order total: {exc}", code="invalid_total") from None
-    order = Order(customer_id=customer.id, total_minor=total, currency=currency)
-    db.session.add(order)
-    db.session.flush()
-    for sku, qty in sorted(quantities.items()):
-        product = products[sku]
-        db.session.add(
-            OrderLine(
-                order_id=order.id,
-                product_id=product.id,
-                quantity=qty,
-                unit_price_minor=product.price_minor,
-                line_total_minor=product.price_minor * qty,
-            )
-        )
+    now = utcnow()
+    rows = [
+        {
+            "product_id": products[line.sku].id,
+            "quantity": line.quantity,
+            "unit_price_minor": line.unit_price_minor,
+            "line_total_minor": line.line_total_minor,
+        }
+        for line in lines
+    ]
+    order_id = db.session.scalars(
+        _INSERT_ORDER,
+        {
+            "customer_id": customer.id,
+            "status": OrderStatus.OPEN.value,
+            "total_minor": total,
+            "currency": currency,
+            "now": now,
+            "lines": json.dumps(rows),
+        },
+    ).first()
     db.session.commit()
-    return order
+    assert order_id is not None  # an order has a line at least (parse_items)
+    return NewOrder(order_id, OrderStatus.OPEN, total, currency, now, lines)
 
 
 def parse_idempotency_key(raw: str | None) -> uuid.UUID:

@@ -17,6 +17,7 @@ from models import (
     RefundStatus,
     TransitionSource,
 )
+from services.payments.checkout import NewOrder
 from services.platform.retention import transitions_of
 from services.wallet.ledger import Movement
 
@@ -126,6 +127,28 @@ def order_json(order: Order) -> dict[str, Any]:
         "lines": [
             {
                 "sku": line.product.sku,
+                "quantity": line.quantity,
+                "unit_price_minor": line.unit_price_minor,
+                "line_total_minor": line.line_total_minor,
+            }
+            for line in order.lines
+        ],
+        "created_at": order.created_at.isoformat(),
+    }
+
+
+def new_order_json(order: NewOrder) -> dict[str, Any]:
+    """`order_json` of an order just created, from what its statement wrote."""
+    return {
+        "id": order.id,
+        "status": order.status.value,
+        "total_minor": order.total_minor,
+        "currency": order.currency,
+        "refunds": [],
+        "refunded_minor": 0,
+        "lines": [
+            {
+                "sku": line.sku,
                 "quantity": line.quantity,
                 "unit_price_minor": line.unit_price_minor,
                 "line_total_minor": line.line_total_minor,

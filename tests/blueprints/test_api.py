@@ -35,6 +35,13 @@ def test_order_total_comes_from_the_catalog(client: FlaskClient, api: dict[str, 
     )
     assert response.status_code == 201
     assert response.get_json()["total_minor"] == 2 * 1400 + 2500
+    # The reply is built from what the one insert wrote: the same as reading it back.
+    created = response.get_json()
+    assert client.get(f"/api/orders/{created['id']}", headers=api).get_json() == created
+    assert [(line["sku"], line["quantity"]) for line in created["lines"]] == [
+        ("MUG", 2),
+        ("TEE", 1),
+    ]
 
 
 def test_payment_is_created_once_per_key(
