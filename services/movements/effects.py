@@ -14,7 +14,9 @@ all of them. Two movements deciding in either order end in the same status.
 
 from __future__ import annotations
 
-from sqlalchemy import String, cast, func, literal, or_, select
+from typing import Any
+
+from sqlalchemy import String, cast, exists, func, literal, or_, select
 
 from extensions import db
 from models import Dispute, LedgerEntry, LedgerKind, Order, OrderStatus, Payment, Refund, Wallet
@@ -114,22 +116,34 @@ def refunded_total(order_id: int) -> int:
     )
 
 
+def _total(column: Any, *where: Any) -> Any:
+    return select(func.coalesce(func.sum(column), 0)).where(*where).scalar_subquery()
+
+
 def order_status(order: Order) -> OrderStatus:
     """What the order's applied movements make it: paid by a payment or the wallet,
     then disputed while a dispute holds its money, refunded by what its refunds gave
     back. Unpaid with refunds or a dispute applied is a contradiction a person sorts
     out (the payment went to review): its status stays as it is."""
     db.session.flush()
-    is_card_paid = db.session.scalar(
-        select(Payment.id).where(Payment.order_id == order.id, Payment.is_effect_applied)
-    )
-    is_withdrawn = db.session.scalar(
-        select(Dispute.id)
-        .join(Payment, Payment.id == Dispute.payment_id)
-        .where(Payment.order_id == order.id, Dispute.is_effect_applied)
-    )
-    refunded = refunded_total(order.id)
-    if not (is_card_paid or wallet_paid(order.id) > 0):
+    # One statement for the four facts (the order is read on every movement's effect).
+    of_order = Payment.order_id == order.id
+    is_card_paid, is_withdrawn, refunded, wallet_posted = db.session.execute(
+        select(
+            exists().where(of_order, Payment.is_effect_applied),
+            exists()
+            .where(Dispute.payment_id == Payment.id, of_order, Dispute.is_effect_applied)
+            .correlate(None),
+            _total(Refund.amount_minor, Refund.order_id == order.id, Refund.is_effect_applied),
+            _total(
+                LedgerEntry.amount_minor,
+                LedgerEntry.kind == LedgerKind.ORDER,
+                LedgerEntry.reference == f"order {order.id}",
+            ),
+        )
+    ).one()
+    refunded = int(refunded)
+    if not (is_card_paid or -int(wallet_posted) > 0):
         return order.status if refunded or is_withdrawn else OrderStatus.OPEN
     if is_withdrawn:
         return OrderStatus.DISPUTED
