@@ -145,7 +145,7 @@ def build_worker(
 ) -> Worker:
     cls: type[Any] = AppSimpleWorker if simple else AppWorker
     if slots > 1:
-        cls = type("AppThreadedWorker", (AppThreadedWorker,), {"slots": slots})
+        cls = AppThreadedWorker
     # Maintenance also restarts RQ's scheduler when it died (Redis went away under it);
     # RQ's default of ten minutes would leave scheduled reconciliations waiting that long.
     worker: Any = cls(
@@ -154,6 +154,8 @@ def build_worker(
         maintenance_interval=WORKER_MAINTENANCE_S,
     )
     worker.flask_app = app
+    if slots > 1:
+        worker.slots = slots
     return worker
 
 

@@ -24,17 +24,16 @@ from models.types import utcnow
 from services.wallet import ledger
 
 
+def _total(column: Any, *where: Any) -> Any:
+    return select(func.coalesce(func.sum(column), 0)).where(*where).scalar_subquery()
+
+
 def posted(reference: str, kind: LedgerKind | None = None) -> int:
     """What the movement's postings (of `kind`, or all) add up to (credits minus debits)."""
     where = [LedgerEntry.reference == reference]
     if kind is not None:
         where.append(LedgerEntry.kind == kind)
-    return int(
-        db.session.scalar(
-            select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(*where)
-        )
-        or 0
-    )
+    return int(db.session.scalar(select(_total(LedgerEntry.amount_minor, *where))) or 0)
 
 
 def held_by_topup(payment_id: int) -> int:
@@ -102,22 +101,6 @@ def give_back(
 def wallet_paid(order_id: int) -> int:
     """What the wallet paid for the order (its ORDER postings), 0 if it did not."""
     return -posted(f"order {order_id}", LedgerKind.ORDER)
-
-
-def refunded_total(order_id: int) -> int:
-    """What the order's applied refunds gave back (card and wallet)."""
-    return int(
-        db.session.scalar(
-            select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
-                Refund.order_id == order_id, Refund.is_effect_applied.is_(True)
-            )
-        )
-        or 0
-    )
-
-
-def _total(column: Any, *where: Any) -> Any:
-    return select(func.coalesce(func.sum(column), 0)).where(*where).scalar_subquery()
 
 
 def order_status(order: Order) -> OrderStatus:

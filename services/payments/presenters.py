@@ -17,7 +17,7 @@ from models import (
     RefundStatus,
     TransitionSource,
 )
-from services.payments.checkout import NewOrder
+from services.payments.checkout import NewLine, NewOrder
 from services.platform.retention import transitions_of
 from services.wallet.ledger import Movement
 
@@ -116,7 +116,21 @@ def refund_json(refund: Refund) -> dict[str, Any]:
 
 
 def order_json(order: Order) -> dict[str, Any]:
-    refunds = refunds_of(order_id=order.id)
+    lines = [
+        NewLine(line.product.sku, line.quantity, line.unit_price_minor, line.line_total_minor)
+        for line in order.lines
+    ]
+    return _order_body(order, lines, refunds_of(order_id=order.id))
+
+
+def new_order_json(order: NewOrder) -> dict[str, Any]:
+    """`order_json` of an order just created, from what its statement wrote."""
+    return _order_body(order, order.lines, [])
+
+
+def _order_body(
+    order: Order | NewOrder, lines: Sequence[NewLine], refunds: Sequence[Refund]
+) -> dict[str, Any]:
     return {
         "id": order.id,
         "status": order.status.value,
@@ -126,34 +140,12 @@ def order_json(order: Order) -> dict[str, Any]:
         "refunded_minor": refunded_minor(refunds),
         "lines": [
             {
-                "sku": line.product.sku,
-                "quantity": line.quantity,
-                "unit_price_minor": line.unit_price_minor,
-                "line_total_minor": line.line_total_minor,
-            }
-            for line in order.lines
-        ],
-        "created_at": order.created_at.isoformat(),
-    }
-
-
-def new_order_json(order: NewOrder) -> dict[str, Any]:
-    """`order_json` of an order just created, from what its statement wrote."""
-    return {
-        "id": order.id,
-        "status": order.status.value,
-        "total_minor": order.total_minor,
-        "currency": order.currency,
-        "refunds": [],
-        "refunded_minor": 0,
-        "lines": [
-            {
                 "sku": line.sku,
                 "quantity": line.quantity,
                 "unit_price_minor": line.unit_price_minor,
                 "line_total_minor": line.line_total_minor,
             }
-            for line in order.lines
+            for line in lines
         ],
         "created_at": order.created_at.isoformat(),
     }

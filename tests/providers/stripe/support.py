@@ -7,18 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from providers.base import ChargeRequest
-from providers.http import HttpPolicy
 from providers.stripe import StripeProvider
-
-POLICY = HttpPolicy(
-    connect_timeout_s=0.5,
-    read_timeout_s=1.0,
-    call_budget_s=4.0,
-    max_retries=2,
-    retry_after_cap_s=1,
-    backoff_factor_s=0.05,
-    backoff_jitter_s=0.05,
-)
+from tests.providers.support import POLICY
 
 
 def client(sandbox: Any, **kwargs: Any) -> StripeProvider:
