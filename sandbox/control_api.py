@@ -148,6 +148,20 @@ def events() -> Response:
     return jsonify(data=[dict(r) for r in rows])
 
 
+@bp.post("/keys/age")
+def age_keys() -> Response | tuple[Response, int]:
+    """Every stored idempotency key becomes `seconds` older: a key's lifetime passes for
+    tests and drills without their waiting through it."""
+    seconds = (request.get_json(silent=True) or {}).get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        return jsonify(error="seconds: a number of seconds, 0 or more"), 400
+    with store().transaction() as conn:
+        aged = conn.execute(
+            "UPDATE idempotency_keys SET created = created - ?", (float(seconds),)
+        ).rowcount
+    return jsonify(aged=aged)
+
+
 @bp.post("/reset")
 def reset() -> Response:
     store().reset()

@@ -53,6 +53,14 @@ class Sandbox:
         assert response.status_code == 201, response.text
         return dict(response.json())
 
+    def age_keys(self, seconds: float) -> int:
+        """Every stored idempotency key `seconds` older (its lifetime passing, unwaited)."""
+        response = requests.post(
+            f"{self.url}/_sandbox/keys/age", json={"seconds": seconds}, timeout=5
+        )
+        response.raise_for_status()
+        return int(response.json()["aged"])
+
     def clear_faults(self) -> None:
         requests.delete(f"{self.url}/_sandbox/faults", timeout=5).raise_for_status()
 

@@ -42,10 +42,10 @@ def children_of(pid: int) -> list[int]:
 
 
 def start_worker(
-    app: Flask, sandbox: Any, *args: str, **settings: object
+    app: Flask, sandbox: Any, *args: str, output: Path | None = None, **settings: object
 ) -> subprocess.Popen[bytes]:
     """`flask worker` in its own process on the stripe queue, or on `args` (queues and
-    options) when given."""
+    options) when given; what it prints goes to `output` when given."""
     env = {
         **os.environ,
         "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
@@ -54,6 +54,12 @@ def start_worker(
         "SECRET_KEY": "test",
         **{k: str(v) for k, v in {**FAST_PROVIDER_CONFIG, **settings}.items()},
     }
+    with contextlib.ExitStack() as files:  # the child keeps its own copy of the log file
+        log = None if output is None else files.enter_context(output.open("ab"))
+        return _popen_worker(args, env, log)
+
+
+def _popen_worker(args: tuple[str, ...], env: dict[str, str], log: Any) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
             sys.executable,
@@ -67,8 +73,8 @@ def start_worker(
         cwd=PROJECT_DIR,
         env=env,
         start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL if log is None else log,
+        stderr=subprocess.DEVNULL if log is None else subprocess.STDOUT,
     )
 
 

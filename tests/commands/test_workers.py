@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -118,10 +119,11 @@ def test_a_worker_outlasts_a_redis_outage(app: Flask, sandbox: Any) -> None:
     of exiting, and works once Redis is back."""
     with tempfile.TemporaryDirectory() as workdir:
         redis = RedisServer(workdir, free_port())
-        worker = start_worker(app, sandbox, REDIS_URL=redis.url)
+        output = Path(workdir) / "worker.log"
+        worker = start_worker(app, sandbox, REDIS_URL=redis.url, output=output)
         try:
-            time.sleep(3)  # several failed starts
-            assert worker.poll() is None
+            wait_for(lambda: output.read_text().count("worker lost Redis") >= 3, timeout_s=30)
+            assert worker.poll() is None  # still trying, not exited
             redis.start()
             queue = Queue(provider_queue_name("stripe"), connection=Redis.from_url(redis.url))
             job = queue.enqueue("jobs.payments.charge_payment_job", 999999)

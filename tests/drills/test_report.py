@@ -21,7 +21,9 @@ def test_a_failing_probe_leaves_a_gap_not_a_dead_recorder() -> None:
 
     recorder = report.Recorder({"queues": flaky}, every_s=0.05).start()
     recorder.mark("fault")
-    while calls["n"] < 4:
+    deadline = time.monotonic() + 10
+    while calls["n"] < 4:  # a poll with a deadline: four samples taken
+        assert time.monotonic() < deadline, "the recorder stopped sampling"
         time.sleep(0.02)
     recorder.stop()
     depths = [v for _, v in recorder.series["queues"]["depth"]]

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+import time_machine
 from flask import Flask
 from redis import Redis
 from rq import Queue
@@ -14,6 +15,7 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 from rq.scheduler import RQScheduler
 
 from commands.workers import build_worker
+from jobs.throttled import throttle_for
 from tests.jobs.throttle_jobs import FAIL_FLAG, RUNS, flaky_job
 
 QUEUE = "payments-stripe"
@@ -52,11 +54,20 @@ def test_throttle_defers_then_releases_with_jitter(throttle_app: Flask) -> None:
     assert (max(times) - min(times)).total_seconds() >= 0.5  # spread out, not a herd
 
     redis.delete(FAIL_FLAG)  # the provider recovers
-    time.sleep(6.2)  # decay (4 s) + the largest jitter (2 s)
+    with app.app_context():
+        throttle = throttle_for(QUEUE)
+        assert 0 < throttle.remaining_s() <= 4.0  # held: THROTTLE_DECAY_S at most
+    # Time passes, not waited for: decay (4 s) and the largest jitter (2 s), for the
+    # throttle's deadline in Redis (it reads Redis' TIME) and RQ's scheduler alike.
+    later_s = 6.2
+    redis.hincrby(throttle.key, "throttled_until", -int(later_s * 1000))
     scheduler = RQScheduler([queue], connection=redis)
     scheduler.acquire_locks()
-    scheduler.enqueue_scheduled_jobs()
+    with time_machine.travel(time.time() + later_s):
+        scheduler.enqueue_scheduled_jobs()
     scheduler.release_locks()
+    with app.app_context():
+        assert throttle.remaining_s() == 0
     work(app)
     assert int(redis.get(RUNS) or 0) == 13  # each deferred job ran once
     assert len(ScheduledJobRegistry(queue=queue)) == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +11,7 @@ from redis import Redis
 
 from config import breaker_settings
 from resilience.breaker import BreakerConfig, CircuitBreaker, Verdict
+from tests.clock_support import Clock
 
 FAST = BreakerConfig(
     **breaker_settings(
@@ -33,19 +33,6 @@ def redis(server_urls: dict[str, str]) -> Iterator[Redis]:
     client.flushdb()
     yield client
     client.close()
-
-
-class Clock:
-    """The breaker's time in a test: it moves when the test says, never by waiting."""
-
-    def __init__(self) -> None:
-        self.now_ms = int(time.time() * 1000)
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-    def advance(self, seconds: float) -> None:
-        self.now_ms += int(seconds * 1000)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from flask import Flask
@@ -31,10 +30,22 @@ def enqueue_payments(app: Flask, count: int) -> list[int]:
         return ids
 
 
+def _in_flight(app: Flask) -> int:
+    """Payments sent and still waiting for their answer."""
+    with app.app_context():
+        return len(
+            db.session.scalars(
+                select(Payment.id).where(
+                    Payment.status == PaymentStatus.PENDING, Payment.first_sent_at.is_not(None)
+                )
+            ).all()
+        )
+
+
 def test_the_breaker_contains_an_outage_across_processes(app: Flask, sandbox: Any) -> None:
     sandbox.add_fault("hang", seconds=5, dialect="stripe")  # the 30 s incident, shortened
     ids = enqueue_payments(app, 30)
-    settings = {
+    settings: dict[str, Any] = {
         "BREAKER_FAILURE_THRESHOLD": THRESHOLD,
         "BREAKER_MIN_CALLS": 1000,
         "BREAKER_OPEN_S": 3,
@@ -48,9 +59,13 @@ def test_the_breaker_contains_an_outage_across_processes(app: Flask, sandbox: An
         burst = len(sandbox.requests_log(endpoint="create"))
         # A per-process breaker would let WORKERS x THRESHOLD = 24 through.
         assert THRESHOLD <= burst <= THRESHOLD + WORKERS - 1
-        time.sleep(9)  # two or three open periods (3 s, then 6 s) with deferred jobs waiting
-        with app.app_context():
+        with app.app_context():  # two open periods (3 s, then 6 s), deferred jobs waiting
+            wait_for(lambda: breaker_for("stripe").snapshot()["probes"] >= 2, 40)
             snapshot = breaker_for("stripe").snapshot()
+        # The second probe's request reached the provider, and its answer (a timeout) was
+        # recorded; the next probe is 6 s or more away.
+        sandbox.wait_for_request("create", burst + int(snapshot["probes"]))
+        wait_for(lambda: _in_flight(app) == 0, 20)
     finally:
         stop_workers(workers)
     total = len(sandbox.requests_log(endpoint="create"))

@@ -248,21 +248,21 @@ def test_a_cancel_not_due_yet_never_takes_the_half_open_probe(
 ) -> None:
     """The cancel used to ask the breaker before checking it was due: with the circuit
     half-open it took the one probe and dropped it, holding every other call back."""
-    import time
-
     from extensions import redis_client
     from resilience.breaker import CircuitBreaker, Verdict
     from services.platform.provider_clients import gateway_for
+    from tests.clock_support import Clock
 
     payment_id = _awaiting(app)  # its cancel is due SCA_TIMEOUT_S from now
     with app.app_context():
         gateway = gateway_for("stripe")
         quick = dataclasses.replace(gateway.breaker.config, open_s=0.2, open_max_s=0.2)
-        breaker = CircuitBreaker(redis_client.client, "stripe", quick)
+        clock = Clock()
+        breaker = CircuitBreaker(redis_client.client, "stripe", quick, clock_ms=clock)
         monkeypatch.setattr(gateway, "breaker", breaker)
         for _ in range(int(quick.failure_threshold)):
             breaker.record(is_failure=True, duration_s=0.01)
-        time.sleep(0.3)  # open period over: the next call is the probe
+        clock.advance(0.3)  # open period over: the next call is the probe
         cancel_abandoned(payment_id)
         assert breaker.allow().verdict == Verdict.PROBE
     assert payment(app, payment_id).status == PaymentStatus.REQUIRES_ACTION
