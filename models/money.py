@@ -41,7 +41,8 @@ def N_(message: str) -> str:
 
 class InvalidAmountError(ValueError):
     """An amount or currency was refused; the message says how to type it. `template`
-    and `params` let the message be said in the reader's language."""
+    and `params` let the message be said in the reader's language; `in_locale` is where
+    its own text formats any Money among them (the rest arrive formatted)."""
 
     def __init__(self, template: str, *, in_locale: str = DEFAULT_LOCALE, **params: object) -> None:
         self.template, self.params = template, params
@@ -114,14 +115,10 @@ def parse(text: str, currency: str, locale: str | None = None) -> Money:
     raw = _without_currency(text.strip(), code, locale)
     example = _example(code, locale)
     if not raw or len(raw) > MAX_AMOUNT_TEXT:
-        raise InvalidAmountError(
-            N_("Enter an amount, like %(example)s."), in_locale=locale, example=example
-        )
+        raise InvalidAmountError(N_("Enter an amount, like %(example)s."), example=example)
     allowed = set("0123456789") | {get_decimal_symbol(locale), get_group_symbol(locale)}
     if any(ch not in allowed for ch in raw):
-        raise InvalidAmountError(
-            N_("Type digits only, like %(example)s."), in_locale=locale, example=example
-        )
+        raise InvalidAmountError(N_("Type digits only, like %(example)s."), example=example)
     try:
         value = parse_decimal(raw, locale=locale, strict=True)
     except NumberFormatError as exc:
@@ -136,28 +133,23 @@ def parse(text: str, currency: str, locale: str | None = None) -> Money:
             ) from None
         raise InvalidAmountError(
             N_("'%(typed)s' is not an amount here. Type it like %(example)s."),
-            in_locale=locale,
             typed=raw,
             example=example,
         ) from None
     if not value.is_finite() or value <= 0:
         raise InvalidAmountError(
-            N_("The amount must be more than zero, like %(example)s."),
-            in_locale=locale,
-            example=example,
+            N_("The amount must be more than zero, like %(example)s."), example=example
         )
     minor = value.scaleb(exponent)
     if minor != minor.to_integral_value():
         if not exponent:
             raise InvalidAmountError(
                 N_("%(currency)s has no decimals: type whole amounts, like %(example)s."),
-                in_locale=locale,
                 currency=code,
                 example=example,
             )
         raise InvalidAmountError(
             N_("%(currency)s has %(decimals)s decimals at most: type it like %(example)s."),
-            in_locale=locale,
             currency=code,
             decimals=exponent,
             example=example,
@@ -188,7 +180,7 @@ def _example(currency: str, locale: str) -> str:
 def _meant(raw: str, exc: NumberFormatError, currency: str, locale: str) -> Money | None:
     """Babel's reading of what was meant (the other convention), where it is money here."""
     group = get_group_symbol(locale)
-    for suggestion in getattr(exc, "suggestions", None) or []:
+    for suggestion in exc.suggestions or []:
         if suggestion.replace(group, "") == raw.replace(group, ""):
             continue  # only the separators moved: not another reading
         try:

@@ -279,7 +279,8 @@ class CircuitBreaker:
         Pass the decision's `needs_record`: a fast success on the healthy path then
         is not sent to Redis at all (the happy path costs one round trip in all).
         """
-        is_failure = is_failure or duration_s > self.config.slow_call_s
+        is_slow = not is_failure and duration_s > self.config.slow_call_s
+        is_failure = is_failure or is_slow
         if not is_failure and not needs_record:
             return "closed"
         c = self.config
@@ -304,7 +305,7 @@ class CircuitBreaker:
             log.warning(
                 "breaker %s opened after a %s call (%.2f s)",
                 self.provider,
-                "failed" if is_failure else "slow",
+                "slow" if is_slow else "failed",
                 duration_s,
             )
         elif result == "closed" and token:

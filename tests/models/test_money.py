@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -19,7 +20,17 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import LedgerEntry, Payment
-from models.money import KNOWN_CURRENCIES, InvalidAmountError, Money, exponent_of, format, parse
+from models.money import (
+    KNOWN_CURRENCIES,
+    MAX_AMOUNT_TEXT,
+    InvalidAmountError,
+    Money,
+    exponent_of,
+    format,
+    parse,
+    reviewed_minor,
+    validate_money,
+)
 from tests.helpers import api_customer, csrf_token_from
 from tests.shop_support import login
 
@@ -143,6 +154,122 @@ def test_what_a_person_would_type_parses_back_to_the_same_money(
     if grouped and " " in typed.replace("\u202f", " ").replace("\xa0", " "):
         return  # French groups with spaces, which parse refuses: typed without them
     assert parse(typed, currency, locale) == money
+
+
+@pytest.mark.parametrize(
+    ("text", "currency", "locale", "message"),
+    [  # the whole message, each branch: what a customer reads (and its translation key)
+        ("", "EUR", "it", "Enter an amount, like 1.234,50."),
+        ("12X", "EUR", "en", "Type digits only, like 1,234.50."),
+        ("€\t12.50", "EUR", "en", "Type digits only, like 1,234.50."),  # only Babel's spaces
+        ("1.2.3", "EUR", "en", "'1.2.3' is not an amount here. Type it like 1,234.50."),
+        ("0", "EUR", "en", "The amount must be more than zero, like 1,234.50."),
+        ("12,5", "JPY", "it", "JPY has no decimals: type whole amounts, like 1.234."),
+        ("1.005", "EUR", "en", "EUR has 2 decimals at most: type it like 1,234.50."),
+        (
+            "12.50",
+            "EUR",
+            "it",
+            "'12.50' is not an amount here: did you mean 12,50\xa0€? Type it like 1.234,50.",
+        ),
+    ],
+)
+def test_each_refusal_says_exactly_how_to_type_it(
+    text: str, currency: str, locale: str, message: str
+) -> None:
+    with pytest.raises(InvalidAmountError) as refused:
+        parse(text, currency, locale)
+    assert str(refused.value) == message
+
+
+def test_the_longest_amount_text_is_read_and_one_more_character_is_not() -> None:
+    longest = "1" + "0" * (MAX_AMOUNT_TEXT - 4) + ".00"
+    assert len(longest) == MAX_AMOUNT_TEXT
+    assert parse(longest, "EUR", "en") == Money(10 ** (MAX_AMOUNT_TEXT - 4) * 100, "EUR")
+    with pytest.raises(InvalidAmountError, match="Enter an amount"):
+        parse("1" + longest, "EUR", "en")
+
+
+@pytest.mark.parametrize(
+    ("text", "locale"),
+    [
+        ("€ 12.50", "en"),
+        ("€12.50", "en"),
+        ("12,50\xa0€", "it"),
+        ("12,50 EUR", "it"),
+        ("EUR\u202f12.50", "en"),
+    ],
+)
+def test_the_currencys_own_symbol_or_code_may_stand_beside_the_amount(
+    text: str, locale: str
+) -> None:
+    assert parse(text, "eur", locale) == Money(1250, "EUR")
+
+
+def test_money_keeps_its_currency_in_capitals_and_refuses_unknown_codes() -> None:
+    assert Money(100, "eur").currency == "EUR"
+    assert Money(100, "eur") == Money(100, "EUR")
+    assert Money(100, "JPY").currency == "JPY"
+    assert Money(1250, "EUR").major == Decimal("12.50")
+    with pytest.raises(InvalidAmountError) as refused:
+        exponent_of("xyz")
+    assert str(refused.value) == "currency must be a known ISO 4217 code"
+
+
+def test_a_refusal_is_said_in_the_readers_language() -> None:
+    with pytest.raises(InvalidAmountError) as refused:
+        validate_money(2_000_000, "EUR", max_minor=1_000_000, allowed=["EUR"])
+    italian = {"The amount must be at most %(max)s.": "Al massimo %(max)s."}
+    assert refused.value.say("it", italian.__getitem__) == "Al massimo 10.000,00\xa0€."
+    assert str(refused.value) == "The amount must be at most €10,000.00."
+
+
+@pytest.mark.parametrize(("raw", "minor"), [("0", 0), ("1250", 1250), ("9" * 15, int("9" * 15))])
+def test_a_reviewed_amount_is_our_own_digits(raw: str, minor: int) -> None:
+    assert reviewed_minor(raw) == minor
+
+
+@pytest.mark.parametrize("raw", [None, 1250, "", "9" * 16, "12.50", "-5", "١٢", " 12", "12a"])
+def test_a_reviewed_amount_that_is_not_our_digits_is_out_of_date(raw: object) -> None:
+    with pytest.raises(InvalidAmountError) as refused:
+        reviewed_minor(raw)
+    assert str(refused.value) == "This form is out of date; enter the amount again."
+
+
+API_LIMIT = {"max_minor": 1000, "allowed": ["EUR", "JPY"]}
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "accepted"),
+    [(1, "EUR", (1, "EUR")), (1000, "eur", (1000, "EUR")), (999, "JPY", (999, "JPY"))],
+)
+def test_an_api_amount_within_the_limits_is_taken(
+    amount: int, currency: str, accepted: tuple[int, str]
+) -> None:
+    assert validate_money(amount, currency, **API_LIMIT) == accepted  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "message"),
+    [
+        (True, "EUR", "amount_minor must be an integer number of minor units"),
+        (12.5, "EUR", "amount_minor must be an integer number of minor units"),
+        ("100", "EUR", "amount_minor must be an integer number of minor units"),
+        (0, "EUR", "amount_minor must be positive"),
+        (-1, "EUR", "amount_minor must be positive"),
+        (100, 978, "currency must be a known ISO 4217 code"),
+        (100, "XYZ", "currency must be a known ISO 4217 code"),
+        (100, "USD", "currency must be one of EUR, JPY"),
+        (1001, "EUR", "The amount must be at most €10.00."),
+        (1001, "JPY", "The amount must be at most ¥1,000."),
+    ],
+)
+def test_an_api_amount_outside_the_limits_names_the_field(
+    amount: object, currency: object, message: str
+) -> None:
+    with pytest.raises(InvalidAmountError) as refused:
+        validate_money(amount, currency, **API_LIMIT)  # type: ignore[arg-type]
+    assert str(refused.value) == message
 
 
 def _count(app: Flask, model: Any) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,19 +24,6 @@ FAST = BreakerConfig(
         probe_lease_s=0.5,
     )
 )
-
-
-@pytest.fixture
-def redis(server_urls: dict[str, str]) -> Iterator[Redis]:
-    client = Redis.from_url(server_urls["redis"])
-    client.flushdb()
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 def breaker(

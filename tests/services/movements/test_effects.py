@@ -130,3 +130,58 @@ def test_a_wallet_paid_order_and_a_reversed_payment(app_ctx: Flask) -> None:
     assert effects.settle_order(card) == OrderStatus.PAID
     payment.is_effect_applied = False  # an admin decided it failed after all
     assert effects.settle_order(card) == OrderStatus.OPEN and card.paid_at is None
+
+
+def test_one_minor_unit_is_taken_and_given_back_and_only_in_the_wallets_currency(
+    app_ctx: Flask,
+) -> None:
+    customer = make_customer()
+    wallet = make_wallet(customer, "USD")
+    ledger.credit(wallet, 1, "seed-usd")
+    args: Any = {"kind": LedgerKind.DISPUTE, "reference": "dispute 9"}
+    with pytest.raises(ledger.CurrencyMismatchError):
+        effects.take(wallet.id, 5, "EUR", operation_id="d9:eur", **args)
+    assert effects.take(wallet.id, 5, "USD", operation_id="d9:take", **args) == 1
+    with pytest.raises(ledger.CurrencyMismatchError):
+        effects.give_back(wallet.id, "EUR", operation_id="d9:eur-back", **args)
+    assert effects.give_back(wallet.id, "USD", operation_id="d9:back", **args) == 1
+    db.session.commit()
+    assert _balance(wallet.id) == 1 and effects.posted("dispute 9") == 0
+
+
+def test_what_a_wallet_paid_is_its_order_postings_only(app_ctx: Flask) -> None:
+    customer = make_customer()
+    order = make_order(customer, price_minor=700)
+    wallet = make_wallet(customer)
+    ledger.credit(wallet, 1000, "seed")
+    post: Any = {"reference": f"order {order.id}"}
+    ledger.apply_movement(wallet.id, -700, "EUR", operation_id="p", kind=LedgerKind.ORDER, **post)
+    ledger.apply_movement(wallet.id, 200, "EUR", operation_id="r", kind=LedgerKind.REFUND, **post)
+    assert effects.wallet_paid(order.id) == 700  # the refund under its reference is not paying
+
+
+def test_a_topup_holds_its_credit_less_its_own_refunds_and_disputes(app_ctx: Flask) -> None:
+    customer = make_customer()
+    wallet = make_wallet(customer)
+    topup, other = make_payment(make_order(customer)), make_payment(make_order(customer))
+    ledger.apply_movement(
+        wallet.id,
+        1000,
+        "EUR",
+        operation_id="t",
+        kind=LedgerKind.TOPUP,
+        reference=f"payment {topup.id}",
+    )
+    postings = [  # (what, amount): the top-up's own, then the other payment's
+        (f"refund {make_refund(topup).id}", -300),
+        (f"dispute {make_dispute(topup).id}", -200),
+        (f"refund {make_refund(other).id}", -100),
+        (f"dispute {make_dispute(other).id}", -50),
+    ]
+    for number, (reference, amount) in enumerate(postings):
+        kind = LedgerKind.REFUND if reference.startswith("refund") else LedgerKind.DISPUTE
+        ledger.apply_movement(
+            wallet.id, amount, "EUR", operation_id=f"p{number}", kind=kind, reference=reference
+        )
+    assert effects.held_by_topup(topup.id) == 500
+    assert effects.held_by_topup(other.id) == -150  # its own postings: no credit, two debits

@@ -4,6 +4,7 @@ second connection with NOWAIT."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -12,6 +13,8 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from extensions import db
+from models import Refund
+from models.refund import WALLET
 from services.movements import locks
 from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
 
@@ -36,10 +39,13 @@ def _held(engine: Engine, table: str, row_id: int) -> bool:
 
 def _rows(app: Flask) -> dict[str, int]:
     with app.app_context():
-        payment = make_payment(make_order(make_customer()))
+        customer = make_customer()
+        for _ in range(3):  # so no order shares its id with a payment (a lookup by the wrong id)
+            make_order(customer)
+        payment = make_payment(make_order(customer))
         refund, dispute = make_refund(payment), make_dispute(payment)
         db.session.commit()
-        assert payment.order_id is not None
+        assert payment.order_id is not None and payment.order_id != payment.id
         return {
             "orders": payment.order_id,
             "payments": payment.id,
@@ -93,3 +99,27 @@ def test_a_missing_row_locks_nothing(app: Flask) -> None:
         assert locks.lock_dispute(2_000_000_000) is None
         assert locks.lock_payment(2_000_000_000) is None
         db.session.rollback()
+
+
+def test_a_wallet_refund_holds_its_order_and_itself(app: Flask, other: Engine) -> None:
+    """A refund of a wallet-paid order has no payment: its order comes first."""
+    with app.app_context():
+        customer = make_customer()
+        make_order(customer)
+        order = make_order(customer)
+        refund = Refund(
+            idempotency_key=uuid.uuid4(),
+            order_id=order.id,
+            provider=WALLET,
+            amount_minor=100,
+            currency="EUR",
+            reason="a wallet refund",
+            actor="ops",
+        )
+        db.session.add(refund)
+        db.session.commit()
+        ids = {"orders": order.id, "refunds": refund.id}
+        assert locks.lock_refund(refund.id) is refund
+        held = {table for table, row_id in ids.items() if _held(other, table, row_id)}
+        db.session.rollback()
+    assert held == {"orders", "refunds"}

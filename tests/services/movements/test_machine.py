@@ -12,6 +12,7 @@ from models import (
     Dispute,
     DisputeStatus,
     DisputeTransition,
+    PaymentStatus,
     Refund,
     RefundStatus,
     RefundTransition,
@@ -19,10 +20,12 @@ from models import (
 )
 from services.disputes.state import TABLE as DISPUTES
 from services.movements import machine
+from services.payments.state import TABLE as PAYMENTS
 from services.refunds.state import TABLE as REFUNDS
 from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
 
 WEBHOOK, ADMIN = TransitionSource.WEBHOOK, TransitionSource.ADMIN
+RECONCILE = TransitionSource.RECONCILE
 
 
 def _dispute(status: DisputeStatus) -> Dispute:
@@ -111,3 +114,83 @@ def test_a_reversal_is_the_providers_word_only_and_is_never_undone_by_an_older_r
     failed = _refund(RefundStatus.FAILED)
     taken = machine.step(REFUNDS, failed, RefundStatus.SUCCEEDED, source=WEBHOOK, reason="e")
     assert taken is not None and taken.to == RefundStatus.NEEDS_REVIEW
+
+
+def test_review_records_who_reported_and_a_move_without_a_reason_records_none(
+    app_ctx: Flask,
+) -> None:
+    dispute = _dispute(DisputeStatus.NEEDS_REVIEW)
+    machine.step(DISPUTES, dispute, DisputeStatus.LOST, source=WEBHOOK, reason="e", actor="evt_3")
+    assert _trail(dispute) == [
+        ("needs_review", "needs_review", "webhook", "evt_3", "reported lost: e")
+    ]
+    fresh = _dispute(DisputeStatus.NEEDS_RESPONSE)
+    machine.step(DISPUTES, fresh, DisputeStatus.UNDER_REVIEW, source=WEBHOOK)
+    assert _trail(fresh) == [("needs_response", "under_review", "webhook", None, "")]
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == machine.log.name]
+
+
+def test_what_was_ignored_and_what_moved_is_logged_whole_after_the_commit(
+    app_ctx: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger=machine.log.name)
+    dispute = _dispute(DisputeStatus.UNDER_REVIEW)
+    machine.step(DISPUTES, dispute, DisputeStatus.NEEDS_RESPONSE, source=WEBHOOK, reason="old")
+    assert _lines(caplog) == [
+        f"dispute {dispute.id}: ignored under_review -> needs_response from webhook (old)"
+    ]
+    caplog.clear()
+    machine.step(DISPUTES, dispute, DisputeStatus.WON, source=WEBHOOK, reason="evt_w")
+    assert _lines(caplog) == []  # not before the commit
+    db.session.commit()
+    described = f"payment {dispute.payment_id}, {dispute.provider} {dispute.provider_dispute_id}"
+    assert _lines(caplog) == [
+        f"dispute {dispute.id} ({described}): under_review -> won by webhook: evt_w"
+    ]
+
+
+def test_a_stale_report_after_a_reversal_is_logged(
+    app_ctx: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger=machine.log.name)
+    refund = _refund(RefundStatus.SUCCEEDED)
+    machine.step(REFUNDS, refund, RefundStatus.FAILED, source=WEBHOOK, reason="evt_f")
+    db.session.commit()
+    caplog.clear()
+    machine.step(REFUNDS, refund, RefundStatus.SUCCEEDED, source=WEBHOOK, reason="old")
+    assert _lines(caplog) == [f"refund {refund.id}: ignored a stale succeeded report (old)"]
+
+
+def test_a_moved_line_carries_the_fields_of_every_line_about_its_row(
+    app_ctx: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger=machine.log.name)
+    payment = make_payment(make_order(make_customer()))
+    machine.step(PAYMENTS, payment, PaymentStatus.UNKNOWN, source=RECONCILE, reason="timeout")
+    db.session.commit()
+    [moved] = [r for r in caplog.records if r.name == machine.log.name]
+    fields = vars(moved)
+    assert (fields["payment_id"], fields["idempotency_key"], fields["provider"]) == (
+        payment.id,
+        str(payment.idempotency_key),
+        payment.provider,
+    )
+
+
+def test_only_a_reversal_itself_makes_a_later_report_stale(app_ctx: Flask) -> None:
+    # Failed without ever succeeding: a later success is a conflict, not a stale report.
+    refund = _refund(RefundStatus.PENDING)
+    machine.step(REFUNDS, refund, RefundStatus.FAILED, source=WEBHOOK, reason="evt_1")
+    taken = machine.step(REFUNDS, refund, RefundStatus.SUCCEEDED, source=WEBHOOK, reason="e")
+    assert taken is not None and refund.status == RefundStatus.NEEDS_REVIEW
+    # Left succeeded for review (not for failed), then failed by an admin: the same.
+    other = _refund(RefundStatus.SUCCEEDED)
+    machine.step(REFUNDS, other, RefundStatus.FAILED, source=ADMIN, reason="conflict")
+    assert other.status == RefundStatus.NEEDS_REVIEW
+    machine.step(REFUNDS, other, RefundStatus.FAILED, source=ADMIN, reason="bank", actor="ops")
+    assert other.status == RefundStatus.FAILED
+    taken = machine.step(REFUNDS, other, RefundStatus.SUCCEEDED, source=WEBHOOK, reason="e")
+    assert taken is not None and other.status == RefundStatus.NEEDS_REVIEW

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from flask import Flask
 from sqlalchemy import select
 
 from extensions import db
 from models import (
+    Customer,
+    EmailKind,
     LedgerEntry,
+    LedgerKind,
     Order,
     OrderStatus,
+    OutboxMessage,
     Payment,
     PaymentPurpose,
     PaymentStatus,
@@ -19,8 +25,10 @@ from models import (
     Wallet,
 )
 from services.movements.locks import lock_payment
-from services.payments.state import move
-from tests.factories import make_customer, make_order, make_payment, make_wallet
+from services.payments.state import log_context, move, note, reverse_effect
+from services.wallet import ledger
+from settings import settings
+from tests.factories import make_customer, make_order, make_payment, make_refund, make_wallet
 
 S = PaymentStatus
 SRC = TransitionSource
@@ -113,8 +121,6 @@ def test_success_for_an_already_paid_order_needs_review(app_ctx: Flask) -> None:
 
 
 def test_topup_credits_the_wallet_exactly_once(app_ctx: Flask) -> None:
-    import uuid
-
     customer = make_customer()
     wallet = make_wallet(customer)
     payment = Payment(
@@ -155,3 +161,167 @@ def test_a_transition_is_logged_only_once_committed(
     move(payment, S.FAILED, source=SRC.CHARGE, reason="declined")
     db.session.commit()
     assert len(lines()) == 1 and "pending -> failed by charge: declined" in lines()[0]
+
+
+def _topup(amount_minor: int = 500) -> Payment:
+    customer = make_customer()
+    wallet = make_wallet(customer)
+    payment = Payment(
+        idempotency_key=uuid.uuid4(),
+        customer_id=customer.id,
+        purpose=PaymentPurpose.WALLET_TOPUP,
+        wallet_id=wallet.id,
+        provider="stripe",
+        amount_minor=amount_minor,
+        currency="EUR",
+    )
+    db.session.add(payment)
+    db.session.commit()
+    return payment
+
+
+def _entries(payment: Payment) -> list[tuple[str, int, str, str]]:
+    return [
+        (e.operation_id, e.amount_minor, e.kind.value, e.reference)
+        for e in db.session.scalars(
+            select(LedgerEntry)
+            .where(LedgerEntry.wallet_id == payment.wallet_id)
+            .order_by(LedgerEntry.id)
+        )
+    ]
+
+
+def test_a_reversed_topup_takes_its_credit_back_and_a_new_success_is_a_new_credit(
+    app_ctx: Flask,
+) -> None:
+    payment = _topup()
+    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    assert reverse_effect(payment) == "wallet credit of €5.00 taken back"
+    assert (payment.is_effect_applied, payment.effect_reversals) == (False, 1)
+    assert reverse_effect(payment) is None  # nothing applied: nothing to undo
+    move(payment, S.NEEDS_REVIEW, source=SRC.ADMIN, reason="check")
+    move(payment, S.SUCCEEDED, source=SRC.ADMIN, reason="it did succeed", actor="ops")
+    assert reverse_effect(payment) == "wallet credit of €5.00 taken back"
+    db.session.commit()
+    ref = f"payment {payment.id}"
+    assert _entries(payment) == [
+        (f"topup:{payment.id}", 500, "topup", ref),
+        (f"reversal:{payment.id}:1", -500, "reversal", ref),
+        (f"topup:{payment.id}:2", 500, "topup", ref),
+        (f"reversal:{payment.id}:2", -500, "reversal", ref),
+    ]
+    assert db.session.get(Wallet, payment.wallet_id).balance_minor == 0  # type: ignore[union-attr]
+
+
+def test_a_reversal_takes_back_only_what_the_topups_refunds_left(app_ctx: Flask) -> None:
+    payment = _topup(800)
+    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    refund = make_refund(payment, amount_minor=300)
+    assert payment.wallet_id is not None
+    ledger.apply_movement(
+        payment.wallet_id,
+        -300,
+        "EUR",
+        operation_id="r",
+        kind=LedgerKind.REFUND,
+        reference=f"refund {refund.id}",
+    )
+    assert reverse_effect(payment) == (
+        "wallet credit of €5.00 taken back (the rest, €3.00, was refunded or disputed already)"
+    )
+    assert db.session.get(Wallet, payment.wallet_id).balance_minor == 0  # type: ignore[union-attr]
+    spent = _topup(400)
+    move(spent, S.SUCCEEDED, source=SRC.CHARGE)
+    refund = make_refund(spent, amount_minor=400)
+    assert spent.wallet_id is not None
+    ledger.apply_movement(
+        spent.wallet_id,
+        -400,
+        "EUR",
+        operation_id="r2",
+        kind=LedgerKind.REFUND,
+        reference=f"refund {refund.id}",
+    )
+    entries = len(_entries(spent))
+    assert reverse_effect(spent) == (
+        "wallet credit of €0.00 taken back (the rest, €4.00, was refunded or disputed already)"
+    )
+    assert len(_entries(spent)) == entries  # nothing left to take: no entry
+
+
+def test_a_reversed_order_payment_opens_its_order_again(app_ctx: Flask) -> None:
+    payment = fresh(app_ctx)
+    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    order = db.session.get(Order, payment.order_id)
+    assert order is not None and order.status == OrderStatus.PAID
+    assert reverse_effect(payment) == f"order {order.id} open again"
+    assert (order.status, order.paid_at, payment.is_effect_applied) == (
+        OrderStatus.OPEN,
+        None,
+        False,
+    )
+
+
+def test_success_for_an_already_paid_order_says_why_it_needs_review(app_ctx: Flask) -> None:
+    payment = fresh(app_ctx)
+    order = db.session.get(Order, payment.order_id)
+    assert order is not None
+    order.status = OrderStatus.PAID
+    move(payment, S.SUCCEEDED, source=SRC.WEBHOOK)
+    db.session.commit()
+    assert transitions(payment)[-1] == ("succeeded", "needs_review", "webhook")
+    last = db.session.scalars(
+        select(PaymentTransition).order_by(PaymentTransition.id.desc())
+    ).first()
+    assert last is not None and last.reason == f"order {order.id} was already paid"
+    assert not payment.is_effect_applied
+
+
+def test_a_note_records_a_fact_without_moving(app_ctx: Flask) -> None:
+    payment = fresh(app_ctx, S.UNKNOWN)
+    note(payment, source=SRC.ADMIN, reason="rerouted", actor="ops@x")
+    db.session.commit()
+    [noted] = db.session.scalars(
+        select(PaymentTransition).where(PaymentTransition.payment_id == payment.id)
+    ).all()
+    assert (noted.from_status, noted.to_status, noted.source, noted.reason, noted.actor) == (
+        S.UNKNOWN,
+        S.UNKNOWN,
+        SRC.ADMIN,
+        "rerouted",
+        "ops@x",
+    )
+    assert payment.status == S.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("to", "kind", "is_to_customer"),
+    [
+        (S.SUCCEEDED, EmailKind.RECEIPT, True),
+        (S.FAILED, EmailKind.PAYMENT_FAILED, True),
+        (S.NEEDS_REVIEW, EmailKind.REVIEW_ALERT, False),
+        (S.UNKNOWN, None, False),
+    ],
+)
+def test_the_new_state_writes_its_email_to_whom_it_concerns(
+    app_ctx: Flask, to: PaymentStatus, kind: EmailKind | None, is_to_customer: bool
+) -> None:
+    payment = fresh(app_ctx)
+    move(payment, to, source=SRC.ADMIN if to == S.NEEDS_REVIEW else SRC.CHARGE, reason="r")
+    db.session.commit()
+    emails = db.session.execute(
+        select(OutboxMessage.kind, OutboxMessage.subject_id, OutboxMessage.recipient)
+    ).all()
+    customer = db.session.get(Customer, payment.customer_id)
+    assert customer is not None
+    recipient = customer.email if is_to_customer else settings().email.admin_alert_email
+    assert emails == ([] if kind is None else [(kind, payment.id, recipient)])
+
+
+def test_every_line_about_a_payment_names_it_its_key_and_provider(app_ctx: Flask) -> None:
+    payment = fresh(app_ctx)
+    assert log_context(payment) == {
+        "payment_id": payment.id,
+        "idempotency_key": str(payment.idempotency_key),
+        "provider": "stripe",
+    }

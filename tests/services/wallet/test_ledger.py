@@ -10,10 +10,12 @@ import pytest
 from flask import Flask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 
 from extensions import db
 from models import LedgerEntry, LedgerKind, Wallet
+from models.money import Money
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from tests.factories import make_customer, make_wallet
@@ -187,3 +189,129 @@ def replayed(original: ledger.Movement) -> ledger.Movement:
         original.balance_after_minor,
         is_replay=True,
     )
+
+
+def _message(call: Any) -> str:
+    with pytest.raises(ledger.WalletError) as refused:
+        call()
+    db.session.rollback()
+    return str(refused.value)
+
+
+def test_each_refusal_says_what_was_wrong(app_ctx: Flask) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    wallet_id = target.id
+    ledger.credit(target, 100, "seed")
+
+    def move(amount: Any, operation_id: str = "op", currency: str | None = "EUR") -> Any:
+        return lambda: ledger.apply_movement(
+            wallet_id, amount, currency, operation_id=operation_id, kind=LedgerKind.DEBIT
+        )
+
+    assert _message(lambda: ledger.debit(target, 0, "op")) == (
+        "amount_minor must be a positive integer"
+    )
+    assert _message(move("12")) == "amount_minor must be an integer number of minor units"
+    assert _message(move(-1_000_001)) == "The amount must be at most €10,000.00."
+    assert _message(move(-1, "")) == "operation_id must be 1 to 100 characters"
+    assert _message(move(-1, "x" * 101)) == "operation_id must be 1 to 100 characters"
+    assert _message(move(-1, currency="usd")) == (
+        f"wallet {wallet_id} holds EUR, the amount is in USD"
+    )
+    assert _message(move(-200)) == "the balance €1.00 is less than €2.00"
+    assert (
+        _message(
+            lambda: ledger.apply_movement(
+                2_000_000_000, 1, None, operation_id="op", kind=LedgerKind.TOPUP
+            )
+        )
+        == "no wallet 2000000000"
+    )
+    assert (
+        ledger.apply_movement(  # the longest operation id, in the wallet's own currency
+            wallet_id, -1, None, operation_id="x" * 100, kind=LedgerKind.DEBIT
+        ).balance_after_minor
+        == 99
+    )
+    db.session.commit()
+    assert _message(lambda: ledger.credit(target, 5, "x" * 100)) == (
+        f"operation id {'x' * 100} was already used for another movement"
+    )
+
+
+def test_a_movement_keeps_its_reference_and_a_replay_is_the_original_whole(
+    app_ctx: Flask,
+) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    plain = ledger.credit(target, 10, "plain")
+    ordered = ledger.debit(target, 4, "ordered", reference="order 7", kind=LedgerKind.ORDER)
+    assert ledger.debit(target, 4, "ordered", reference="order 7", kind=LedgerKind.ORDER) == (
+        replayed(ordered)
+    )
+    assert ledger.credit(target, 10, "plain") == replayed(plain)
+    references = db.session.execute(
+        select(LedgerEntry.operation_id, LedgerEntry.reference).order_by(LedgerEntry.id)
+    ).all()
+    assert references == [("plain", ""), ("ordered", "order 7")]
+
+
+def test_a_wallet_already_loaded_shows_the_new_balance(app_ctx: Flask) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    assert target.balance_minor == 0  # loaded in this session
+    ledger.apply_movement(target.id, 300, None, operation_id="in", kind=LedgerKind.TOPUP)
+    assert target.balance_minor == 300  # not the 0 it was loaded with
+
+
+def _operations(kind: str, result: str) -> float:
+    return (
+        REGISTRY.get_sample_value("wallet_operations_total", {"kind": kind, "result": result})
+        or 0.0
+    )
+
+
+def test_each_movement_is_counted_by_its_kind_and_result(app_ctx: Flask) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    counted = {
+        key: _operations(*key)
+        for key in [("topup", "ok"), ("topup", "replay"), ("debit", "insufficient_funds")]
+    }
+    ledger.credit(target, 10, "in")
+    ledger.credit(target, 10, "in")
+    with pytest.raises(ledger.InsufficientFundsError) as refused:
+        ledger.debit(target, 50, "out")
+    assert refused.value.code == "insufficient_funds"
+    assert {key: _operations(*key) - before for key, before in counted.items()} == {
+        ("topup", "ok"): 1,
+        ("topup", "replay"): 1,
+        ("debit", "insufficient_funds"): 1,
+    }
+
+
+def test_a_movement_says_what_it_wrote_and_short_of_funds_says_the_balance(
+    app_ctx: Flask,
+) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    long_reference = "r" * 250
+    moved = ledger.credit(target, 100, "in", reference=long_reference)
+    entry = db.session.scalar(select(LedgerEntry))
+    assert entry is not None and entry.reference == "r" * 200  # the column's length
+    assert moved == ledger.Movement(entry.id, target.id, "in", 100, 100, is_replay=False)
+    with pytest.raises(ledger.InsufficientFundsError) as refused:
+        ledger.debit(target, 101, "out")
+    assert refused.value.details == {"balance": Money(100, "EUR")}
+
+
+def test_a_customers_wallet_is_their_own(app_ctx: Flask) -> None:
+    first, second = make_customer(), make_customer()
+    make_wallet(first)
+    theirs = make_wallet(second)
+    db.session.commit()
+    assert ledger.wallet_of(second, "eur") == theirs
+    with pytest.raises(ledger.WalletNotFoundError) as refused:
+        ledger.wallet_of(second, "usd")
+    assert str(refused.value) == "you have no USD wallet"
