@@ -23,13 +23,15 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 GOAL_PERCENT = 85  # of the mutants that are not equivalent (docs/testing.md lists those)
 # `mutmut results --all true` prints "    models.money.x_parse__mutmut_7: survived"
-RESULT_LINE = re.compile(r"^\s*(?P<name>[\w.]+?)\.x\w*?__mutmut_\d+: (?P<status>.+)$")
+RESULT_LINE = re.compile(r"^\s*(?P<name>[\w.]+\.x\w*__mutmut_\d+): (?P<status>.+)$")
 KILLED = {"killed", "timeout", "caught by type check"}
 # Survivors that behave exactly like the code (no test could tell them apart), each with
 # why; docs/testing.md groups them. A change to a function renumbers its mutants: the
@@ -58,8 +60,53 @@ def run_mutants(names: list[str]) -> int:
         return mutmut("run", "--max-children", "1", *names, env=env).returncode
 
 
-def scores() -> dict[str, Counter[str]]:
-    """Each mutated module's mutants by status, from mutmut's stored results."""
+@dataclass(frozen=True)
+class Score:
+    """One module's mutants: `equivalent` survivors are left out of its score."""
+
+    module: str
+    mutants: int
+    equivalent: int
+    killed: int
+    survived: int  # not killed and not equivalent (no test reached it, or none failed)
+
+    @property
+    def percent(self) -> float:
+        counted = self.killed + self.survived
+        return 100 * self.killed / counted if counted else 0.0
+
+
+def parse_results(listed: str) -> dict[str, str]:
+    """Each mutant's status from `mutmut results --all true`."""
+    return {
+        found["name"]: found["status"].strip()
+        for found in map(RESULT_LINE.match, listed.splitlines())
+        if found
+    }
+
+
+def module_of(mutant: str) -> str:
+    """models.money.x_parse__mutmut_7 -> models.money (a method: xǁMoneyǁ...)."""
+    return mutant.rsplit(".x", 1)[0]
+
+
+def score(statuses: dict[str, str], equivalent: Mapping[str, str]) -> list[Score]:
+    """Every module's score, by name. A mutant no test reaches counts as a survivor."""
+    tally: dict[str, Counter[str]] = defaultdict(Counter)
+    for name, status in statuses.items():
+        is_left = status in ("survived", "no tests")
+        kind = "killed" if status in KILLED else "survived" if is_left else "other"
+        if is_left and name in equivalent:
+            kind = "equivalent"
+        tally[module_of(name)][kind] += 1
+    return [
+        Score(module, sum(c.values()), c["equivalent"], c["killed"], c["survived"])
+        for module, c in sorted(tally.items())
+    ]
+
+
+def summary() -> bool:
+    """Print every module's score and the survivors; True when each reaches the goal."""
     listed = subprocess.run(
         [str(Path(sys.executable).parent / "mutmut"), "results", "--all", "true"],
         cwd=PROJECT_DIR,
@@ -67,54 +114,23 @@ def scores() -> dict[str, Counter[str]]:
         capture_output=True,
         check=True,
     ).stdout
-    by_module: dict[str, Counter[str]] = defaultdict(Counter)
-    for line in listed.splitlines():
-        found = RESULT_LINE.match(line)
-        if found:
-            by_module[found["name"]][found["status"].strip()] += 1
-    return by_module
-
-
-def survivors() -> list[str]:
-    listed = subprocess.run(
-        [str(Path(sys.executable).parent / "mutmut"), "results"],
-        cwd=PROJECT_DIR,
-        text=True,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return [
-        line.split(":")[0].strip()
-        for line in listed.splitlines()
-        if line.rstrip().endswith(("survived", "no tests"))
-    ]
-
-
-def summary() -> bool:
-    """Print the score of each module over its non-equivalent mutants (a survivor not
-    in EQUIVALENT counts against it, and so does one no test reaches); True when every
-    module reaches the goal."""
-    left = survivors()
-    equivalent = [name for name in left if name in EQUIVALENT]
-    reached = True
+    statuses = parse_results(listed)
+    scores = score(statuses, EQUIVALENT)
     print(f"{'module':<32} {'mutants':>7} {'equivalent':>10} {'killed':>6} {'survived':>8} score")
-    for module, counts in sorted(scores().items()):
-        killed = sum(counts[status] for status in KILLED)
-        same = sum(1 for name in equivalent if name.startswith(f"{module}.x"))
-        survived = counts["survived"] + counts["no tests"] - same
-        total = killed + survived
-        score = 100 * killed / total if total else 0.0
-        reached &= score >= GOAL_PERCENT
-        print(f"{module:<32} {total + same:>7} {same:>10} {killed:>6} {survived:>8} {score:5.1f}%")
-    real = [name for name in left if name not in EQUIVALENT]
-    if real:
-        print(f"\n{len(real)} survivors (`.venv/bin/mutmut show NAME` shows one):")
-        print("\n".join(f"  {name}" for name in real))
-    stale = sorted(set(EQUIVALENT) - set(equivalent))
+    for row in scores:
+        print(
+            f"{row.module:<32} {row.mutants:>7} {row.equivalent:>10} {row.killed:>6} "
+            f"{row.survived:>8} {row.percent:5.1f}%"
+        )
+    left = [n for n, s in statuses.items() if s in ("survived", "no tests") and n not in EQUIVALENT]
+    if left:
+        print(f"\n{len(left)} survivors (`.venv/bin/mutmut show NAME` shows one):")
+        print("\n".join(f"  {name}" for name in left))
+    stale = sorted(n for n in EQUIVALENT if statuses.get(n) not in ("survived", "no tests"))
     if stale:  # renumbered by a change to its function, or killed now: look again
         print(f"\n{len(stale)} listed as equivalent but not surviving now:")
         print("\n".join(f"  {name}" for name in stale))
-    return reached
+    return all(row.percent >= GOAL_PERCENT for row in scores)
 
 
 def main() -> int:
