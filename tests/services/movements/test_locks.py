@@ -9,14 +9,14 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from flask import Flask
-from sqlalchemy import Engine, create_engine, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Engine, create_engine
 
 from extensions import db
 from models import Refund
 from models.refund import WALLET
 from services.movements import locks
 from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
+from tests.lock_support import is_held
 
 
 @pytest.fixture
@@ -24,17 +24,6 @@ def other(app: Flask) -> Iterator[Engine]:
     engine = create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
     yield engine
     engine.dispose()
-
-
-def _held(engine: Engine, table: str, row_id: int) -> bool:
-    with engine.connect() as conn:
-        try:
-            conn.execute(
-                text(f"SELECT id FROM {table} WHERE id = :id FOR UPDATE NOWAIT"), {"id": row_id}
-            )
-        except OperationalError:
-            return True
-        return False
 
 
 def _rows(app: Flask) -> dict[str, int]:
@@ -87,10 +76,10 @@ def test_a_lock_holds_its_row_and_those_before_it(
     with app.app_context():
         found = lock(ids)
         assert name == "lock_order_of" or found is not None
-        held = {table for table, row_id in ids.items() if _held(other, table, row_id)}
+        held = {table for table, row_id in ids.items() if is_held(other, table, row_id)}
         db.session.rollback()
     assert held == expected
-    assert not any(_held(other, table, row_id) for table, row_id in ids.items())  # released
+    assert not any(is_held(other, table, row_id) for table, row_id in ids.items())  # released
 
 
 def test_a_missing_row_locks_nothing(app: Flask) -> None:
@@ -120,6 +109,6 @@ def test_a_wallet_refund_holds_its_order_and_itself(app: Flask, other: Engine) -
         db.session.commit()
         ids = {"orders": order.id, "refunds": refund.id}
         assert locks.lock_refund(refund.id) is refund
-        held = {table for table, row_id in ids.items() if _held(other, table, row_id)}
+        held = {table for table, row_id in ids.items() if is_held(other, table, row_id)}
         db.session.rollback()
     assert held == {"orders", "refunds"}

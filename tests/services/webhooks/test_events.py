@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import create_engine, select
 
 from devtools.servers import free_port
 from extensions import db
@@ -23,8 +23,10 @@ from models import (
     Wallet,
     WebhookState,
 )
+from models.types import utcnow
+from providers.events import ProviderEvent
 from services.payments.charging import charge_payment
-from services.webhooks.events import retry_pending_events
+from services.webhooks.events import apply_event, retry_pending_events
 from tests.helpers import (
     committed_payment,
     committed_topup,
@@ -35,6 +37,7 @@ from tests.helpers import (
     signed_post,
     stripe_event,
 )
+from tests.lock_support import is_held
 
 
 def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) -> None:
@@ -238,3 +241,38 @@ def test_an_event_that_is_not_ours_is_set_aside_after_the_grace_period(
         record = db.session.scalar(select(ProcessedWebhook))
         assert record is not None and record.state == WebhookState.IGNORED
         assert record.note.startswith("not ours: no payment or refund of ours 24 h after")
+
+
+def test_an_event_locks_the_order_before_its_payment(app: Flask) -> None:
+    """The one lock order on the webhook path too: a checkout holds the order while it
+    writes a payment, so an event that took the payment first could deadlock with it."""
+    payment_id = committed_payment(app)
+    other = create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
+    try:
+        with app.app_context():
+            found = db.session.get(Payment, payment_id)
+            assert found is not None and found.order_id is not None
+            order_id = found.order_id
+            db.session.rollback()
+            event = ProviderEvent(
+                "evt_lock", "payment_intent.succeeded", utcnow(), "succeeded", "pi_x"
+            )
+            record = ProcessedWebhook(
+                provider="stripe",
+                event_id="evt_lock",
+                event_type=event.event_type,
+                state=WebhookState.PENDING,
+                payload={},
+            )
+            db.session.add(record)
+            db.session.flush()
+            apply_event("stripe", event, record, located=(payment_id, order_id))
+            held = {
+                table
+                for table, row_id in (("orders", order_id), ("payments", payment_id))
+                if is_held(other, table, row_id)
+            }
+            db.session.rollback()
+    finally:
+        other.dispose()
+    assert held == {"orders", "payments"}
