@@ -185,3 +185,7 @@ def test_a_topup_holds_its_credit_less_its_own_refunds_and_disputes(app_ctx: Fla
         )
     assert effects.held_by_topup(topup.id) == 500
     assert effects.held_by_topup(other.id) == -150  # its own postings: no credit, two debits
+
+
+def test_a_topup_with_no_postings_holds_nothing(app_ctx: Flask) -> None:
+    assert effects.held_by_topup(make_payment(make_order(make_customer())).id) == 0

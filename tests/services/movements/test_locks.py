@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from flask import Flask
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, text
 
 from extensions import db
-from models import Refund
+from models import Payment, PaymentStatus, Refund
 from models.refund import WALLET
 from services.movements import locks
 from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
@@ -112,3 +112,18 @@ def test_a_wallet_refund_holds_its_order_and_itself(app: Flask, other: Engine) -
         held = {table for table, row_id in ids.items() if is_held(other, table, row_id)}
         db.session.rollback()
     assert held == {"orders", "refunds"}
+
+
+def test_a_locked_row_is_read_fresh_from_the_database(app: Flask, other: Engine) -> None:
+    ids = _rows(app)
+    with app.app_context():
+        payment = db.session.get(Payment, ids["payments"])  # loaded, then changed elsewhere
+        assert payment is not None and payment.status == PaymentStatus.PENDING
+        with other.begin() as conn:
+            conn.execute(
+                text("UPDATE payments SET status = 'unknown' WHERE id = :id"),
+                {"id": ids["payments"]},
+            )
+        locked = locks.lock_payment(ids["payments"])
+        assert locked is payment and locked.status == PaymentStatus.UNKNOWN
+        db.session.rollback()

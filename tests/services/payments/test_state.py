@@ -325,3 +325,86 @@ def test_every_line_about_a_payment_names_it_its_key_and_provider(app_ctx: Flask
         "idempotency_key": str(payment.idempotency_key),
         "provider": "stripe",
     }
+
+
+def test_a_move_records_who_made_it_and_no_reason_when_none_was_given(app_ctx: Flask) -> None:
+    payment = fresh(app_ctx, S.NEEDS_REVIEW)
+    move(payment, S.FAILED, source=SRC.ADMIN, actor="ops@x")
+    db.session.commit()
+    [moved] = db.session.scalars(
+        select(PaymentTransition).where(PaymentTransition.payment_id == payment.id)
+    ).all()
+    assert (moved.actor, moved.reason) == ("ops@x", "")
+
+
+def test_a_topup_credits_only_a_wallet_of_its_currency(app_ctx: Flask) -> None:
+    payment = _topup()
+    payment.currency = "USD"  # not the EUR wallet's: a mismatch never moves money
+    with pytest.raises(ledger.CurrencyMismatchError):
+        move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    db.session.rollback()
+    applied = _topup()
+    move(applied, S.SUCCEEDED, source=SRC.CHARGE)
+    applied.currency = "USD"
+    with pytest.raises(ledger.CurrencyMismatchError):
+        reverse_effect(applied)
+
+
+def test_an_order_payment_pays_its_order_even_with_a_wallet_named(app_ctx: Flask) -> None:
+    payment = fresh(app_ctx)
+    named = make_wallet(db.session.get(Customer, payment.customer_id))  # type: ignore[arg-type]
+    payment.wallet_id = named.id  # the schema allows it; the purpose decides
+    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    order = db.session.get(Order, payment.order_id)
+    assert order is not None and order.status == OrderStatus.PAID
+    assert named.balance_minor == 0
+    assert reverse_effect(payment) == f"order {order.id} open again"
+    assert order.status == OrderStatus.OPEN
+
+
+def test_reversing_a_payment_of_an_order_the_wallet_paid_too_undoes_nothing_on_it(
+    app_ctx: Flask,
+) -> None:
+    payment = fresh(app_ctx)
+    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    order = db.session.get(Order, payment.order_id)
+    assert order is not None
+    customer = db.session.get(Customer, payment.customer_id)
+    assert customer is not None
+    wallet = make_wallet(customer)
+    ledger.credit(wallet, order.total_minor, "fund")
+    ledger.apply_movement(
+        wallet.id,
+        -order.total_minor,
+        "EUR",
+        operation_id="paid-too",
+        kind=LedgerKind.ORDER,
+        reference=f"order {order.id}",
+    )
+    payment = lock_payment(payment.id)  # type: ignore[assignment]
+    assert reverse_effect(payment) is None  # still paid, by the wallet
+    assert order.status == OrderStatus.PAID and not payment.is_effect_applied
+
+
+def test_a_reversal_takes_back_the_last_minor_unit(app_ctx: Flask) -> None:
+    payment = _topup(500)
+    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    refund = make_refund(payment, amount_minor=499)
+    assert payment.wallet_id is not None
+    ledger.apply_movement(
+        payment.wallet_id,
+        -499,
+        "EUR",
+        operation_id="r",
+        kind=LedgerKind.REFUND,
+        reference=f"refund {refund.id}",
+    )
+    assert reverse_effect(payment) == (
+        "wallet credit of €0.01 taken back (the rest, €4.99, was refunded or disputed already)"
+    )
+    assert _entries(payment)[-1] == (
+        f"reversal:{payment.id}:1",
+        -1,
+        "reversal",
+        f"payment {payment.id}",
+    )
