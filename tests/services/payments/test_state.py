@@ -180,6 +180,20 @@ def _topup(amount_minor: int = 500) -> Payment:
     return payment
 
 
+def _refunded(payment: Payment, amount_minor: int) -> None:
+    """A refund of the top-up that took `amount_minor` out of its wallet."""
+    refund = make_refund(payment, amount_minor=amount_minor)
+    assert payment.wallet_id is not None
+    ledger.apply_movement(
+        payment.wallet_id,
+        -amount_minor,
+        "EUR",
+        operation_id=f"refund-{refund.id}",
+        kind=LedgerKind.REFUND,
+        reference=f"refund {refund.id}",
+    )
+
+
 def _entries(payment: Payment) -> list[tuple[str, int, str, str]]:
     return [
         (e.operation_id, e.amount_minor, e.kind.value, e.reference)
@@ -216,32 +230,14 @@ def test_a_reversed_topup_takes_its_credit_back_and_a_new_success_is_a_new_credi
 def test_a_reversal_takes_back_only_what_the_topups_refunds_left(app_ctx: Flask) -> None:
     payment = _topup(800)
     move(payment, S.SUCCEEDED, source=SRC.CHARGE)
-    refund = make_refund(payment, amount_minor=300)
-    assert payment.wallet_id is not None
-    ledger.apply_movement(
-        payment.wallet_id,
-        -300,
-        "EUR",
-        operation_id="r",
-        kind=LedgerKind.REFUND,
-        reference=f"refund {refund.id}",
-    )
+    _refunded(payment, 300)
     assert reverse_effect(payment) == (
         "wallet credit of €5.00 taken back (the rest, €3.00, was refunded or disputed already)"
     )
     assert db.session.get(Wallet, payment.wallet_id).balance_minor == 0  # type: ignore[union-attr]
     spent = _topup(400)
     move(spent, S.SUCCEEDED, source=SRC.CHARGE)
-    refund = make_refund(spent, amount_minor=400)
-    assert spent.wallet_id is not None
-    ledger.apply_movement(
-        spent.wallet_id,
-        -400,
-        "EUR",
-        operation_id="r2",
-        kind=LedgerKind.REFUND,
-        reference=f"refund {refund.id}",
-    )
+    _refunded(spent, 400)
     entries = len(_entries(spent))
     assert reverse_effect(spent) == (
         "wallet credit of €0.00 taken back (the rest, €4.00, was refunded or disputed already)"
@@ -389,16 +385,7 @@ def test_reversing_a_payment_of_an_order_the_wallet_paid_too_undoes_nothing_on_i
 def test_a_reversal_takes_back_the_last_minor_unit(app_ctx: Flask) -> None:
     payment = _topup(500)
     move(payment, S.SUCCEEDED, source=SRC.CHARGE)
-    refund = make_refund(payment, amount_minor=499)
-    assert payment.wallet_id is not None
-    ledger.apply_movement(
-        payment.wallet_id,
-        -499,
-        "EUR",
-        operation_id="r",
-        kind=LedgerKind.REFUND,
-        reference=f"refund {refund.id}",
-    )
+    _refunded(payment, 499)
     assert reverse_effect(payment) == (
         "wallet credit of €0.01 taken back (the rest, €4.99, was refunded or disputed already)"
     )
