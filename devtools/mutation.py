@@ -37,6 +37,9 @@ KILLED = {"killed", "timeout", "caught by type check"}
 # why; docs/testing.md groups them. A change to a function renumbers its mutants: the
 # summary lists entries that no longer survive, to be looked at again.
 _SELECT_NONE = "SELECT FROM ... FOR UPDATE (no column) locks the same row in PostgreSQL"
+_TOKEN = "a random token's length"
+_OPEN_UNTIL = "the scripts never write an open state without its open_until"
+_BYTES = "the breaker's Redis client answers bytes (no decode_responses)"
 _SAME_LOCK = "the order's id is given, so the payment's is not read (or is read to the same id)"
 EQUIVALENT: dict[str, str] = {
     "models.money.x__meant__mutmut_22": (
@@ -56,6 +59,28 @@ EQUIVALENT: dict[str, str] = {
     "services.movements.locks.x_lock_found_payment__mutmut_5": _SAME_LOCK,
     "services.movements.machine.x__was_reversed__mutmut_3": "scalar() reads the first row only",
     "services.movements.machine.x__was_reversed__mutmut_18": "scalar() reads the first row only",
+    **{
+        f"resilience.breaker.xǁCircuitBreakerǁ{name}": why
+        for name, why in {
+            "allow__mutmut_2": _TOKEN,
+            "allow__mutmut_3": _TOKEN,
+            "record__mutmut_36": _TOKEN,
+            "record__mutmut_37": _TOKEN,
+            "allow__mutmut_9": "the allow script reads no fifth key",
+            "record__mutmut_20": "the record script reads no fifth key",
+            "allow__mutmut_32": "the allow script answers 0, -1 or a time, never 1",
+            "record__mutmut_24": "the record script only asks whether the flag is '1'",
+            "record__mutmut_26": "no probe's token (16 hex digits) is 'XXXX'",
+            "snapshot__mutmut_38": "under a millisecond, and not the test clock's",
+            "snapshot__mutmut_71": _OPEN_UNTIL,
+            "snapshot__mutmut_73": _OPEN_UNTIL,
+            "snapshot__mutmut_76": _OPEN_UNTIL,
+            "snapshot__mutmut_86": "no clock reads before 1 ms: a missing lease is over either way",
+        }.items()
+    },
+    "resilience.breaker.x__auth_failed__mutmut_4": "the value written has one space",
+    "resilience.breaker.x__text__mutmut_2": _BYTES,
+    "resilience.breaker.x__text__mutmut_3": _BYTES,
     "services.wallet.payments.x_pay_order_from_wallet__mutmut_63": (
         "None is the wallet's own currency, and the wallet was found by the order's currency"
     ),

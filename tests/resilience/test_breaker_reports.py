@@ -218,3 +218,18 @@ def test_a_refusal_of_our_credentials_is_kept_for_its_time_and_cleared(
     assert b.snapshot()["auth_failed"] is None
     redis.set(b.auth_key, "403 1700000000000")
     assert b.snapshot()["auth_failed"] == {"status": 403, "at_ms": 1700000000000}
+
+
+def test_the_open_period_doubles_up_to_its_cap_to_the_millisecond(
+    redis: Redis, clock: Clock
+) -> None:
+    b = _breaker(redis, clock)
+    _open(b)
+    periods = []
+    for _ in range(4):  # 10 s, then each failed probe doubles it: 20, 40, then capped at 40
+        periods.append(b.snapshot()["open_until_ms"] - clock.now_ms)
+        clock.advance(periods[-1] / 1000)
+        probe = b.allow()
+        assert b.record(is_failure=True, duration_s=0.01, token=probe.token) == "open"
+    periods.append(b.snapshot()["open_until_ms"] - clock.now_ms)
+    assert periods == [10_000, 20_000, 40_000, 40_000, 40_000]
