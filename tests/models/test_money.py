@@ -162,6 +162,7 @@ def test_what_a_person_would_type_parses_back_to_the_same_money(
         ("", "EUR", "it", "Enter an amount, like 1.234,50."),
         ("12X", "EUR", "en", "Type digits only, like 1,234.50."),
         ("€\t12.50", "EUR", "en", "Type digits only, like 1,234.50."),  # only Babel's spaces
+        ("12,50\t€", "EUR", "it", "Type digits only, like 1.234,50."),
         ("1.2.3", "EUR", "en", "'1.2.3' is not an amount here. Type it like 1,234.50."),
         ("0", "EUR", "en", "The amount must be more than zero, like 1,234.50."),
         ("12,5", "JPY", "it", "JPY has no decimals: type whole amounts, like 1.234."),

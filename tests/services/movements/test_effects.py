@@ -189,3 +189,34 @@ def test_a_topup_holds_its_credit_less_its_own_refunds_and_disputes(app_ctx: Fla
 
 def test_a_topup_with_no_postings_holds_nothing(app_ctx: Flask) -> None:
     assert effects.held_by_topup(make_payment(make_order(make_customer())).id) == 0
+
+
+def test_an_orders_status_reads_only_its_own_movements(app_ctx: Flask) -> None:
+    customer = make_customer()
+    mine, other = make_order(customer), make_order(customer)
+    paid = make_payment(other)
+    paid.is_effect_applied = True
+    make_refund(paid, RefundStatus.SUCCEEDED).is_effect_applied = True
+    make_dispute(paid, is_withdrawn=True)
+    wallet = make_wallet(customer)
+    ledger.credit(wallet, 5000, "seed")
+    debit: Any = {"kind": LedgerKind.DEBIT, "reference": f"order {mine.id}"}
+    ledger.apply_movement(wallet.id, -700, "EUR", operation_id="not-an-order-payment", **debit)
+    assert effects.order_status(mine) == OrderStatus.OPEN  # another order's, or no ORDER kind
+
+
+def test_one_minor_unit_pays_an_order_and_one_refunded_makes_it_partly_refunded(
+    app_ctx: Flask,
+) -> None:
+    customer = make_customer()
+    order = make_order(customer, price_minor=1)
+    wallet = make_wallet(customer)
+    ledger.credit(wallet, 1, "seed")
+    post: Any = {"kind": LedgerKind.ORDER, "reference": f"order {order.id}"}
+    ledger.apply_movement(wallet.id, -1, "EUR", operation_id="pay", **post)
+    assert effects.order_status(order) == OrderStatus.PAID
+    card = make_order(customer)
+    payment = make_payment(card)
+    payment.is_effect_applied = True
+    make_refund(payment, RefundStatus.SUCCEEDED, amount_minor=1).is_effect_applied = True
+    assert effects.order_status(card) == OrderStatus.PARTIALLY_REFUNDED

@@ -12,9 +12,10 @@ from flask import Flask
 from sqlalchemy import Engine, create_engine, text
 
 from extensions import db
-from models import Payment, PaymentStatus, Refund
+from models import Customer, Order, OrderStatus, Payment, PaymentStatus, Refund
 from models.refund import WALLET
 from services.movements import locks
+from services.platform.errors import NotFoundError
 from tests.factories import make_customer, make_dispute, make_order, make_payment, make_refund
 from tests.lock_support import is_held
 
@@ -127,3 +128,24 @@ def test_a_locked_row_is_read_fresh_from_the_database(app: Flask, other: Engine)
         locked = locks.lock_payment(ids["payments"])
         assert locked is payment and locked.status == PaymentStatus.UNKNOWN
         db.session.rollback()
+
+
+def test_a_customers_order_is_theirs_locked_and_fresh(app: Flask, other: Engine) -> None:
+    ids = _rows(app)
+    with app.app_context():
+        order = db.session.get(Order, ids["orders"])
+        assert order is not None
+        owner = db.session.get(Customer, order.customer_id)
+        stranger = make_customer()
+        with other.begin() as conn:
+            conn.execute(text("UPDATE orders SET status = 'paid' WHERE id = :id"), {"id": order.id})
+        assert locks.lock_owned_order(owner, order.id) is order  # type: ignore[arg-type]
+        assert order.status == OrderStatus.PAID and is_held(other, "orders", order.id)
+        db.session.rollback()
+        with pytest.raises(NotFoundError) as refused:
+            locks.lock_owned_order(stranger, ids["orders"])
+        db.session.rollback()
+    assert (str(refused.value), refused.value.code) == (
+        f"no order {ids['orders']}",
+        "order_not_found",
+    )

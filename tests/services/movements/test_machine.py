@@ -194,3 +194,10 @@ def test_only_a_reversal_itself_makes_a_later_report_stale(app_ctx: Flask) -> No
     assert other.status == RefundStatus.FAILED
     taken = machine.step(REFUNDS, other, RefundStatus.SUCCEEDED, source=WEBHOOK, reason="e")
     assert taken is not None and other.status == RefundStatus.NEEDS_REVIEW
+
+
+def test_a_long_reason_is_kept_to_its_column(app_ctx: Flask) -> None:
+    dispute = _dispute(DisputeStatus.NEEDS_RESPONSE)
+    machine.step(DISPUTES, dispute, DisputeStatus.UNDER_REVIEW, source=WEBHOOK, reason="r" * 600)
+    [(_, _, _, _, reason)] = _trail(dispute)
+    assert reason == "r" * 500

@@ -246,6 +246,9 @@ def test_a_movement_keeps_its_reference_and_a_replay_is_the_original_whole(
     target = make_wallet(make_customer())
     db.session.commit()
     plain = ledger.credit(target, 10, "plain")
+    ledger.debit(target, 1, "debited")
+    ledger.apply_movement(target.id, 1, None, operation_id="applied", kind=LedgerKind.TOPUP)
+    db.session.commit()
     ordered = ledger.debit(target, 4, "ordered", reference="order 7", kind=LedgerKind.ORDER)
     assert ledger.debit(target, 4, "ordered", reference="order 7", kind=LedgerKind.ORDER) == (
         replayed(ordered)
@@ -254,7 +257,7 @@ def test_a_movement_keeps_its_reference_and_a_replay_is_the_original_whole(
     references = db.session.execute(
         select(LedgerEntry.operation_id, LedgerEntry.reference).order_by(LedgerEntry.id)
     ).all()
-    assert references == [("plain", ""), ("ordered", "order 7")]
+    assert references == [("plain", ""), ("debited", ""), ("applied", ""), ("ordered", "order 7")]
 
 
 def test_a_wallet_already_loaded_shows_the_new_balance(app_ctx: Flask) -> None:
