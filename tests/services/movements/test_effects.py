@@ -193,16 +193,19 @@ def test_a_topup_with_no_postings_holds_nothing(app_ctx: Flask) -> None:
 
 def test_an_orders_status_reads_only_its_own_movements(app_ctx: Flask) -> None:
     customer = make_customer()
-    mine, other = make_order(customer), make_order(customer)
+    mine, other, unpaid = make_order(customer), make_order(customer), make_order(customer)
+    make_payment(mine).is_effect_applied = True
     paid = make_payment(other)
     paid.is_effect_applied = True
     make_refund(paid, RefundStatus.SUCCEEDED).is_effect_applied = True
     make_dispute(paid, is_withdrawn=True)
+    assert effects.order_status(mine) == OrderStatus.PAID  # the other's refund and dispute
+    assert effects.order_status(other) == OrderStatus.DISPUTED
     wallet = make_wallet(customer)
     ledger.credit(wallet, 5000, "seed")
-    debit: Any = {"kind": LedgerKind.DEBIT, "reference": f"order {mine.id}"}
+    debit: Any = {"kind": LedgerKind.DEBIT, "reference": f"order {unpaid.id}"}
     ledger.apply_movement(wallet.id, -700, "EUR", operation_id="not-an-order-payment", **debit)
-    assert effects.order_status(mine) == OrderStatus.OPEN  # another order's, or no ORDER kind
+    assert effects.order_status(unpaid) == OrderStatus.OPEN  # a debit is not its payment
 
 
 def test_one_minor_unit_pays_an_order_and_one_refunded_makes_it_partly_refunded(
