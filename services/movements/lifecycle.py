@@ -113,15 +113,17 @@ def schedule_lookup(
     due = utcnow() + timedelta(seconds=delay_s)
     deadline = key_deadline(row)
     if attempts >= config.max_attempts or (deadline is not None and due > deadline):
-        forgets = f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC"
+        # A provider without replayable keys (the acquirer) has no deadline to name.
+        forgets = (
+            f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC" if deadline else ""
+        )
         row.next_reconcile_at = None
         move(
             row,
             kind.review,
             source=TransitionSource.RECONCILE,
-            reason=f"{kind.noun} still unknown after {attempts} lookups"
-            + (forgets if deadline else "")
-            + f"; last answer: {row.last_error or 'none'}",
+            reason=f"{kind.noun} still unknown after {attempts} lookups{forgets}"
+            f"; last answer: {row.last_error or 'none'}",
         )
         return nothing
     row.next_reconcile_at = due

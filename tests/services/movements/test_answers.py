@@ -69,3 +69,43 @@ def test_a_failure_is_checked_on_what_it_says() -> None:
     wrong = Report(amount_minor=99)
     found = mismatch("payment", Row(), None, "pi_1", wrong, is_success=False)
     assert found is not None and "amount" in found
+
+
+def test_every_contradiction_is_said_whole_in_one_line() -> None:
+    report = Report(
+        amount_minor=1205,
+        received_minor=1000,
+        currency="USD",
+        payment_ref="8" * 50,
+        reference="r" * 50,
+    )
+    found = mismatch("refund", Row(), "re_1", "re_2", report, is_success=True)
+    assert found == "; ".join(
+        [
+            "provider refund 're_2', ours is 're_1'",
+            "amount $12.05, ours is €12.50",
+            "amount received $10.00, ours is €12.50",
+            "currency 'USD', ours is 'EUR'",
+            f"refund_id {'8' * 40!r}, ours is '7'",
+            f"reference {'r' * 40!r}, ours is '{KEY}'",
+        ]
+    )
+
+
+def test_an_unknown_currency_shows_amounts_in_ours_and_case_counts() -> None:
+    odd = _said(amount_minor=1205, currency="XYZ")
+    assert mismatch("payment", Row(), None, None, odd, is_success=True) == (
+        "amount €12.05, ours is €12.50; currency 'XYZ', ours is 'EUR'"
+    )
+    lower = _said(currency="eur")
+    assert mismatch("payment", Row(), None, None, lower, is_success=True) == (
+        "currency 'eur', ours is 'EUR'"
+    )
+
+
+def test_a_success_that_says_nothing_is_every_missing_fact() -> None:
+    assert mismatch("payment", Row(), "pi_1", "pi_2", Report(), is_success=True) == (
+        "provider payment 'pi_2', ours is 'pi_1'; no amount; no currency; "
+        "nothing in it names this payment (no reference of ours, new id)"
+    )
+    assert mismatch("payment", Row(), None, "pi_2", Report(), is_success=False) is None

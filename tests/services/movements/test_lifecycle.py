@@ -4,21 +4,31 @@ drifted from the charges' original, each shown on a refund (services/movements/)
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from flask import Flask
+from redis import Redis
+from rq import Queue
+from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
 
 from extensions import db
-from models import Refund, RefundStatus, RefundTransition, TransitionSource
+from models import PaymentStatus, Refund, RefundStatus, RefundTransition, TransitionSource
 from models.types import utcnow
+from providers.outcomes import Absent, NotSent
+from resilience.gateway import CIRCUIT_OPEN
+from services.movements import lifecycle
+from services.movements.kinds import CHARGE, REFUND
 from services.platform import day_counts
 from services.platform.metrics import REPORT_MISMATCHES
-from services.platform.provider_clients import breaker_for
+from services.platform.provider_clients import breaker_for, provider_for
+from services.platform.queues import provider_queue_name
 from services.refunds.issue import refund_payment
 from services.refunds.sending import reconcile_refund, send_refund
+from settings import settings
 from tests.helpers import charged, committed_payment, override_settings, sandbox_refunds
 
 
@@ -104,3 +114,147 @@ def test_the_key_less_re_send_of_a_refund_is_recorded_before_it_leaves(
     assert refund.status == RefundStatus.SUCCEEDED
     assert refund.send_count == 2
     assert [r["amount"] for r in sandbox_refunds(sandbox, dialect="acquirer")] == [400]
+
+
+@dataclass
+class _Row:
+    """A movement row as the lifecycle sees it (the Movement protocol), unsaved."""
+
+    id: int = 41
+    provider: str = "stripe"
+    status: Any = PaymentStatus.UNKNOWN
+    first_sent_at: datetime | None = None
+    send_count: int = 0
+    lease_expires_at: datetime | None = None
+    next_attempt_at: datetime | None = None
+    next_reconcile_at: datetime | None = None
+    reconcile_attempts: int = 0
+    last_error: str | None = None
+
+
+@dataclass
+class _SentRow(_Row):
+    last_sent_at: datetime | None = None
+
+
+class _Moves:
+    """A kind's move that records what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[Any, str, str]] = []
+
+    def __call__(self, row: Any, to: Any, /, *, source: TransitionSource, reason: str) -> bool:
+        self.asked.append((to, source.value, reason))
+        return True
+
+
+def _scheduled(app: Flask) -> list[str]:
+    queue = Queue(provider_queue_name("stripe"), connection=Redis.from_url(app.config["REDIS_URL"]))
+    return list(ScheduledJobRegistry(queue=queue).get_job_ids())
+
+
+def test_a_send_is_recorded_before_the_call_and_undone_when_it_never_left(
+    app_ctx: Flask,
+) -> None:
+    first, later = utcnow(), utcnow() + timedelta(seconds=5)
+    row = _SentRow()
+    assert lifecycle.mark_sending(row, first) is None
+    assert (row.first_sent_at, row.send_count, row.last_sent_at) == (first, 1, first)
+    assert lifecycle.mark_sending(row, later) == first
+    assert (row.first_sent_at, row.send_count, row.last_sent_at) == (first, 2, later)
+    lifecycle.unmark_sending(row, first)
+    assert (row.first_sent_at, row.send_count) == (first, 1)
+    lifecycle.unmark_sending(row, None)
+    assert (row.first_sent_at, row.send_count) == (None, 0)
+    plain = _Row()  # a row without last_sent_at (a refund's) is not given one
+    lifecycle.mark_sending(plain, first)
+    assert not hasattr(plain, "last_sent_at")
+    assert lifecycle.lease_until(first) == first + timedelta(seconds=settings().payments.lease_s)
+
+
+@pytest.mark.parametrize(("retry_after_s", "delay_s"), [(100.0, 100.0), (None, 15.0)])
+def test_a_request_not_sent_is_sent_again_after_its_retry_time_jittered(
+    app_ctx: Flask, retry_after_s: float | None, delay_s: float
+) -> None:
+    row, before = _Row(), utcnow()
+    follow_up = lifecycle.defer(CHARGE, row, NotSent("x" * 600, retry_after_s))
+    assert row.next_attempt_at is not None and row.last_error == "x" * 500
+    waits = (row.next_attempt_at - before).total_seconds()
+    assert delay_s <= waits <= delay_s * 1.3 + 1  # CHARGE_DEFER_S is 15 without one
+    follow_up()
+    assert _scheduled(app_ctx) == [f"charge-41-at-{int(row.next_attempt_at.timestamp())}"]
+
+
+def test_a_lookup_waits_longer_each_time_and_goes_to_review_with_the_reason(
+    app_ctx: Flask,
+) -> None:
+    moves, before = _Moves(), utcnow()
+    row = _Row(first_sent_at=before, reconcile_attempts=1, last_error="read timeout")
+    follow_up = lifecycle.schedule_lookup(CHARGE, row, moves)
+    delays = settings().reconcile.delays_s
+    assert row.next_reconcile_at is not None and moves.asked == []
+    waits = (row.next_reconcile_at - before).total_seconds()
+    assert delays[1] <= waits <= delays[1] * 1.2 + 1
+    follow_up()
+    assert _scheduled(app_ctx) == ["reconcile-41-1"]
+    spent = _Row(first_sent_at=before, reconcile_attempts=settings().reconcile.max_attempts)
+    assert lifecycle.schedule_lookup(CHARGE, spent, moves) is lifecycle.nothing
+    deadline = lifecycle.key_deadline(spent)
+    assert deadline is not None and spent.next_reconcile_at is None
+    assert moves.asked == [
+        (
+            PaymentStatus.NEEDS_REVIEW,
+            "reconcile",
+            f"outcome still unknown after {spent.reconcile_attempts} lookups; the provider "
+            f"forgets the key at {deadline:%Y-%m-%d %H:%M} UTC; last answer: none",
+        )
+    ]
+
+
+def test_a_lookup_after_the_keys_deadline_goes_to_review_now(app_ctx: Flask) -> None:
+    moves = _Moves()
+    window_s = provider_for("stripe").capabilities.replay_window_s
+    assert window_s is not None
+    sent = utcnow() - timedelta(seconds=window_s - 30)  # the next lookup (60 s) is too late
+    row = _Row(first_sent_at=sent)
+    assert lifecycle.key_deadline(row) == sent + timedelta(seconds=window_s)
+    lifecycle.schedule_lookup(CHARGE, row, moves)
+    assert [to for to, _, _ in moves.asked] == [PaymentStatus.NEEDS_REVIEW]
+    assert lifecycle.key_deadline(_Row()) is None  # never sent: no key to forget
+    keyless = _Row(provider="acquirer", first_sent_at=sent, reconcile_attempts=99)
+    assert lifecycle.key_deadline(keyless) is None
+    lifecycle.schedule_lookup(REFUND, keyless, moves)
+    assert moves.asked[-1][2] == "refund still unknown after 99 lookups; last answer: none"
+
+
+def test_a_lookups_answer_is_judged_the_same_for_every_kind(app_ctx: Flask) -> None:
+    moves = _Moves()
+    applied: list[str] = []
+
+    def apply() -> lifecycle.FollowUp:
+        applied.append("applied")
+        return lifecycle.nothing
+
+    refused = NotSent(CIRCUIT_OPEN, retry_after_s=30)
+    row, before = _Row(reconcile_attempts=2), utcnow()
+    lifecycle.judge_lookup(CHARGE, row, refused, moves, apply)()
+    assert row.next_reconcile_at is not None and row.reconcile_attempts == 2  # not spent
+    assert 30 <= (row.next_reconcile_at - before).total_seconds() <= 30 * 1.2 + 1
+    assert _scheduled(app_ctx) == ["reconcile-41-2-deferred"]
+    gone = lifecycle.judge_lookup(CHARGE, _Row(), Absent("no such intent"), moves, apply)
+    assert gone is lifecycle.nothing
+    assert moves.asked == [
+        (PaymentStatus.FAILED, "reconcile", "provider has no record of the payment: no such intent")
+    ]
+    lifecycle.judge_lookup(CHARGE, _Row(status=PaymentStatus.PENDING), refused, moves, apply)
+    lifecycle.judge_lookup(REFUND, _Row(), NotSent("connect refused"), moves, apply)
+    assert applied == ["applied", "applied"]  # refused but not unknown; not the breaker's
+
+
+def test_a_mismatch_is_counted_once_by_provider_and_source(app_ctx: Flask) -> None:
+    metric = REPORT_MISMATCHES.labels("acquirer", "charge")
+    before = metric._value.get()
+    counted = (day_counts.today_counts(day_counts.REPORT_MISMATCHES) or [0])[0]
+    lifecycle.count_mismatch("acquirer", "charge")
+    assert metric._value.get() == before + 1
+    assert day_counts.today_counts(day_counts.REPORT_MISMATCHES) == [counted + 1]

@@ -164,6 +164,35 @@ def test_reconciliation_without_answers_escalates_before_the_key_expires(
     assert sandbox.succeeded_charges(str(payment_id)) == 0
 
 
+def test_a_keyless_providers_payment_goes_to_review_after_its_last_lookup(
+    app: Flask, sandbox: Any
+) -> None:
+    """The acquirer keeps no keys, so no deadline: the lookups' count escalates (the
+    reason once named a deadline it did not have, and the job failed instead)."""
+    sandbox.add_fault("error", status=503, dialect="acquirer")
+    payment_id = committed_payment(app, provider="acquirer")
+    with app.app_context():
+        breaker_for("acquirer").force("closed", actor="test", reason="isolate reconciliation")
+        charge_payment(payment_id)
+    for _ in range(20):
+        current = payment(app, payment_id)
+        if current.status != PaymentStatus.UNKNOWN:
+            break
+        assert current.next_reconcile_at is not None
+        with (
+            time_machine.travel(current.next_reconcile_at + timedelta(seconds=1), tick=True),
+            app.app_context(),
+        ):
+            reconcile_payment(payment_id)
+    final = payment(app, payment_id)
+    assert final.status == PaymentStatus.NEEDS_REVIEW
+    assert final.reconcile_attempts == app.config["RECONCILE_MAX_ATTEMPTS"]
+    with app.app_context():
+        last = db.session.query(PaymentTransition).order_by(PaymentTransition.id.desc()).first()
+        assert last is not None and "forgets" not in last.reason
+        assert last.reason.startswith(f"outcome still unknown after {final.reconcile_attempts}")
+
+
 def test_redis_down_at_enqueue_loses_nothing(
     app: Flask, make_app: Any, api: dict[str, str], sandbox: Any
 ) -> None:
