@@ -12,6 +12,7 @@ import pytest
 from flask import Flask
 from redis import Redis
 from rq import Queue
+from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
 
@@ -142,15 +143,21 @@ class _Moves:
 
     def __init__(self) -> None:
         self.asked: list[tuple[Any, str, str]] = []
+        self.rows: list[Any] = []
 
     def __call__(self, row: Any, to: Any, /, *, source: TransitionSource, reason: str) -> bool:
         self.asked.append((to, source.value, reason))
+        self.rows.append(row)
         return True
 
 
 def _scheduled(app: Flask) -> list[str]:
-    queue = Queue(provider_queue_name("stripe"), connection=Redis.from_url(app.config["REDIS_URL"]))
-    return list(ScheduledJobRegistry(queue=queue).get_job_ids())
+    """The ids of the provider queue's scheduled jobs; each is for row 41."""
+    connection = Redis.from_url(app.config["REDIS_URL"])
+    queue = Queue(provider_queue_name("stripe"), connection=connection)
+    ids = list(ScheduledJobRegistry(queue=queue).get_job_ids())
+    assert all(Job.fetch(i, connection=connection).args == (41,) for i in ids)
+    return ids
 
 
 def test_a_send_is_recorded_before_the_call_and_undone_when_it_never_left(
@@ -241,14 +248,18 @@ def test_a_lookups_answer_is_judged_the_same_for_every_kind(app_ctx: Flask) -> N
     assert row.next_reconcile_at is not None and row.reconcile_attempts == 2  # not spent
     assert 30 <= (row.next_reconcile_at - before).total_seconds() <= 30 * 1.2 + 1
     assert _scheduled(app_ctx) == ["reconcile-41-2-deferred"]
-    gone = lifecycle.judge_lookup(CHARGE, _Row(), Absent("no such intent"), moves, apply)
-    assert gone is lifecycle.nothing
+    absent = _Row()
+    gone = lifecycle.judge_lookup(CHARGE, absent, Absent("no such intent"), moves, apply)
+    assert gone is lifecycle.nothing and moves.rows == [absent]
     assert moves.asked == [
         (PaymentStatus.FAILED, "reconcile", "provider has no record of the payment: no such intent")
     ]
     lifecycle.judge_lookup(CHARGE, _Row(status=PaymentStatus.PENDING), refused, moves, apply)
     lifecycle.judge_lookup(REFUND, _Row(), NotSent("connect refused"), moves, apply)
     assert applied == ["applied", "applied"]  # refused but not unknown; not the breaker's
+    spent = _Row(first_sent_at=utcnow(), reconcile_attempts=settings().reconcile.max_attempts)
+    lifecycle.judge_lookup(CHARGE, spent, refused, moves, apply)  # refused, and out of lookups
+    assert moves.rows[-1] is spent and moves.asked[-1][0] == PaymentStatus.NEEDS_REVIEW
 
 
 def test_a_mismatch_is_counted_once_by_provider_and_source(app_ctx: Flask) -> None:
