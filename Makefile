@@ -58,7 +58,7 @@ $(AXE): | $(STAMP)
 	rm -rf $$tmp
 
 # Mutation testing of the money-critical modules (mutmut; [tool.mutmut] in pyproject.toml
-# lists them and their tests). About 40 minutes: run before a release, not in CI. Prints
+# lists them and their tests). About half an hour: run before a release, not in CI. Prints
 # each module's score and its survivors; fails below 85% (docs/testing.md).
 mutation: $(STAMP)
 	$(BIN)/python -m devtools.mutation
