@@ -33,6 +33,7 @@ GOAL_PERCENT = 85  # of the mutants that are not equivalent (docs/testing.md lis
 # `mutmut results --all true` prints "    models.money.x_parse__mutmut_7: survived"
 RESULT_LINE = re.compile(r"^\s*(?P<name>[\w.]+\.x\w*__mutmut_\d+): (?P<status>.+)$")
 KILLED = {"killed", "timeout", "caught by type check"}
+LEFT = ("survived", "no tests")  # not killed: a survivor unless it is equivalent
 # Survivors that behave exactly like the code (no test could tell them apart), each with
 # why; docs/testing.md groups them. A change to a function renumbers its mutants: the
 # summary lists entries that no longer survive, to be looked at again.
@@ -108,9 +109,12 @@ EQUIVALENT: dict[str, str] = {
 }
 
 
-def mutmut(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def mutmut(
+    *args: str, env: dict[str, str] | None = None, capture: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """mutmut from this environment, in the project (its output captured when asked)."""
     command = [str(Path(sys.executable).parent / "mutmut"), *args]
-    return subprocess.run(command, cwd=PROJECT_DIR, env=env, text=True, capture_output=False)
+    return subprocess.run(command, cwd=PROJECT_DIR, env=env, text=True, capture_output=capture)
 
 
 def run_mutants(names: list[str]) -> int:
@@ -163,7 +167,7 @@ def score(statuses: dict[str, str], equivalent: Mapping[str, str]) -> list[Score
     """Every module's score, by name. A mutant no test reaches counts as a survivor."""
     tally: dict[str, Counter[str]] = defaultdict(Counter)
     for name, status in statuses.items():
-        is_left = status in ("survived", "no tests")
+        is_left = status in LEFT
         kind = "killed" if status in KILLED else "survived" if is_left else "other"
         if is_left and name in equivalent:
             kind = "equivalent"
@@ -176,14 +180,9 @@ def score(statuses: dict[str, str], equivalent: Mapping[str, str]) -> list[Score
 
 def summary() -> bool:
     """Print every module's score and the survivors; True when each reaches the goal."""
-    listed = subprocess.run(
-        [str(Path(sys.executable).parent / "mutmut"), "results", "--all", "true"],
-        cwd=PROJECT_DIR,
-        text=True,
-        capture_output=True,
-        check=True,
-    ).stdout
-    statuses = parse_results(listed)
+    listed = mutmut("results", "--all", "true", capture=True)
+    listed.check_returncode()
+    statuses = parse_results(listed.stdout)
     scores = score(statuses, EQUIVALENT)
     print(f"{'module':<32} {'mutants':>7} {'equivalent':>10} {'killed':>6} {'survived':>8} score")
     for row in scores:
@@ -191,11 +190,11 @@ def summary() -> bool:
             f"{row.module:<32} {row.mutants:>7} {row.equivalent:>10} {row.killed:>6} "
             f"{row.survived:>8} {row.percent:5.1f}%"
         )
-    left = [n for n, s in statuses.items() if s in ("survived", "no tests") and n not in EQUIVALENT]
+    left = [n for n, s in statuses.items() if s in LEFT and n not in EQUIVALENT]
     if left:
         print(f"\n{len(left)} survivors (`.venv/bin/mutmut show NAME` shows one):")
         print("\n".join(f"  {name}" for name in left))
-    stale = sorted(n for n in EQUIVALENT if statuses.get(n) not in ("survived", "no tests"))
+    stale = sorted(n for n in EQUIVALENT if statuses.get(n) not in LEFT)
     if stale:  # renumbered by a change to its function, or killed now: look again
         print(f"\n{len(stale)} listed as equivalent but not surviving now:")
         print("\n".join(f"  {name}" for name in stale))

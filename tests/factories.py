@@ -75,6 +75,23 @@ def make_wallet(customer: Customer, currency: str = "EUR") -> Wallet:
     return wallet
 
 
+def make_topup(customer: Customer, amount_minor: int = 500, provider: str = "stripe") -> Payment:
+    """A pending EUR top-up of a new EUR wallet of the customer's."""
+    payment = Payment(
+        idempotency_key=uuid.uuid4(),
+        customer_id=customer.id,
+        purpose=PaymentPurpose.WALLET_TOPUP,
+        wallet_id=make_wallet(customer).id,
+        provider=provider,
+        amount_minor=amount_minor,
+        currency="EUR",
+        payment_method=TEST_CARDS[provider],
+    )
+    db.session.add(payment)
+    db.session.flush()
+    return payment
+
+
 def make_payment(order: Order, provider: str = "stripe", key: uuid.UUID | None = None) -> Payment:
     payment = Payment(
         idempotency_key=key or uuid.uuid4(),

@@ -29,7 +29,6 @@ from extensions import db
 from models import (
     Customer,
     Payment,
-    PaymentPurpose,
     PaymentStatus,
     ProcessedWebhook,
     Product,
@@ -41,7 +40,14 @@ from services.payments.charging import charge_payment
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 from services.wallet import ledger
 from settings import EXTENSION, Settings, bind_settings
-from tests.factories import TEST_CARDS, make_customer, make_order, make_payment, make_wallet
+from tests.factories import (
+    TEST_CARDS,
+    make_customer,
+    make_order,
+    make_payment,
+    make_topup,
+    make_wallet,
+)
 
 
 def seed_catalog() -> None:
@@ -212,18 +218,7 @@ def committed_payment(app: Flask, provider: str = "stripe", **fields: Any) -> in
 def committed_topup(app: Flask, amount_minor: int = 700, provider: str = "stripe") -> int:
     """A pending wallet top-up in EUR, committed."""
     with app.app_context():
-        customer = make_customer()
-        created = Payment(
-            idempotency_key=uuid.uuid4(),
-            customer_id=customer.id,
-            purpose=PaymentPurpose.WALLET_TOPUP,
-            wallet_id=make_wallet(customer).id,
-            provider=provider,
-            amount_minor=amount_minor,
-            currency="EUR",
-            payment_method=TEST_CARDS[provider],
-        )
-        db.session.add(created)
+        created = make_topup(make_customer(), amount_minor, provider)
         db.session.commit()
         return created.id
 

@@ -54,28 +54,18 @@ def start_worker(
         "SECRET_KEY": "test",
         **{k: str(v) for k, v in {**FAST_PROVIDER_CONFIG, **settings}.items()},
     }
+    command = [sys.executable, "-m", "flask", "--app", "app", "worker"]
+    command += args or [provider_queue_name("stripe")]
     with contextlib.ExitStack() as files:  # the child keeps its own copy of the log file
-        log = None if output is None else files.enter_context(output.open("ab"))
-        return _popen_worker(args, env, log)
-
-
-def _popen_worker(args: tuple[str, ...], env: dict[str, str], log: Any) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "flask",
-            "--app",
-            "app",
-            "worker",
-            *(args or [provider_queue_name("stripe")]),
-        ],
-        cwd=PROJECT_DIR,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL if log is None else log,
-        stderr=subprocess.DEVNULL if log is None else subprocess.STDOUT,
-    )
+        log: Any = subprocess.DEVNULL if output is None else files.enter_context(output.open("ab"))
+        return subprocess.Popen(
+            command,
+            cwd=PROJECT_DIR,
+            env=env,
+            start_new_session=True,
+            stdout=log,
+            stderr=subprocess.DEVNULL if output is None else subprocess.STDOUT,
+        )
 
 
 def stop_workers(workers: list[subprocess.Popen[bytes]]) -> None:

@@ -132,6 +132,22 @@ def test_keyless_provider_never_reached_is_sent_after_lookup(app: Flask, sandbox
     assert sandbox.succeeded_charges(str(payment(app, payment_id).idempotency_key)) == 1
 
 
+def _reconcile_while_unknown(app: Flask, payment_id: int) -> Any:
+    """Run each lookup when it is due (the clock moved there), until the payment is no
+    longer unknown or 20 lookups are spent; the payment then."""
+    for _ in range(20):
+        current = payment(app, payment_id)
+        if current.status != PaymentStatus.UNKNOWN:
+            break
+        assert current.next_reconcile_at is not None
+        with (
+            time_machine.travel(current.next_reconcile_at + timedelta(seconds=1), tick=True),
+            app.app_context(),
+        ):
+            reconcile_payment(payment_id)
+    return payment(app, payment_id)
+
+
 def test_reconciliation_without_answers_escalates_before_the_key_expires(
     app: Flask, sandbox: Any
 ) -> None:
@@ -143,17 +159,7 @@ def test_reconciliation_without_answers_escalates_before_the_key_expires(
         charge_payment(payment_id)
     first_sent = payment(app, payment_id).first_sent_at
     assert first_sent is not None
-    for _ in range(20):
-        current = payment(app, payment_id)
-        if current.status != PaymentStatus.UNKNOWN:
-            break
-        assert current.next_reconcile_at is not None
-        with (
-            time_machine.travel(current.next_reconcile_at + timedelta(seconds=1), tick=True),
-            app.app_context(),
-        ):
-            reconcile_payment(payment_id)
-    final = payment(app, payment_id)
+    final = _reconcile_while_unknown(app, payment_id)
     assert final.status == PaymentStatus.NEEDS_REVIEW
     assert 4 <= final.reconcile_attempts <= app.config["RECONCILE_MAX_ATTEMPTS"]
     with app.app_context():
@@ -174,17 +180,7 @@ def test_a_keyless_providers_payment_goes_to_review_after_its_last_lookup(
     with app.app_context():
         breaker_for("acquirer").force("closed", actor="test", reason="isolate reconciliation")
         charge_payment(payment_id)
-    for _ in range(20):
-        current = payment(app, payment_id)
-        if current.status != PaymentStatus.UNKNOWN:
-            break
-        assert current.next_reconcile_at is not None
-        with (
-            time_machine.travel(current.next_reconcile_at + timedelta(seconds=1), tick=True),
-            app.app_context(),
-        ):
-            reconcile_payment(payment_id)
-    final = payment(app, payment_id)
+    final = _reconcile_while_unknown(app, payment_id)
     assert final.status == PaymentStatus.NEEDS_REVIEW
     assert final.reconcile_attempts == app.config["RECONCILE_MAX_ATTEMPTS"]
     with app.app_context():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from flask import Flask
 from sqlalchemy import select
@@ -18,7 +16,6 @@ from models import (
     OrderStatus,
     OutboxMessage,
     Payment,
-    PaymentPurpose,
     PaymentStatus,
     PaymentTransition,
     TransitionSource,
@@ -28,7 +25,14 @@ from services.movements.locks import lock_payment
 from services.payments.state import log_context, move, note, reverse_effect
 from services.wallet import ledger
 from settings import settings
-from tests.factories import make_customer, make_order, make_payment, make_refund, make_wallet
+from tests.factories import (
+    make_customer,
+    make_order,
+    make_payment,
+    make_refund,
+    make_topup,
+    make_wallet,
+)
 
 S = PaymentStatus
 SRC = TransitionSource
@@ -120,20 +124,16 @@ def test_success_for_an_already_paid_order_needs_review(app_ctx: Flask) -> None:
     assert db.session.get(Payment, payment.id).status == S.NEEDS_REVIEW  # type: ignore[union-attr]
 
 
-def test_topup_credits_the_wallet_exactly_once(app_ctx: Flask) -> None:
-    customer = make_customer()
-    wallet = make_wallet(customer)
-    payment = Payment(
-        idempotency_key=uuid.uuid4(),
-        customer_id=customer.id,
-        purpose=PaymentPurpose.WALLET_TOPUP,
-        wallet_id=wallet.id,
-        provider="stripe",
-        amount_minor=500,
-        currency="EUR",
-    )
-    db.session.add(payment)
+def _topup(amount_minor: int = 500) -> Payment:
+    payment = make_topup(make_customer(), amount_minor)
     db.session.commit()
+    return payment
+
+
+def test_topup_credits_the_wallet_exactly_once(app_ctx: Flask) -> None:
+    payment = _topup(500)
+    wallet = db.session.get(Wallet, payment.wallet_id)
+    assert wallet is not None
     move(payment, S.SUCCEEDED, source=SRC.CHARGE)
     db.session.commit()
     # A conflicting report, then an admin confirming success: no second credit.
@@ -161,23 +161,6 @@ def test_a_transition_is_logged_only_once_committed(
     move(payment, S.FAILED, source=SRC.CHARGE, reason="declined")
     db.session.commit()
     assert len(lines()) == 1 and "pending -> failed by charge: declined" in lines()[0]
-
-
-def _topup(amount_minor: int = 500) -> Payment:
-    customer = make_customer()
-    wallet = make_wallet(customer)
-    payment = Payment(
-        idempotency_key=uuid.uuid4(),
-        customer_id=customer.id,
-        purpose=PaymentPurpose.WALLET_TOPUP,
-        wallet_id=wallet.id,
-        provider="stripe",
-        amount_minor=amount_minor,
-        currency="EUR",
-    )
-    db.session.add(payment)
-    db.session.commit()
-    return payment
 
 
 def _refunded(payment: Payment, amount_minor: int) -> None:
