@@ -209,7 +209,9 @@ def main() -> int:
     if not arguments.summary:
         if not arguments.only:
             shutil.rmtree(PROJECT_DIR / "mutants", ignore_errors=True)
-        run_mutants(arguments.only)
+        failed = run_mutants(arguments.only)
+        if failed:  # no clean run (a failing test, a server): the results would be old
+            return failed
     return 0 if summary() else 1
 
 
