@@ -99,11 +99,14 @@ class Gateway:
         *,
         before: Callable[[], object] | None = None,
         is_failure: Callable[[T], bool] = is_provider_failure,  # type: ignore[assignment]
+        recorder: Recorder | None = None,
     ) -> T | NotSent:
         """Admit, then call, in one step: a refused admission is NotSent with the breaker's
         retry time (safe to repeat later). `before` runs only once admitted and right
         before the request (e.g. record "may have been sent" and commit). The breaker
-        hears of every admitted request, also of one that raised (a failure)."""
+        hears of every admitted request, also of one that raised (a failure). `recorder`,
+        when given, takes the call's record instead of the call log (a caller that writes
+        it together with the outcome)."""
         decision = self._admit()
         if not decision.is_allowed:
             return NotSent(
@@ -138,7 +141,9 @@ class Gateway:
                 "idempotency_key": context.idempotency_key,
             },
         )
-        self._log_call(context, started_at, elapsed_s, outcome, exchanges, result)
+        self._log_call(
+            recorder or self.recorder, context, started_at, elapsed_s, outcome, exchanges, result
+        )
         return result
 
     def _note_authentication(self, status: int | None) -> None:
@@ -169,6 +174,7 @@ class Gateway:
 
     def _log_call(
         self,
+        recorder: Recorder | None,
         context: CallContext,
         started_at: datetime,
         elapsed_s: float,
@@ -176,7 +182,7 @@ class Gateway:
         exchanges: list[HttpExchange],
         result: object,
     ) -> None:
-        if self.recorder is None:
+        if recorder is None:
             return
         last = exchanges[-1] if exchanges else None
         reason = getattr(result, "reason", None)
@@ -192,7 +198,7 @@ class Gateway:
             None if last or not isinstance(reason, str) else reason[:500],
         )
         try:
-            self.recorder(record)
+            recorder(record)
         except Exception as exc:  # the log must never break the call path
             log.warning("call log of %s not written: %s", self.provider, exc)
 

@@ -16,3 +16,16 @@ def is_held(engine: Engine, table: str, row_id: int) -> bool:
         except OperationalError:
             return True
         return False
+
+
+def lock_waiters(engine: Engine) -> int:
+    """How many other backends of this database wait for a lock right now."""
+    with engine.connect() as conn:
+        return int(
+            conn.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                )
+            ).scalar_one()
+        )

@@ -27,6 +27,7 @@ from models import TransitionSource
 log = logging.getLogger(__name__)
 S = TypeVar("S", bound=enum.Enum)
 PROVIDER_SOURCES = (TransitionSource.WEBHOOK, TransitionSource.RECONCILE)
+STEP_LINE = "%s %s (%s): %s -> %s by %s: %s"
 
 
 @dataclass(frozen=True)
@@ -96,18 +97,27 @@ def step(
         return None
     row.status = to
     record(table, row, current, to, source, reason, actor)
-    log_after_commit(
-        "%s %s (%s): %s -> %s by %s: %s",
-        table.noun,
-        row.id,
-        table.describe(row),
-        current.value,
-        to.value,
-        source.value,
-        reason,
-        extra=table.context(row),
-    )
+    log_step(table, row, current, to, source, reason, is_committed=False)
     return Step(current, to, is_reversal)
+
+
+def log_step(
+    table: Table[S],
+    row: Any,
+    was: S,
+    to: S,
+    source: TransitionSource,
+    reason: str,
+    *,
+    is_committed: bool = True,
+) -> None:
+    """The log line of a move: now for one committed already (a lean path's statement),
+    else once the session's transaction commits."""
+    args = (table.noun, row.id, table.describe(row), was.value, to.value, source.value, reason)
+    if is_committed:
+        log.info(STEP_LINE, *args, extra=table.context(row))
+    else:
+        log_after_commit(STEP_LINE, *args, extra=table.context(row))
 
 
 def moved_note(table: Table[S], row: Any, was: S, is_moved: bool) -> str:

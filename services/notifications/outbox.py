@@ -82,12 +82,18 @@ def enqueue_send(outbox_id: int, *, delay_s: float | None = None, suffix: str = 
     )
 
 
+def enqueue_new_rows(outbox_ids: list[int]) -> bool:
+    """Enqueue rows just committed (no job of theirs exists); False when Redis is down:
+    the sweep sends them."""
+    jobs = [(outbox_id, email_job_id(outbox_id)) for outbox_id in outbox_ids]
+    return queues.enqueue_new(settings().email.queue, SEND_EMAIL_JOB, jobs)
+
+
 @event.listens_for(Session, "after_commit")
 def _enqueue_committed(session: Session) -> None:
     new_ids = session.info.pop(_PENDING, [])
-    if new_ids:  # rows just inserted: no job of theirs exists (False when Redis is down: the sweep)
-        jobs = [(outbox_id, email_job_id(outbox_id)) for outbox_id in new_ids]
-        queues.enqueue_new(settings().email.queue, SEND_EMAIL_JOB, jobs)
+    if new_ids:
+        enqueue_new_rows(new_ids)
 
 
 @event.listens_for(Session, "after_rollback")

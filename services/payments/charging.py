@@ -3,11 +3,12 @@
 Both are safe to run twice or concurrently: a lease on the payment row (a
 conditional UPDATE, so it works across hosts) lets one job at a time talk to
 the provider about a payment, and every result goes through the state machine.
-Each use case is three steps with a commit between them, so a crash at any
-point leaves a state the sweeps recover from:
-  1. claim: lease + "may have been sent" recorded (commit) -- recovery: lease expiry
-  2. call the provider (no transaction open)
-  3. apply the outcome (commit), then enqueue follow-up jobs
+Each use case is three steps, each committed, so a crash at any point leaves a
+state the sweeps recover from:
+  1. claim: lease + "may have been sent" recorded -- recovery: lease expiry
+  2. call the provider (no transaction open, no connection held)
+  3. apply the outcome, then enqueue follow-up jobs
+A charge's claim and its success are one statement each (services/payments/settling.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, or_, update
+from sqlalchemy import CursorResult, Row, or_, update
 
 from extensions import db
 from models import Payment, PaymentStatus, TransitionSource
@@ -34,13 +35,13 @@ from providers.outcomes import (
     Succeeded,
     Unknown,
 )
-from resilience.gateway import CallContext, Gateway, is_refused
+from resilience.gateway import CallContext, CallRecord, Gateway, is_refused
 from services.movements import lifecycle
 from services.movements.kinds import CHARGE
 from services.movements.locks import lock_order_of, lock_payment, lock_payment_row
-from services.payments import answers, failover
+from services.payments import answers, failover, settling
 from services.payments.state import move
-from services.platform import metrics
+from services.platform import autocommit, call_log, metrics
 from services.platform.provider_clients import gateway_for, provider_for
 from settings import settings
 
@@ -51,7 +52,9 @@ FollowUp = Callable[[], object]
 AWAITING_OUTCOME = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.REQUIRES_ACTION)
 
 
-def charge_request_for(payment: Payment, first_sent_at: datetime | None) -> ChargeRequest:
+def charge_request_for(
+    payment: Payment | Row[Any], first_sent_at: datetime | None
+) -> ChargeRequest:
     return ChargeRequest(
         payment_id=payment.id,
         idempotency_key=str(payment.idempotency_key),
@@ -86,48 +89,42 @@ def claim(payment_id: int, status: PaymentStatus, now: datetime) -> Payment | No
 
 
 def charge_payment(payment_id: int) -> None:
-    """Charge a pending payment once. Returns early if it is not pending or is leased."""
-    now = utcnow()
-    payment = claim(payment_id, PaymentStatus.PENDING, now)
-    if payment is None:
+    """Charge a pending payment once. Returns early if it is not pending or is leased.
+    The claim and a success take a statement each (services/payments/settling.py);
+    every other answer is applied here under the row locks."""
+    try:
+        claimed = settling.claim(payment_id, utcnow())
+    except autocommit.ConnectionLost:
+        return  # the lease may be ours: its expiry and the pending sweep recover it
+    if claimed is None:
         return
-    send = _Send(payment, now)
-    context = CallContext(
-        "charge", payment.id, str(payment.idempotency_key), payment.send_count + 1
+    row = claimed.row
+    request = charge_request_for(row, row.previous_sent_at)
+    context = CallContext("charge", payment_id, request.idempotency_key, row.send_count)
+    provider = provider_for(row.provider)
+    calls: list[CallRecord] = []
+    outcome = gateway_for(row.provider).call(
+        context, lambda: provider.charge(request), recorder=calls.append
     )
-    provider = provider_for(payment.provider)
-    outcome = gateway_for(payment.provider).call(
-        context, lambda: provider.charge(send.ready()), before=send.mark
-    )
+    if isinstance(outcome, Succeeded):
+        if settling.settle(claimed, outcome, calls):
+            return
+    else:
+        for call in calls:
+            call_log.write(call)
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None
     if is_refused(outcome):
         assert isinstance(outcome, NotSent)
+        # The open circuit refused it: nothing left, so the claim's mark is undone.
+        lifecycle.unmark_sending(payment, row.previous_sent_at)
+        payment.last_sent_at = row.previous_last_sent_at
         follow_up = failover.reroute(payment) or _defer_charge(payment, outcome)
     else:
-        follow_up = apply_outcome(payment, outcome, TransitionSource.CHARGE, send.previous)
+        follow_up = apply_outcome(payment, outcome, TransitionSource.CHARGE, row.previous_sent_at)
     db.session.commit()
     follow_up()
-
-
-class _Send:
-    """A send about to leave: `mark` records it (committed) and builds its request; run
-    by the gateway once the breaker admitted the call, right before it."""
-
-    def __init__(self, payment: Payment, now: datetime) -> None:
-        self.payment, self.now = payment, now
-        self.previous: datetime | None = payment.first_sent_at
-        self.request: ChargeRequest | None = None
-
-    def mark(self) -> None:
-        self.previous = lifecycle.mark_sending(self.payment, self.now)
-        self.request = charge_request_for(self.payment, self.previous)
-        db.session.commit()
-
-    def ready(self) -> ChargeRequest:
-        assert self.request is not None, "mark() runs before the request"
-        return self.request
 
 
 def reconcile_payment(payment_id: int) -> None:

@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
-import threading
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import current_app
-from sqlalchemy import Engine, Row, TextClause, create_engine, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Row, TextClause, text
 
 from models import (
     OrderStatus,
@@ -39,10 +35,8 @@ from models import (
 from models.types import utcnow
 from providers.registry import spec_for
 from services.payments.state import CREATION_REASON
-from services.platform import queues
+from services.platform import autocommit, queues
 from settings import settings
-
-log = logging.getLogger(__name__)
 
 # {who} is one of the two checks below, never client text.
 _INSERT = """
@@ -73,25 +67,6 @@ FROM payment, transition
 """
 _BY_TOKEN = text(_INSERT.format(who="c.api_token_hash = :token_hash"))
 _BY_SESSION = text(_INSERT.format(who="c.id = :customer_id AND c.session_version = :version"))
-
-
-_ENGINES: dict[str, Engine] = {}
-_ENGINES_LOCK = threading.Lock()
-
-
-def _engine() -> Engine:
-    """A pool of autocommit connections without the liveness ping the app's pool does
-    before every checkout (a round trip, and a quarter of this path's CPU): a
-    connection that died is noticed by the statement itself (see `_pay`)."""
-    url = current_app.config["SQLALCHEMY_DATABASE_URI"]
-    if url in _ENGINES:
-        return _ENGINES[url]
-    with _ENGINES_LOCK:  # one engine per database, whichever thread asks first
-        if url not in _ENGINES:
-            options = {**current_app.config.get("SQLALCHEMY_ENGINE_OPTIONS", {})}
-            options.update(pool_pre_ping=False, isolation_level="AUTOCOMMIT")
-            _ENGINES[url] = create_engine(url, **options)
-        return _ENGINES[url]
 
 
 @dataclass(frozen=True)
@@ -144,14 +119,10 @@ def _pay(
     # The statement is the transaction (autocommit), committed (the intent durable)
     # before the charge is enqueued.
     try:
-        with _engine().connect() as conn:
-            row = conn.execute(statement, params).first()
-    except DBAPIError as exc:
-        if not exc.connection_invalidated:
-            raise
-        # A connection the database dropped (a restart): the ORM path pings and asks
-        # again with the same key, so a statement that did commit is found, not repeated.
-        log.warning("lean intake: connection lost (%s); taking the ORM path", exc.orig)
+        row = autocommit.first_row(statement, params)
+    except autocommit.ConnectionLost:
+        # The ORM path pings and asks again with the same key, so a statement that did
+        # commit is found, not repeated.
         return None
     if row is None:
         return None

@@ -16,24 +16,30 @@ from settings import settings
 
 
 def write(record: CallRecord) -> None:
-    context = record.context
     with db.engine.connect() as conn:
         conn.execution_options(isolation_level="AUTOCOMMIT").execute(
-            insert(ProviderCall).values(
-                provider=record.provider,
-                operation=context.operation[:32],
-                payment_id=context.payment_id,
-                idempotency_key=(context.idempotency_key or "")[:100] or None,
-                attempt=context.attempt,
-                started_at=record.started_at,
-                duration_ms=record.duration_ms,
-                outcome=record.outcome[:32],
-                http_status=record.http_status,
-                endpoint=(record.endpoint or "")[:200] or None,
-                request_id=(record.request_id or "")[:100] or None,
-                error=record.error,
-            )
+            insert(ProviderCall).values(**row_of(record))
         )
+
+
+def row_of(record: CallRecord) -> dict[str, object]:
+    """The call's row, its texts cut to their columns (also written by the lean charge,
+    services/payments/settling.py, in its settle statement)."""
+    context = record.context
+    return {
+        "provider": record.provider,
+        "operation": context.operation[:32],
+        "payment_id": context.payment_id,
+        "idempotency_key": (context.idempotency_key or "")[:100] or None,
+        "attempt": context.attempt,
+        "started_at": record.started_at,
+        "duration_ms": record.duration_ms,
+        "outcome": record.outcome[:32],
+        "http_status": record.http_status,
+        "endpoint": (record.endpoint or "")[:200] or None,
+        "request_id": (record.request_id or "")[:100] or None,
+        "error": record.error,
+    }
 
 
 def purge(batch: int = 5000) -> int:

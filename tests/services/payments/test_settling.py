@@ -1,0 +1,178 @@
+"""The lean charge: a success in two statements, the same rows as the ORM path, and the
+ORM path for whatever is not the happy case (nothing applied twice, nothing lost)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from extensions import db
+from models import (
+    LedgerEntry,
+    LedgerKind,
+    Order,
+    OrderStatus,
+    OutboxMessage,
+    Payment,
+    PaymentStatus,
+    PaymentTransition,
+    ProviderCall,
+    Wallet,
+)
+from services.payments import settling
+from services.payments.charging import charge_payment
+from services.platform import call_log
+from services.wallet import ledger
+from tests.helpers import committed_payment, committed_topup, payment, rows
+from tests.lock_support import lock_waiters
+from tests.round_trips import counted
+
+# What differs between two payments whatever path settled them.
+OWN = {"id", "idempotency_key", "customer_id", "order_id", "wallet_id", "provider_payment_id"}
+# The call's own timing and request id, and the recipient (each customer's own address).
+LEFT_OUT = {"payment_id", "subject_id", "duration_ms", "request_id", "recipient"}
+TIMES = {"created_at", "updated_at", "first_sent_at", "last_sent_at", "started_at", "paid_at"}
+
+
+def test_a_success_takes_two_statements(
+    app: Flask, make_app: Any, server_urls: dict[str, str]
+) -> None:
+    with counted(server_urls["database"]) as (db_url, database):
+        lean = make_app(SQLALCHEMY_DATABASE_URI=db_url)
+        warm_up, order_payment = committed_payment(lean), committed_payment(lean)
+        topup = committed_topup(lean)
+        with lean.app_context():
+            charge_payment(warm_up)  # connects the pool
+            database.reset()
+            charge_payment(order_payment)
+            order_trips = database.reset()
+            charge_payment(topup)
+            topup_trips = database.reset()
+    # The claim, then the settle statement (autocommit: no BEGIN, no COMMIT).
+    assert (order_trips, topup_trips) == (2, 2)
+    assert payment(app, order_payment).status == PaymentStatus.SUCCEEDED
+    assert payment(app, topup).status == PaymentStatus.SUCCEEDED
+
+
+@pytest.mark.parametrize("make", [committed_payment, committed_topup], ids=["order", "topup"])
+def test_the_lean_settle_writes_what_the_orm_path_writes(
+    app: Flask, monkeypatch: pytest.MonkeyPatch, make: Any
+) -> None:
+    lean_id, orm_id = make(app), make(app)
+    with app.app_context():
+        charge_payment(lean_id)
+        with monkeypatch.context() as patched:  # the ORM path for the same answer
+            patched.setattr(settling, "settle", lambda _c, _o, calls: _written_calls(calls))
+            charge_payment(orm_id)
+        lean, orm = _written(lean_id), _written(orm_id)
+    assert lean["payment"]["status"] == PaymentStatus.SUCCEEDED
+    assert lean["payment"]["is_effect_applied"] and lean["transitions"] and lean["calls"]
+    assert lean == orm
+
+
+def test_an_order_paid_meanwhile_takes_the_orm_path_to_review(app: Flask) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        order = db.session.get_one(Order, payment(app, payment_id).order_id)
+        order.status = OrderStatus.PAID  # another payment of it succeeded first
+        db.session.commit()
+        charge_payment(payment_id)
+        reasons = db.session.scalars(
+            select(PaymentTransition.reason).where(PaymentTransition.payment_id == payment_id)
+        ).all()
+    charged = payment(app, payment_id)
+    assert charged.status == PaymentStatus.NEEDS_REVIEW and not charged.is_effect_applied
+    assert reasons[-1] == f"order {charged.order_id} was already paid"
+    assert charged.lease_expires_at is None
+    assert rows(app, ProviderCall) == 1  # the call's row once, though both paths ran
+    assert rows(app, OutboxMessage) == 1  # the review alert, no receipt
+
+
+def test_a_topup_waits_for_a_debit_holding_its_wallet_and_credits_after_it(app: Flask) -> None:
+    topup_id = committed_topup(app, 700)
+    with app.app_context():
+        wallet_id = payment(app, topup_id).wallet_id
+        assert wallet_id is not None
+        ledger.credit(db.session.get_one(Wallet, wallet_id), 1000, "seed")
+        # A debit in an open transaction: it holds the wallet's lock.
+        ledger.apply_movement(
+            wallet_id, -300, "EUR", operation_id="debit-1", kind=LedgerKind.DEBIT, reference="x"
+        )
+        charging = threading.Thread(target=_charge_in, args=(app, topup_id))
+        charging.start()
+        deadline = time.monotonic() + 10
+        while lock_waiters(db.engine) == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert lock_waiters(db.engine) == 1  # the settle statement, at the wallet
+        db.session.commit()
+        charging.join(10)
+        entries = db.session.scalars(select(LedgerEntry).order_by(LedgerEntry.id)).all()
+        balance = db.session.get_one(Wallet, wallet_id).balance_minor
+    assert payment(app, topup_id).status == PaymentStatus.SUCCEEDED
+    assert balance == 1000 - 300 + 700
+    assert [(e.amount_minor, e.balance_after_minor) for e in entries] == [
+        (1000, 1000),
+        (-300, 700),
+        (700, 1400),
+    ]
+
+
+def _charge_in(app: Flask, payment_id: int) -> None:
+    with app.app_context():
+        charge_payment(payment_id)
+
+
+def _written_calls(calls: list[Any]) -> bool:
+    for call in calls:
+        call_log.write(call)
+    return False
+
+
+def _columns(row: Any, leave_out: set[str] = OWN | TIMES) -> dict[str, Any]:
+    return {
+        column.key: getattr(row, column.key)
+        for column in row.__table__.columns
+        if column.key not in leave_out
+    }
+
+
+def _named(key: str, value: object, provider_id: str, payment_id: int) -> object:
+    """The provider's and our id in a text column, as names (they differ between payments)."""
+    if key in ("reason", "operation_id", "reference") and isinstance(value, str):
+        return value.replace(provider_id, "PI").replace(str(payment_id), "ID")
+    return value
+
+
+def _written(payment_id: int) -> dict[str, Any]:
+    """What charging the payment wrote, without what differs between any two payments."""
+    found = db.session.get_one(Payment, payment_id)
+    provider_id = found.provider_payment_id or ""
+    where = {
+        "transitions": PaymentTransition.payment_id == payment_id,
+        "calls": ProviderCall.payment_id == payment_id,
+        "emails": OutboxMessage.subject_id == payment_id,
+        "entries": LedgerEntry.reference == f"payment {payment_id}",
+    }
+    written: dict[str, Any] = {"payment": _columns(found)}
+    for name, condition in where.items():
+        model = condition.left.table  # type: ignore[attr-defined]
+        found_rows = db.session.execute(select(model).where(condition)).all()
+        written[name] = [
+            {
+                key: _named(key, value, provider_id, payment_id)
+                for key, value in row._mapping.items()
+                if key not in OWN | TIMES | LEFT_OUT
+            }
+            for row in found_rows
+        ]
+    if found.order_id is not None:
+        order = db.session.get_one(Order, found.order_id)
+        written["order"] = (order.status, order.paid_at is not None)
+    if found.wallet_id is not None:
+        written["balance"] = db.session.get_one(Wallet, found.wallet_id).balance_minor
+    return written
