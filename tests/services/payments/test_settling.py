@@ -160,7 +160,7 @@ def _written(payment_id: int) -> dict[str, Any]:
     }
     written: dict[str, Any] = {"payment": _columns(found)}
     for name, condition in where.items():
-        model = condition.left.table  # type: ignore[attr-defined]
+        model = condition.left.table
         found_rows = db.session.execute(select(model).where(condition)).all()
         written[name] = [
             {
