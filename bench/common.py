@@ -229,3 +229,47 @@ class Feed:
     def take(self) -> Any:
         with self._lock:
             return next(self._items, None)
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(roots: list[int]) -> list[int]:
+    """The processes and all their descendants, from /proc."""
+    parent: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo += [child for child, ppid in parent.items() if ppid == pid]
+    return sorted(found)
+
+
+def cpu_s(roots: list[int]) -> float:
+    total = 0
+    for pid in process_tree(roots):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / TICK
+
+
+def rss_mb(roots: list[int]) -> float:
+    total_kb = 0
+    for pid in process_tree(roots):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total_kb += int(line.split()[1])
+    return total_kb / 1024

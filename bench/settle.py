@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
@@ -25,13 +24,12 @@ from typing import Any
 
 import requests
 
-from bench.common import bulk_topups, write_results
+from bench.common import bulk_topups, cpu_s, rss_mb, write_results
 from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
 
 # (worker processes, slots each) on the provider queue of one host.
 SHAPES = {"processes": (6, 1), "threads": (1, 64)}
 SETTINGS = {"PENDING_SWEEP_GRACE_S": "3600"}  # nothing but the charges moves them
-TICK = os.sysconf("SC_CLK_TCK")
 FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed')"
 FOLLOW_UPS = (
     "SELECT (SELECT COUNT(*) FROM processed_webhooks WHERE state = 'pending') "
@@ -82,12 +80,12 @@ def settle(
             with sweeper.app.app_context():
                 ids = bulk_topups(db, count, "pending", f"{shape}{latency_ms}", is_sent=False)
                 kinds = _process_kinds(stack)
-                before = {kind: _cpu_s(pids) for kind, pids in kinds.items()}
+                before = {kind: cpu_s(pids) for kind, pids in kinds.items()}
                 started, started_at = time.monotonic(), time.time()
                 enqueue_new(STRIPE_QUEUE, CHARGE_JOB, [(i, charge_job_id(i)) for i in ids])
                 peak_rss = 0.0
                 while _count(FINAL) < count:
-                    peak_rss = max(peak_rss, _rss_mb(kinds["provider workers"]))
+                    peak_rss = max(peak_rss, rss_mb(kinds["provider workers"]))
                     if time.monotonic() - started > timeout_s:
                         raise SystemExit(f"{shape}: not settled in {timeout_s} s")
                     sweeper.tick()
@@ -96,7 +94,7 @@ def settle(
                 while _count(FOLLOW_UPS):  # what follows a charge: its webhook, its email
                     sweeper.tick()
                     time.sleep(0.2)
-                after = {kind: _cpu_s(pids) for kind, pids in kinds.items()}
+                after = {kind: cpu_s(pids) for kind, pids in kinds.items()}
                 latencies = _settle_latencies(ids, started_at)
                 statuses = _statuses()
         finally:
@@ -144,47 +142,6 @@ def _process_kinds(stack: Stack) -> dict[str, list[int]]:
         "postgres": postmaster,
         "redis": redis,
     }
-
-
-def _tree(roots: list[int]) -> list[int]:
-    """The processes and all their descendants, from /proc."""
-    parent: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, todo = set(), list(roots)
-    while todo:
-        pid = todo.pop()
-        if pid not in found:
-            found.add(pid)
-            todo += [child for child, ppid in parent.items() if ppid == pid]
-    return sorted(found)
-
-
-def _cpu_s(roots: list[int]) -> float:
-    total = 0
-    for pid in _tree(roots):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / TICK
-
-
-def _rss_mb(roots: list[int]) -> float:
-    total_kb = 0
-    for pid in _tree(roots):
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                total_kb += int(line.split()[1])
-    return total_kb / 1024
 
 
 def _count(query: str) -> int:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime, parseaddr
 
 from flask import current_app, render_template
 from flask_babel import force_locale, gettext
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, text
 
 from extensions import db
 from models import (
@@ -42,9 +42,9 @@ from models.money import DEFAULT_LOCALE, N_
 from models.types import utcnow
 from providers.outcomes import Declined, NotSent, Succeeded
 from providers.smtp import SMTP_GATEWAY, SmtpMailer, SmtpSettings
-from resilience.gateway import CIRCUIT_OPEN, CallContext
+from resilience.gateway import CIRCUIT_OPEN, CallContext, CallRecord
 from services.notifications.outbox import email_job_id, enqueue_send
-from services.platform import metrics, queues
+from services.platform import autocommit, call_log, metrics, queues
 from services.platform.provider_clients import gateway_for
 from services.platform.queues import SWEEP_BATCH
 from settings import settings
@@ -167,100 +167,172 @@ def _subject_of(row: OutboxMessage) -> dict[str, object]:
 
 def send_batch(outbox_id: int) -> int:
     """Send the row, then the rows waiting after it, over the one kept SMTP session:
-    up to EMAIL_BATCH, within BATCH_BUDGET_S, stopping at the first that is not sent
-    (the server or its breaker said wait). The queued jobs of the rows it sent are
-    taken off the queue unstarted (one left behind finds its row sent). Returns how
-    many were sent."""
+    up to EMAIL_BATCH, claimed together (one statement), within BATCH_BUDGET_S, stopping
+    at the first that is not sent (the server or its breaker said wait). Rows claimed
+    but not tried are released uncounted. The queued jobs of the rows it sent are taken
+    off the queue unstarted (one left behind finds its row sent). Returns how many were
+    sent."""
     started = time.monotonic()
-    if not send_email(outbox_id):
-        return 0
-    sent = [outbox_id]
-    while len(sent) < EMAIL_BATCH and time.monotonic() - started < BATCH_BUDGET_S:
-        now = utcnow()
-        next_id = db.session.scalar(
-            select(OutboxMessage.id)
-            .where(
-                OutboxMessage.status == OutboxStatus.PENDING,
-                OutboxMessage.id > sent[-1],
-                or_(OutboxMessage.lease_expires_at.is_(None), OutboxMessage.lease_expires_at < now),
-                or_(OutboxMessage.next_attempt_at.is_(None), OutboxMessage.next_attempt_at <= now),
-            )
-            .order_by(OutboxMessage.id)
-            .limit(1)
-        )
-        db.session.rollback()
-        if next_id is None or not send_email(next_id):
+    rows, lease = _claim(outbox_id, EMAIL_BATCH, BATCH_BUDGET_S)
+    sent: list[int] = []
+    tried = 0
+    for row in rows:
+        if sent and time.monotonic() - started >= BATCH_BUDGET_S:
             break
-        sent.append(next_id)
+        tried += 1
+        if not _attempt(row):
+            break
+        sent.append(row.id)
+    untried = [row.id for row in rows[tried:]]
+    if untried:
+        autocommit.all_rows(_RELEASE, {"ids": untried, "lease": lease})
     queue = queues.named_queue(settings().email.queue)
-    queues.drop_queued_jobs(queue, [email_job_id(i) for i in sent[1:]])
+    queues.drop_queued_jobs(queue, [email_job_id(i) for i in sent if i != outbox_id])
     return len(sent)
 
 
 def send_email(outbox_id: int) -> bool:
     """Hand one pending row to the SMTP server (returns early if it is not due or leased);
     True when the server took it."""
+    rows, _ = _claim(outbox_id, 1, 0)
+    return bool(rows) and _attempt(rows[0])
+
+
+_CLAIM = text("""
+WITH batch AS (
+    SELECT id FROM outbox
+    WHERE id >= :first AND status = :pending
+        AND (lease_expires_at IS NULL OR lease_expires_at < :now)
+        AND (next_attempt_at IS NULL OR next_attempt_at <= :now)
+    ORDER BY id LIMIT :size FOR UPDATE SKIP LOCKED
+)
+UPDATE outbox AS o SET lease_expires_at = :lease, attempts = o.attempts + 1, updated_at = :now
+FROM batch WHERE o.id = batch.id AND EXISTS (SELECT 1 FROM batch WHERE batch.id = :first)
+RETURNING o.*
+""")
+# Claimed, not tried (the batch stopped before them): as they were.
+_RELEASE = text("""
+UPDATE outbox SET lease_expires_at = NULL, attempts = attempts - 1
+WHERE id = ANY(:ids) AND lease_expires_at = :lease
+""")
+# A row the server took, with the call's row in the call log.
+_SENT = text("""
+WITH sent AS (
+    UPDATE outbox SET status = :sent, sent_at = :now, last_error = NULL,
+        lease_expires_at = NULL, updated_at = :now
+    WHERE id = :id
+)
+INSERT INTO provider_calls (provider, operation, payment_id, idempotency_key, attempt,
+    started_at, duration_ms, outcome, http_status, endpoint, request_id, error)
+VALUES (:provider, :operation, :payment_id, :idempotency_key, :attempt, :started_at,
+    :duration_ms, :outcome, :http_status, :endpoint, :request_id, :error)
+""")
+
+
+def _claim(first: int, size: int, budget_s: float) -> tuple[list[OutboxMessage], datetime]:
+    """The pending row `first` and up to size - 1 due rows after it, leased, each attempt
+    counted (none when `first` is not pending, due and free); as rows outside the
+    session (transient), in id order."""
     now = utcnow()
-    row = db.session.scalar(
-        select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
-    )
-    if (
-        row is None
-        or row.status != OutboxStatus.PENDING
-        or (row.lease_expires_at is not None and row.lease_expires_at > now)
-        or (row.next_attempt_at is not None and row.next_attempt_at > now)
-    ):
-        db.session.rollback()
-        return False
-    row.lease_expires_at = now + timedelta(seconds=settings().email.timeout_s * 3 + 30)
-    row.attempts += 1
+    lease = now + timedelta(seconds=budget_s + settings().email.timeout_s * 3 + 30)
+    params = {
+        "first": first,
+        "size": size,
+        "pending": OutboxStatus.PENDING.value,
+        "now": now,
+        "lease": lease,
+    }
+    try:
+        found = autocommit.all_rows(_CLAIM, params)
+    except autocommit.ConnectionLost:
+        return [], lease  # perhaps leased: the sweep sends them after the lease
+    rows = [
+        OutboxMessage(
+            **{
+                **row._mapping,
+                "kind": EmailKind(row.kind),
+                "status": OutboxStatus(row.status),
+                **{k: _utc(row._mapping[k]) for k in _TIMES},
+            }
+        )
+        for row in found
+    ]
+    return sorted(rows, key=lambda row: row.id), lease
+
+
+_TIMES = ("next_attempt_at", "lease_expires_at", "sent_at", "created_at", "updated_at")
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def _attempt(row: OutboxMessage) -> bool:
+    """One attempt of a claimed row; True when the server took it."""
     try:
         message = render_email(row)
     except (ValueError, TypeError, LookupError) as exc:
         # A message that cannot be written (a recipient with a line break, a subject
         # row gone): failed at once with the reason, never retried or left pending.
-        row.status, row.lease_expires_at = OutboxStatus.FAILED, None
-        row.last_error = f"cannot be written: {type(exc).__name__}: {exc}"[:500]
-        metrics.EMAILS.labels(row.kind.value, row.status.value).inc()
+        db.session.rollback()
+        locked = _locked(row.id)
+        locked.status, locked.lease_expires_at = OutboxStatus.FAILED, None
+        locked.last_error = f"cannot be written: {type(exc).__name__}: {exc}"[:500]
+        metrics.EMAILS.labels(locked.kind.value, locked.status.value).inc()
         db.session.commit()
         return False
-    kind, created_at = row.kind, row.created_at
-    db.session.commit()
-
+    db.session.rollback()  # rendering read the row's subject: no transaction held
     context = CallContext("email", None, str(message["Message-ID"]))
-    outcome = gateway_for(GATEWAY).call(context, lambda: mailer().send(message))
+    calls: list[CallRecord] = []
+    outcome = gateway_for(GATEWAY).call(
+        context, lambda: mailer().send(message), recorder=calls.append
+    )
+    if isinstance(outcome, Succeeded):
+        now = utcnow()  # the gateway records every call it made: this one
+        params = {**call_log.row_of(calls[0]), "id": row.id, "now": now}
+        autocommit.all_rows(_SENT, {**params, "sent": OutboxStatus.SENT.value})
+        metrics.EMAIL_LATENCY.observe((now - row.created_at).total_seconds())
+        metrics.EMAILS.labels(row.kind.value, OutboxStatus.SENT.value).inc()
+        return True
+    for call in calls:
+        call_log.write(call)
+    _not_sent(row.id, outcome, row.created_at)
+    return False
 
-    row = db.session.scalar(
+
+def _locked(outbox_id: int) -> OutboxMessage:
+    locked = db.session.scalar(
         select(OutboxMessage).where(OutboxMessage.id == outbox_id).with_for_update()
     )
-    assert row is not None
+    assert locked is not None
+    return locked
+
+
+def _not_sent(outbox_id: int, outcome: object, created_at: datetime) -> None:
+    """The server (or the breaker) did not take it: retry with backoff, or fail."""
+    row = _locked(outbox_id)
     row.lease_expires_at = None
     delay_s = None
     config = settings().email
     if isinstance(outcome, NotSent) and outcome.reason == CIRCUIT_OPEN:
         row.attempts -= 1  # not an attempt: the breaker said wait, nothing was tried
-    if isinstance(outcome, Succeeded):
-        row.status, row.sent_at, row.last_error = OutboxStatus.SENT, utcnow(), None
-        metrics.EMAIL_LATENCY.observe((row.sent_at - created_at).total_seconds())
+    backoff_s = config.retry_base_s * 2 ** max(0, row.attempts - 1)
+    delay_s = min(backoff_s, config.retry_max_s) * random.uniform(1.0, 1.5)
+    if isinstance(outcome, NotSent) and outcome.retry_after_s:
+        delay_s = max(delay_s, outcome.retry_after_s)  # the breaker's own time
+    horizon = created_at + timedelta(seconds=config.retry_horizon_s)
+    is_past = utcnow() + timedelta(seconds=delay_s) > horizon
+    if isinstance(outcome, Declined) or (is_past and row.attempts >= MIN_ATTEMPTS):
+        row.status, delay_s = OutboxStatus.FAILED, None
+        row.last_error = f"after {row.attempts} attempts: {_reason(outcome)}"[:500]
     else:
-        backoff_s = config.retry_base_s * 2 ** max(0, row.attempts - 1)
-        delay_s = min(backoff_s, config.retry_max_s) * random.uniform(1.0, 1.5)
-        if isinstance(outcome, NotSent) and outcome.retry_after_s:
-            delay_s = max(delay_s, outcome.retry_after_s)  # the breaker's own time
-        horizon = created_at + timedelta(seconds=config.retry_horizon_s)
-        is_past = utcnow() + timedelta(seconds=delay_s) > horizon
-        if isinstance(outcome, Declined) or (is_past and row.attempts >= MIN_ATTEMPTS):
-            row.status, delay_s = OutboxStatus.FAILED, None
-            row.last_error = f"after {row.attempts} attempts: {_reason(outcome)}"[:500]
-        else:
-            row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
-            row.last_error = _reason(outcome)[:500]
-    metrics.EMAILS.labels(kind.value, row.status.value).inc()
+        row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
+        row.last_error = _reason(outcome)[:500]
+    metrics.EMAILS.labels(row.kind.value, row.status.value).inc()
     attempts = row.attempts
     db.session.commit()
     if delay_s is not None:
         enqueue_send(outbox_id, delay_s=delay_s, suffix=f"-retry-{attempts}")
-    return isinstance(outcome, Succeeded)
 
 
 def _reason(outcome: object) -> str:

@@ -42,9 +42,16 @@ def engine() -> Engine:
 def first_row(statement: TextClause, params: Mapping[str, object]) -> Row[Any] | None:
     """Run one statement as its own transaction; its first row (None when it returned
     none). Raises ConnectionLost when the database dropped the connection."""
+    found = all_rows(statement, params)
+    return found[0] if found else None
+
+
+def all_rows(statement: TextClause, params: Mapping[str, object]) -> list[Row[Any]]:
+    """Run one statement as its own transaction; the rows it returned (ConnectionLost)."""
     try:
         with engine().connect() as conn:
-            return conn.execute(statement, params).first()
+            result = conn.execute(statement, params)
+            return list(result.all()) if result.returns_rows else []
     except DBAPIError as exc:
         if not exc.connection_invalidated:
             raise

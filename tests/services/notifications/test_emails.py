@@ -15,7 +15,7 @@ from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
 
 from extensions import db
-from models import Customer, EmailKind, OutboxMessage, OutboxStatus, Payment
+from models import Customer, EmailKind, OutboxMessage, OutboxStatus, Payment, ProviderCall
 from models.types import utcnow
 from services.accounts.customers import create_customer
 from services.notifications import emails
@@ -279,3 +279,43 @@ def test_one_job_sends_the_emails_waiting_after_it_and_takes_their_jobs_off(
     run_notification_jobs(app)  # one of the two left sends both
     assert {r.status for r in _rows(app)} == {OutboxStatus.SENT}
     assert len(mail_sink.messages()) == 5
+
+
+def test_a_batch_claims_together_and_releases_what_it_did_not_try(
+    app: Flask, mail_sink: Any, monkeypatch: Any
+) -> None:
+    with app.app_context():
+        for n in range(3):
+            create_customer(f"budget{n}@example.com", "password123", ["EUR"])
+    rows = sorted(r.id for r in _rows(app))
+    monkeypatch.setattr(emails, "BATCH_BUDGET_S", 0.0)  # spent after the first send
+    with app.app_context():
+        assert emails.send_batch(rows[0]) == 1
+        calls = db.session.scalars(
+            select(ProviderCall).where(ProviderCall.operation == "email")
+        ).all()
+    by_id = {r.id: r for r in _rows(app)}
+    assert by_id[rows[0]].status == OutboxStatus.SENT and by_id[rows[0]].attempts == 1
+    # Claimed with the batch, never tried: as they were, their jobs still queued.
+    assert [(by_id[i].status, by_id[i].attempts, by_id[i].lease_expires_at) for i in rows[1:]] == [
+        (OutboxStatus.PENDING, 0, None)
+    ] * 2
+    assert _email_jobs(app) == [f"email-{i}" for i in rows]
+    # The sent one's call is in the call log, written with its row.
+    with app.app_context():
+        expected = [("Succeeded", message_id(by_id[rows[0]]))]
+    assert [(c.outcome, c.idempotency_key) for c in calls] == expected
+    assert len(mail_sink.messages()) == 1
+
+
+def test_a_job_whose_row_is_sent_claims_nothing(app: Flask, mail_sink: Any) -> None:
+    with app.app_context():
+        for n in range(2):
+            create_customer(f"late{n}@example.com", "password123", ["EUR"])
+    first, second = sorted(r.id for r in _rows(app))
+    with app.app_context():
+        assert send_email(first)
+        assert emails.send_batch(first) == 0  # a job left behind: its row is sent
+    left = {r.id: r for r in _rows(app)}[second]
+    assert (left.status, left.attempts, left.lease_expires_at) == (OutboxStatus.PENDING, 0, None)
+    assert len(mail_sink.messages()) == 1
