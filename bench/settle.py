@@ -9,8 +9,9 @@ The whole system runs as in production (bench/drills/stack.py: sandbox, gunicorn
 workers, PostgreSQL, Redis); the sandbox answers every Stripe request after the given
 latency. N top-ups never sent are inserted at once and their charges enqueued; the run
 ends when all are final and their webhooks and receipts are done. CPU is read from
-/proc (user + system of each program and its children, PostgreSQL's and Redis' too).
-The last line is JSON.
+/proc (user + system of each program and its children, PostgreSQL's and Redis' too),
+and set beside the straight-line baseline's (bench/settle_baseline.py: the same durable
+work in one plain process), measured first in the same run. The last line is JSON.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import requests
 
 from bench.common import bulk_topups, cpu_s, rss_mb, write_results
 from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
+from bench.settle_baseline import baseline
 
 # (worker processes, slots each) on the provider queue of one host.
 SHAPES = {"processes": (6, 1), "threads": (1, 64)}
@@ -45,21 +47,28 @@ def main() -> None:
     parser.add_argument("--latencies-ms", default="300,1000")
     parser.add_argument("--timeout-s", type=float, default=600)
     args = parser.parse_args()
+    # The same durable work done straight-line, in the same run (bench/settle_baseline.py).
+    straight = baseline(args.payments)
+    print(
+        f"straight-line baseline: CPU per payment {straight['cpu_ms_per_payment']} ms", flush=True
+    )
     rows = []
     for latency_ms in [int(v) for v in args.latencies_ms.split(",")]:
         for shape, (procs, slots) in SHAPES.items():
             row = settle(shape, procs, slots, latency_ms, args.payments, args.timeout_s)
+            row["cpu_ratio"] = round(row["cpu_ms_per_payment"] / straight["cpu_ms_per_payment"], 2)
             rows.append(row)
             print(
                 f"{shape:9} {procs} x {slots:2} slots at {latency_ms:4} ms: "
                 f"{row['settled_per_s']:6.1f} settled/s, p50 {row['latency_p50_s']} s "
                 f"p95 {row['latency_p95_s']} s, provider workers {row['worker_rss_mb']} MB, "
                 f"{row['in_flight_per_gb']} calls in flight per GB, CPU per payment "
-                f"{row['cpu_ms_per_payment']} ms",
+                f"{row['cpu_ms_per_payment']} ms ({row['cpu_ratio']}x the baseline)",
                 flush=True,
             )
-    summary = _ratios(rows)
-    print(f"results in {write_results('settle', {'rows': rows, 'summary': summary})}")
+    summary = {**_ratios(rows), "baseline_cpu_ms_per_payment": straight["cpu_ms_per_payment"]}
+    results = {"rows": rows, "baseline": straight, "summary": summary}
+    print(f"results in {write_results('settle', results)}")
     print(json.dumps(summary))
 
 
@@ -194,6 +203,7 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "in_flight_per_gb",
                 "slots_per_gb",
                 "cpu_ms_per_payment",
+                "cpu_ratio",
             )
         }
         both["settled_ratio"] = round(threads["settled_per_s"] / procs["settled_per_s"], 2)

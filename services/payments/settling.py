@@ -143,8 +143,9 @@ class Claimed:
 
 def claim(payment_id: int, now: datetime) -> Claimed | None:
     """Take the payment's lease and mark it sent, if it is pending and nobody holds it;
-    None otherwise. Raises autocommit.ConnectionLost (the lease may be ours: its expiry
-    and the pending sweep recover the payment)."""
+    None otherwise. Raises autocommit.ConnectionLost when the database dropped the
+    connection twice (the lease may be ours: its expiry and the pending sweep recover
+    the payment)."""
     lease = lifecycle.lease_until(now)
     params = {
         "payment_id": payment_id,
@@ -152,7 +153,13 @@ def claim(payment_id: int, now: datetime) -> Claimed | None:
         "lease": lease,
         "now": now,
     }
-    row = autocommit.first_row(_CLAIM, params)
+    try:
+        row = autocommit.first_row(_CLAIM, params)
+    except autocommit.ConnectionLost:
+        # The pool has let its dead connections go (a database restart): once more. If
+        # the first one did commit, the lease is ours and this claims nothing: its
+        # expiry and the pending sweep recover the payment.
+        row = autocommit.first_row(_CLAIM, params)
     return None if row is None else Claimed(row, lease)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from extensions import db
 from models import (
@@ -73,6 +73,22 @@ def test_the_lean_settle_writes_what_the_orm_path_writes(
     assert lean["payment"]["status"] == PaymentStatus.SUCCEEDED
     assert lean["payment"]["is_effect_applied"] and lean["transitions"] and lean["calls"]
     assert lean == orm
+
+
+def test_a_charge_after_the_database_dropped_its_connections_goes_through(app: Flask) -> None:
+    warm_up, payment_id = committed_payment(app), committed_payment(app)
+    with app.app_context():
+        charge_payment(warm_up)  # the lean pool holds a connection
+        killed = db.session.scalar(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
+            )
+        )
+        db.session.commit()
+        assert killed
+        charge_payment(payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
 
 
 def test_an_order_paid_meanwhile_takes_the_orm_path_to_review(app: Flask) -> None:
