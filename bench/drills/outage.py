@@ -49,6 +49,7 @@ from bench.drills.traffic import (
 )
 
 WEB_WORKERS, WEB_THREADS, QUEUE_WORKERS = 2, 4, 2  # the same web capacity for both systems
+QUEUE_SLOTS = 8  # each provider worker runs this many calls at once (threads), as in production
 WEB_SLOTS = WEB_WORKERS * WEB_THREADS
 FINAL = {"succeeded", "failed", "needs_review"}
 
@@ -104,6 +105,7 @@ def drill_ours(
         web_workers=WEB_WORKERS,
         web_threads=WEB_THREADS,
         queue_workers=QUEUE_WORKERS,
+        queue_slots=QUEUE_SLOTS,
     ) as stack:
         sweeper = Sweeper(stack, grace_s=int(SETTINGS["PENDING_SWEEP_GRACE_S"]))
         sweeper.cli("seed")
@@ -185,6 +187,7 @@ def drill_ours(
         sweeper.close()
         return {
             "pages": _page_stats(result),
+            # A threaded worker is busy while a call or more is in its slots.
             "saturation": _saturation(result, WEB_SLOTS, QUEUE_WORKERS),
             "payments": len(result.payment_ids),
             "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
@@ -359,6 +362,7 @@ def run(
         "phase_s": phase_s,
         "hang_s": hang_s,
         "naive_timeout_s": naive_timeout_s,
+        "provider_workers": {"processes": QUEUE_WORKERS, "slots_each": QUEUE_SLOTS},
         "database": "postgres",
         "this_system": ours,
         "naive": naive,
