@@ -32,6 +32,7 @@ REDIS_RETRY_S = 1.0  # the scheduler's and the workers' pause before trying Redi
 # While every slot is busy the worker still tells Redis it is alive this often (RQ's
 # worker key lives 420 s; a dead worker's jobs are found by their own heartbeats).
 SLOT_WAIT_S = 5.0
+LOOP_CHECK_S = 1.0  # RQ's heartbeat and suspension check, at most this often (SparingLoopMixin)
 
 
 class AppContextMixin:
@@ -47,6 +48,32 @@ class AppContextMixin:
                 db.session.remove()
 
 
+class SparingLoopMixin:
+    """RQ's loop tells Redis the worker is alive three times around every job (three round
+    trips each) and asks whether workers are suspended before each: at tens of jobs a
+    second that was more Redis work than the jobs'. Here each happens at most once every
+    LOOP_CHECK_S (the worker's key lives 420 s; `rq suspend` takes effect within a second).
+    A heartbeat RQ sends with its own timeout or in a pipeline goes through unchanged."""
+
+    _last_beat = 0.0
+    _last_suspension_check = 0.0
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        if timeout is None and pipeline is None:
+            at = time.monotonic()
+            if at - self._last_beat < LOOP_CHECK_S:
+                return
+            self._last_beat = at
+        super().heartbeat(timeout, pipeline)  # type: ignore[misc]
+
+    def check_for_suspension(self, burst: bool) -> None:
+        at = time.monotonic()
+        if at - self._last_suspension_check < LOOP_CHECK_S:
+            return
+        self._last_suspension_check = at
+        super().check_for_suspension(burst)  # type: ignore[misc]
+
+
 class AppWorker(AppContextMixin, Worker):
     """Forks a work horse per job (`flask worker --fork`): a crashing job cannot kill the
     worker, at the price of a fork and a fresh database connection for every job."""
@@ -58,7 +85,7 @@ class AppWorker(AppContextMixin, Worker):
         super().main_work_horse(*args, **kwargs)
 
 
-class AppSimpleWorker(AppContextMixin, SimpleWorker):
+class AppSimpleWorker(SparingLoopMixin, AppContextMixin, SimpleWorker):
     """Runs jobs in the worker process itself, reusing its pooled connections: the default.
 
     Jobs are short (one provider call within its budget); RQ still enforces the job
@@ -68,7 +95,7 @@ class AppSimpleWorker(AppContextMixin, SimpleWorker):
     """
 
 
-class AppThreadedWorker(AppContextMixin, SimpleWorker):
+class AppThreadedWorker(SparingLoopMixin, AppContextMixin, SimpleWorker):
     """Runs up to `slots` jobs at once, each in a thread of this one process: a provider
     call spends its time waiting on a socket, so a thread (a few hundred kB) holds it as
     well as a process of its own (80-100 MB). The bulkhead of a provider is its slots.

@@ -11,12 +11,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from flask import Flask
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, Worker
+from rq.exceptions import StopRequested
+from rq.suspension import resume, suspend
 
-from commands.workers import AppSimpleWorker, AppThreadedWorker, AppWorker, build_worker
+from commands.workers import (
+    LOOP_CHECK_S,
+    AppSimpleWorker,
+    AppThreadedWorker,
+    AppWorker,
+    build_worker,
+)
 from devtools.sentinel import sentinel_group
 from devtools.servers import RedisServer, free_port
 from extensions import db, redis_client
@@ -197,3 +206,30 @@ def test_a_threaded_worker_stops_warm_finishing_the_jobs_in_flight(
     assert redis.get("done") == b"3"
     assert [job.get_status(refresh=True) for job in held] == ["finished"] * 3
     assert late.get_status(refresh=True) == "queued"  # taken by no one
+
+
+def test_a_busy_worker_beats_and_checks_suspension_once_a_second(app: Flask) -> None:
+    with app.app_context():
+        worker = build_worker(app, [MAINTENANCE_QUEUE], simple=True)
+        worker.heartbeat()
+        first = worker.last_heartbeat
+        worker.heartbeat()  # within the second: not sent again
+        assert worker.last_heartbeat == first
+        worker._last_beat -= LOOP_CHECK_S  # a second later
+        worker.heartbeat()
+        assert worker.last_heartbeat is not None and first is not None
+        assert worker.last_heartbeat > first
+        beaten = worker.last_heartbeat
+        worker.heartbeat(30)  # RQ's own, with its timeout: always sent
+        assert worker.last_heartbeat > beaten
+        assert redis_client.client.ttl(worker.key) <= 30
+
+        worker.check_for_suspension(burst=True)  # not suspended: checked, carries on
+        suspend(redis_client.client)
+        try:
+            worker.check_for_suspension(burst=True)  # within the second: not asked
+            worker._last_suspension_check -= LOOP_CHECK_S
+            with pytest.raises(StopRequested):  # a suspended burst worker stops
+                worker.check_for_suspension(burst=True)
+        finally:
+            resume(redis_client.client)
