@@ -211,6 +211,7 @@ def test_a_threaded_worker_stops_warm_finishing_the_jobs_in_flight(
 def test_a_busy_worker_beats_and_checks_suspension_once_a_second(app: Flask) -> None:
     with app.app_context():
         worker = build_worker(app, [MAINTENANCE_QUEUE], simple=True)
+        assert isinstance(worker, AppSimpleWorker)
         worker.heartbeat()
         first = worker.last_heartbeat
         worker.heartbeat()  # within the second: not sent again
