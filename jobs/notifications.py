@@ -6,8 +6,13 @@ from services.backoffice import alerts
 from services.notifications import emails
 
 
+def send_emails_job() -> int:
+    """Send the emails waiting, in batches over one kept session (the doorbell's job)."""
+    return emails.send_waiting()
+
+
 def send_email_job(outbox_id: int) -> int:
-    """Send the email, and those waiting after it over the same session (a batch)."""
+    """A row's own job (its retry, the sweep, a resend): it, and those waiting after it."""
     return emails.send_batch(outbox_id)
 
 

@@ -10,10 +10,16 @@ from services.webhooks import backfill, batches, events
 log = logging.getLogger(__name__)
 
 
+def apply_webhooks_job() -> str:
+    """Apply the events the web requests recorded, a batch at a time (maintenance queue:
+    it calls no provider)."""
+    return batches.apply_waiting()
+
+
 def apply_webhook_job(record_id: int) -> str:
-    """Apply an event the web request recorded, with the events waiting after it
-    (maintenance queue: it calls no provider)."""
-    return batches.apply_batch(record_id)
+    """A job an earlier version enqueued per event (still queued during a deploy): the
+    same work, whatever its event."""
+    return batches.apply_waiting()
 
 
 def retry_pending_webhooks_job() -> int:

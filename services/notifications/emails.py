@@ -43,7 +43,8 @@ from models.types import utcnow
 from providers.outcomes import Declined, NotSent, Succeeded
 from providers.smtp import SMTP_GATEWAY, SmtpMailer, SmtpSettings
 from resilience.gateway import CIRCUIT_OPEN, CallContext, CallRecord
-from services.notifications.outbox import email_job_id, enqueue_send
+from services.notifications import outbox
+from services.notifications.outbox import enqueue_send
 from services.platform import autocommit, call_log, metrics, queues
 from services.platform.provider_clients import gateway_for
 from services.platform.queues import SWEEP_BATCH
@@ -165,30 +166,46 @@ def _subject_of(row: OutboxMessage) -> dict[str, object]:
     return {"payment": payment, "order": order, "reason": reason or ""}
 
 
+def send_waiting() -> int:
+    """The doorbell's job (services/platform/queues.ring): send the rows waiting, a batch
+    at a time over the one kept SMTP session, until none is due; when a send fails or
+    its budget is spent, ring again for the rest. Returns how many were sent."""
+    queues.answer(queues.EMAILS_BELL)  # before the claim: later rows ring again
+    started, sent = time.monotonic(), 0
+    while True:
+        count, is_whole = _send_claimed(None, started)
+        sent += count
+        if is_whole and count < EMAIL_BATCH:
+            return sent  # none left
+        if not is_whole or time.monotonic() - started >= BATCH_BUDGET_S:
+            outbox.wake_sender()  # the rest (the failed one waits for its retry)
+            return sent
+
+
 def send_batch(outbox_id: int) -> int:
-    """Send the row, then the rows waiting after it, over the one kept SMTP session:
-    up to EMAIL_BATCH, claimed together (one statement), within BATCH_BUDGET_S, stopping
-    at the first that is not sent (the server or its breaker said wait). Rows claimed
-    but not tried are released uncounted. The queued jobs of the rows it sent are taken
-    off the queue unstarted (one left behind finds its row sent). Returns how many were
-    sent."""
-    started = time.monotonic()
-    rows, lease = _claim(outbox_id, EMAIL_BATCH, BATCH_BUDGET_S)
-    sent: list[int] = []
-    tried = 0
+    """A row's own job (a retry, the sweep, a resend): send the row, then the rows waiting
+    after it. Returns how many were sent."""
+    return _send_claimed(outbox_id, time.monotonic())[0]
+
+
+def _send_claimed(first: int | None, started: float) -> tuple[int, bool]:
+    """Claim up to EMAIL_BATCH rows (from row `first`, which must be due, or any due)
+    in one statement and send them, within BATCH_BUDGET_S of `started`, stopping at the
+    first that is not sent (the server or its breaker said wait). Rows claimed but not
+    tried are released uncounted. Returns how many were sent, and whether all were."""
+    rows, lease = _claim(first, EMAIL_BATCH, BATCH_BUDGET_S)
+    sent = tried = 0
     for row in rows:
         if sent and time.monotonic() - started >= BATCH_BUDGET_S:
             break
         tried += 1
         if not _attempt(row):
             break
-        sent.append(row.id)
+        sent += 1
     untried = [row.id for row in rows[tried:]]
     if untried:
         autocommit.all_rows(_RELEASE, {"ids": untried, "lease": lease})
-    queue = queues.named_queue(settings().email.queue)
-    queues.drop_queued_jobs(queue, [email_job_id(i) for i in sent if i != outbox_id])
-    return len(sent)
+    return sent, sent == len(rows)
 
 
 def send_email(outbox_id: int) -> bool:
@@ -198,18 +215,25 @@ def send_email(outbox_id: int) -> bool:
     return bool(rows) and _attempt(rows[0])
 
 
-_CLAIM = text("""
+_CLAIM = """
 WITH batch AS (
     SELECT id FROM outbox
-    WHERE id >= :first AND status = :pending
+    WHERE status = :pending {from_first}
         AND (lease_expires_at IS NULL OR lease_expires_at < :now)
         AND (next_attempt_at IS NULL OR next_attempt_at <= :now)
     ORDER BY id LIMIT :size FOR UPDATE SKIP LOCKED
 )
 UPDATE outbox AS o SET lease_expires_at = :lease, attempts = o.attempts + 1, updated_at = :now
-FROM batch WHERE o.id = batch.id AND EXISTS (SELECT 1 FROM batch WHERE batch.id = :first)
+FROM batch WHERE o.id = batch.id {first_is_due}
 RETURNING o.*
-""")
+"""
+_CLAIM_WAITING = text(_CLAIM.format(from_first="", first_is_due=""))
+_CLAIM_FROM = text(
+    _CLAIM.format(
+        from_first="AND id >= :first",
+        first_is_due="AND EXISTS (SELECT 1 FROM batch WHERE batch.id = :first)",
+    )
+)
 # Claimed, not tried (the batch stopped before them): as they were.
 _RELEASE = text("""
 UPDATE outbox SET lease_expires_at = NULL, attempts = attempts - 1
@@ -229,10 +253,10 @@ VALUES (:provider, :operation, :payment_id, :idempotency_key, :attempt, :started
 """)
 
 
-def _claim(first: int, size: int, budget_s: float) -> tuple[list[OutboxMessage], datetime]:
-    """The pending row `first` and up to size - 1 due rows after it, leased, each attempt
-    counted (none when `first` is not pending, due and free); as rows outside the
-    session (transient), in id order."""
+def _claim(first: int | None, size: int, budget_s: float) -> tuple[list[OutboxMessage], datetime]:
+    """The pending row `first` and up to size - 1 due rows after it (none when `first` is
+    not pending, due and free), or, with no `first`, up to `size` due rows; leased, each
+    attempt counted; as rows outside the session (transient), in id order."""
     now = utcnow()
     lease = now + timedelta(seconds=budget_s + settings().email.timeout_s * 3 + 30)
     params = {
@@ -243,7 +267,7 @@ def _claim(first: int, size: int, budget_s: float) -> tuple[list[OutboxMessage],
         "lease": lease,
     }
     try:
-        found = autocommit.all_rows(_CLAIM, params)
+        found = autocommit.all_rows(_CLAIM_WAITING if first is None else _CLAIM_FROM, params)
     except autocommit.ConnectionLost:
         return [], lease  # perhaps leased: the sweep sends them after the lease
     rows = [

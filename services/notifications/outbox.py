@@ -1,5 +1,5 @@
 """Writing emails: one outbox row per email and cause, in the cause's own transaction
-(a receipt commits with the payment's success), enqueued for sending after the commit.
+(a receipt commits with the payment's success); the sender is woken after the commit.
 
 INSERT ... ON CONFLICT (kind, subject_id) DO NOTHING: the second success of a payment,
 or a job run twice, writes no second row. A row whose job is lost (Redis down at the
@@ -23,7 +23,8 @@ from services.platform import job_paths, queues
 from settings import settings
 
 log = logging.getLogger(__name__)
-SEND_EMAIL_JOB = job_paths.SEND_EMAIL
+SEND_EMAIL_JOB = job_paths.SEND_EMAIL  # a row's own job: its retry, the sweep, a resend
+SEND_EMAILS_JOB = job_paths.SEND_EMAILS  # the doorbell's: whatever waits
 _PENDING = "outbox.pending"
 
 
@@ -82,18 +83,19 @@ def enqueue_send(outbox_id: int, *, delay_s: float | None = None, suffix: str = 
     )
 
 
-def enqueue_new_rows(outbox_ids: list[int]) -> bool:
-    """Enqueue rows just committed (no job of theirs exists); False when Redis is down:
-    the sweep sends them."""
-    jobs = [(outbox_id, email_job_id(outbox_id)) for outbox_id in outbox_ids]
-    return queues.enqueue_new(settings().email.queue, SEND_EMAIL_JOB, jobs)
+def wake_sender() -> bool:
+    """Rows were just committed: ring the sender's doorbell (one waiting job sends every
+    row that waits; services/platform/queues.ring). False when Redis is down: the
+    sweep sends them."""
+    return queues.ring(
+        queues.named_queue(settings().email.queue), SEND_EMAILS_JOB, queues.EMAILS_BELL
+    )
 
 
 @event.listens_for(Session, "after_commit")
 def _enqueue_committed(session: Session) -> None:
-    new_ids = session.info.pop(_PENDING, [])
-    if new_ids:
-        enqueue_new_rows(new_ids)
+    if session.info.pop(_PENDING, []):
+        wake_sender()
 
 
 @event.listens_for(Session, "after_rollback")

@@ -209,7 +209,7 @@ def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> boo
         TABLE, row, PaymentStatus.PENDING, PaymentStatus.SUCCEEDED, TransitionSource.CHARGE, reason
     )
     if settled.outbox_id is not None:
-        outbox.enqueue_new_rows([settled.outbox_id])
+        outbox.wake_sender()
     return True
 
 

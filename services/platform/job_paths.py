@@ -10,8 +10,9 @@ CHECK_AUTHENTICATION = "jobs.payments.check_authentication_job"
 CANCEL_ABANDONED = "jobs.payments.cancel_abandoned_job"
 REFUND = "jobs.refunds.refund_job"
 RECONCILE_REFUND = "jobs.refunds.reconcile_refund_job"
-APPLY_WEBHOOK = "jobs.webhooks.apply_webhook_job"
+APPLY_WEBHOOKS = "jobs.webhooks.apply_webhooks_job"
 SEND_EMAIL = "jobs.notifications.send_email_job"
+SEND_EMAILS = "jobs.notifications.send_emails_job"
 
 ALL = (
     CHARGE,
@@ -20,6 +21,7 @@ ALL = (
     CANCEL_ABANDONED,
     REFUND,
     RECONCILE_REFUND,
-    APPLY_WEBHOOK,
+    APPLY_WEBHOOKS,
     SEND_EMAIL,
+    SEND_EMAILS,
 )

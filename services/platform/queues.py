@@ -6,6 +6,7 @@ intent, and the sweeps enqueue it later (an outbox)."""
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import UTC, datetime, timedelta
 
 from redis.exceptions import RedisError
@@ -49,7 +50,7 @@ def maintenance_queue() -> Queue:
 # Referenced by path so services never import jobs (jobs import services).
 CHARGE_JOB = CHARGE.send_job
 RECONCILE_JOB = CHARGE.lookup_job
-APPLY_WEBHOOK_JOB = job_paths.APPLY_WEBHOOK
+APPLY_WEBHOOKS_JOB = job_paths.APPLY_WEBHOOKS
 SCHEDULER_OVERDUE_S = 10  # RQ's scheduler moves due jobs every second
 ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
@@ -164,22 +165,38 @@ def _push(queue: Queue, func: str, jobs: list[tuple[int, str]]) -> None:
         pipe.execute()
 
 
-def webhook_job_id(record_id: int) -> str:
-    return f"webhook-{record_id}"
+# The doorbells: a batch job claims whatever rows wait (webhook events to apply, emails to
+# send), so one waiting job is enough, however many rows come. A row committed rings:
+# SET NX of the bell, and the job is enqueued only when the bell was not rung already.
+# The job answers (deletes the bell) before it claims, so a row committed after the
+# claim rings again: none waits without a job. A bell whose job was lost (Redis went
+# away between the two) lapses after BELL_TTL_S; the sweeps find such rows meanwhile.
+BELL_TTL_S = 30
+WEBHOOKS_BELL, EMAILS_BELL = "bell:webhooks", "bell:emails"
 
 
-def enqueue_webhook(record_id: int) -> bool:
-    """Queue the application of a just-recorded webhook event on the maintenance queue.
-
-    Returns False (and logs) when Redis is unreachable: the event stays `pending`
-    and the periodic retry of pending events applies it.
-    """
+def ring(queue: Queue, func: str, bell: str) -> bool:
+    """Wake `func` (a job without arguments) on `queue` unless it is waiting already.
+    False (logged) when Redis is unreachable: the sweeps take the rows."""
     try:
-        _push(maintenance_queue(), APPLY_WEBHOOK_JOB, [(record_id, webhook_job_id(record_id))])
+        if queue.connection.set(bell, 1, nx=True, ex=BELL_TTL_S):
+            queue.enqueue(func, job_id=f"{bell.replace(':', '-')}-{uuid.uuid4().hex[:16]}")
         return True
     except RedisError as exc:
-        log.warning("could not enqueue webhook event %s (Redis: %s); retried later", record_id, exc)
+        log.warning(
+            "could not ring %s on %s (Redis: %s); a sweep will find the rows", bell, queue.name, exc
+        )
         return False
+
+
+def answer(bell: str) -> None:
+    """The woken job, before it claims: rows committed from now on ring again."""
+    redis_client.client.delete(bell)
+
+
+def ring_webhooks() -> bool:
+    """Wake the application of recorded webhook events (maintenance queue)."""
+    return ring(maintenance_queue(), APPLY_WEBHOOKS_JOB, WEBHOOKS_BELL)
 
 
 # Take each job off the queue and delete it, but only if it was still waiting there: a job
@@ -191,12 +208,6 @@ for i, job_id in ipairs(ARGV) do
     end
 end
 """
-
-
-def drop_queued_webhook_jobs(record_ids: list[int]) -> None:
-    """The apply jobs of events a batch applied: off the queue, unstarted (best effort:
-    one left behind finds its event applied and does nothing)."""
-    drop_queued_jobs(maintenance_queue(), [webhook_job_id(record_id) for record_id in record_ids])
 
 
 def drop_queued_jobs(queue: Queue, job_ids: list[str]) -> None:

@@ -1,13 +1,12 @@
 """Applying recorded webhook events in batches, so the maintenance workers keep up with
 what the web workers ingest.
 
-Every recorded event still gets its own apply job (the wake-up is never lost). The job
-takes its event and the events recorded after it that wait for their first application,
-up to BATCH, locked with SKIP LOCKED (another worker's batch keeps its own), and applies
-them in one transaction, payments in id order (each one's order, then the payment: the
-one lock order, in the same sequence in every batch). Once committed, the jobs of the
-other events it applied are taken off the queue unstarted, so a worker does not spend a
-job on each of them.
+A recorded event rings the doorbell (services/platform/queues.ring): one job waits,
+however many events come. The job takes the events that wait for their first
+application, up to BATCH at a time, locked with SKIP LOCKED (another worker's batch
+keeps its own), and applies each batch in one transaction, payments in id order (each
+one's order, then the payment: the one lock order, in the same sequence in every
+batch), until none is left or its BUDGET_S is spent (then it rings again).
 
 Anything unusual (a refund event, an event that cannot apply, a deadlock with another
 transaction) rolls the batch back and applies its events one at a time, the path that
@@ -17,6 +16,7 @@ sets a bad event aside (services/webhooks/events.py).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,29 +41,41 @@ from services.webhooks.events import (
 log = logging.getLogger(__name__)
 
 BATCH = 50
+BUDGET_S = 20.0  # one job stays well inside the 60 s job timeout
 
 
 class _OneAtATime(Exception):
     """This batch needs the careful path."""
 
 
-def apply_batch(record_id: int) -> str:
-    """The apply job of event `record_id`: apply it and up to BATCH - 1 events recorded
-    after it that are still waiting. Commits. Returns how it went (for the job's result)."""
+def apply_waiting() -> str:
+    """The doorbell's job: apply the events waiting, a batch at a time. Commits. Returns
+    how it went (for the job's result)."""
+    queues.answer(queues.WEBHOOKS_BELL)  # before the claim: later events ring again
+    started, batches, applied, alone = time.monotonic(), 0, 0, 0
+    while True:
+        count, is_alone = apply_batch()
+        batches, applied, alone = batches + 1, applied + count, alone + is_alone * count
+        if count < BATCH:
+            return f"{applied} in {batches} batches ({alone} one at a time)"
+        if time.monotonic() - started > BUDGET_S:
+            queues.ring_webhooks()  # the rest in a job of its own
+            return f"{applied} in {batches} batches ({alone} one at a time); more waiting"
+
+
+def apply_batch() -> tuple[int, bool]:
+    """Apply up to BATCH waiting events in one transaction (or, when one of them needs it,
+    one at a time). Commits. Returns how many, and whether one at a time."""
     records = db.session.scalars(
         select(ProcessedWebhook)
-        .where(
-            ProcessedWebhook.state == WebhookState.PENDING,
-            ProcessedWebhook.note == RECEIVED,
-            ProcessedWebhook.id >= record_id,
-        )
+        .where(ProcessedWebhook.state == WebhookState.PENDING, ProcessedWebhook.note == RECEIVED)
         .order_by(ProcessedWebhook.id)
         .limit(BATCH)
         .with_for_update(skip_locked=True)
     ).all()
     if not records:
         db.session.rollback()  # applied by another batch, or by the periodic retry
-        return "done"
+        return 0, False
     ids = [record.id for record in records]
     try:
         _apply_in_order(records)
@@ -73,9 +85,8 @@ def apply_batch(record_id: int) -> str:
         log.info("webhook batch of %s events applied one at a time (%s)", len(ids), exc)
         for one in ids:
             apply_recorded(one)
-        return f"{len(ids)} one at a time"
-    queues.drop_queued_webhook_jobs([one for one in ids if one != record_id])
-    return f"{len(ids)} in a batch"
+        return len(ids), True
+    return len(ids), False
 
 
 def _apply_in_order(records: Sequence[ProcessedWebhook]) -> None:

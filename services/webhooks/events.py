@@ -106,7 +106,7 @@ def ingest(
             record_id = autocommit.execute(statement, params).scalar()
         if record_id is None:
             return "duplicate"  # someone recorded it first (redelivery, another node)
-        queues.enqueue_webhook(record_id)
+        queues.ring_webhooks()  # the application job, unless one is waiting
         return "accepted"
     record_id = db.session.execute(statement, params).scalar()
     if record_id is None:

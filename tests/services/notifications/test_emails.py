@@ -14,13 +14,14 @@ from rq import Queue
 from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
 
-from extensions import db
+from extensions import db, redis_client
 from models import Customer, EmailKind, OutboxMessage, OutboxStatus, Payment, ProviderCall
 from models.types import utcnow
 from services.accounts.customers import create_customer
 from services.notifications import emails
 from services.notifications.emails import message_id, render_email, send_email, sweep_outbox
 from services.payments.charging import charge_payment
+from services.platform import queues
 from tests.helpers import all_rows, committed_payment, run_notification_jobs
 from tests.mail_support import busy_smtp_server, silent_smtp_server
 
@@ -54,7 +55,8 @@ def test_a_receipt_is_written_once_and_sent_once(app: Flask, sandbox: Any, mail_
         charge_payment(payment_id)  # the job again: nothing new
     receipt = _one(app, EmailKind.RECEIPT)
     assert receipt.subject_id == payment_id and receipt.status == OutboxStatus.PENDING
-    assert _email_jobs(app) == [f"email-{receipt.id}"]
+    [job] = _email_jobs(app)  # the sender's doorbell: one job for whatever waits
+    assert job.startswith("bell-emails-")
     run_notification_jobs(app)
     with app.app_context():
         send_email(receipt.id)  # a second run of the job: already sent, nothing happens
@@ -260,25 +262,65 @@ def test_the_open_breaker_counts_no_attempt_and_a_failed_email_can_be_sent_again
     assert _one(app, EmailKind.WELCOME).status == OutboxStatus.SENT
 
 
-def test_one_job_sends_the_emails_waiting_after_it_and_takes_their_jobs_off(
+def test_one_waiting_job_sends_every_email_in_batches(
     app: Flask, mail_sink: Any, monkeypatch: Any
 ) -> None:
     with app.app_context():
         for n in range(5):
             create_customer(f"batch{n}@example.com", "password123", ["EUR"])  # a welcome each
-    rows = sorted(r.id for r in _rows(app))
-    assert len(rows) == 5 and len(_email_jobs(app)) == 5
-    monkeypatch.setattr(emails, "EMAIL_BATCH", 3)
+    assert len(_rows(app)) == 5
+    assert len(_email_jobs(app)) == 1  # the first rang; the other four found it rung
+    monkeypatch.setattr(emails, "EMAIL_BATCH", 2)
     with app.app_context():
-        assert emails.send_batch(rows[0]) == 3  # its own and the next two, no more
-    assert [r.status for r in sorted(_rows(app), key=lambda r: r.id)] == [OutboxStatus.SENT] * 3 + [
-        OutboxStatus.PENDING
-    ] * 2
-    # The first job is the one running (here: called); the next two are gone unstarted.
-    assert _email_jobs(app) == [f"email-{rows[0]}", f"email-{rows[3]}", f"email-{rows[4]}"]
-    run_notification_jobs(app)  # one of the two left sends both
+        assert emails.send_waiting() == 5  # three claims: 2, 2 and 1
+        assert redis_client.client.get(queues.EMAILS_BELL) is None  # answered
     assert {r.status for r in _rows(app)} == {OutboxStatus.SENT}
     assert len(mail_sink.messages()) == 5
+    with app.app_context():
+        create_customer("after@example.com", "password123", ["EUR"])
+    assert len(_email_jobs(app)) == 2  # a row after the answer rings again
+
+
+def test_a_rows_own_job_sends_the_emails_waiting_after_it(
+    app: Flask, mail_sink: Any, monkeypatch: Any
+) -> None:
+    with app.app_context():
+        for n in range(5):
+            create_customer(f"own{n}@example.com", "password123", ["EUR"])
+    rows = sorted(r.id for r in _rows(app))
+    monkeypatch.setattr(emails, "EMAIL_BATCH", 3)
+    with app.app_context():
+        assert emails.send_batch(rows[1]) == 3  # its own and the next two, no more
+    assert [r.status for r in sorted(_rows(app), key=lambda r: r.id)] == [
+        OutboxStatus.PENDING,
+        *[OutboxStatus.SENT] * 3,
+        OutboxStatus.PENDING,
+    ]
+
+
+def test_a_failed_send_leaves_the_rest_to_a_job_of_their_own(
+    app: Flask, make_app: Any, mail_sink: Any
+) -> None:
+    with app.app_context():
+        for n in range(3):
+            create_customer(f"held{n}@example.com", "password123", ["EUR"])
+    first = min(r.id for r in _rows(app))
+    with app.app_context():
+        db.session.get_one(OutboxMessage, first).recipient = "bad\nrecipient@example.com"
+        db.session.commit()
+        assert emails.send_waiting() == 0  # the first cannot be written: it stops there
+    assert _one_by_id(app, first).status == OutboxStatus.FAILED
+    # The other two were released uncounted, and the doorbell rung for them.
+    assert [(r.status, r.attempts) for r in _rows(app) if r.id != first] == [
+        (OutboxStatus.PENDING, 0)
+    ] * 2
+    run_notification_jobs(app)
+    assert [r.status for r in _rows(app) if r.id != first] == [OutboxStatus.SENT] * 2
+
+
+def _one_by_id(app: Flask, outbox_id: int) -> OutboxMessage:
+    [row] = [r for r in _rows(app) if r.id == outbox_id]
+    return row
 
 
 def test_a_batch_claims_together_and_releases_what_it_did_not_try(
@@ -300,7 +342,7 @@ def test_a_batch_claims_together_and_releases_what_it_did_not_try(
     assert [(by_id[i].status, by_id[i].attempts, by_id[i].lease_expires_at) for i in rows[1:]] == [
         (OutboxStatus.PENDING, 0, None)
     ] * 2
-    assert _email_jobs(app) == [f"email-{i}" for i in rows]
+    assert len(_email_jobs(app)) == 1  # the doorbell's, untouched by a row's own job
     # The sent one's call is in the call log, written with its row.
     with app.app_context():
         expected = [("Succeeded", message_id(by_id[rows[0]]))]

@@ -1,5 +1,6 @@
-"""Batch application of webhook events: many per transaction, the rest's jobs dropped,
-a bad event set aside without holding the others back, two workers without deadlocks."""
+"""Batch application of webhook events: one waiting job however many events, many per
+transaction, a bad event set aside without holding the others back, two workers without
+deadlocks."""
 
 from __future__ import annotations
 
@@ -19,10 +20,18 @@ from models import (
     ProcessedWebhook,
     WebhookState,
 )
+from services.platform import queues
 from services.platform.queues import MAINTENANCE_QUEUE
 from services.wallet.audit import audit_wallets
-from services.webhooks.batches import BATCH, apply_batch
-from tests.helpers import committed_payment, committed_topup, signed_post, stripe_event
+from services.webhooks import batches
+from services.webhooks.batches import BATCH
+from tests.helpers import (
+    committed_payment,
+    committed_topup,
+    run_maintenance_jobs,
+    signed_post,
+    stripe_event,
+)
 from tests.worker_support import start_worker, stop_workers
 
 
@@ -37,12 +46,6 @@ def _queued(app: Flask) -> list[str]:
         return Queue(MAINTENANCE_QUEUE, connection=redis_client.client).job_ids
 
 
-def _first_event() -> int:
-    first = db.session.scalar(select(func.min(ProcessedWebhook.id)))
-    assert first is not None
-    return int(first)
-
-
 def _states(app: Flask) -> dict[str, int]:
     with app.app_context():
         return dict(
@@ -52,32 +55,55 @@ def _states(app: Flask) -> dict[str, int]:
         )
 
 
-def test_one_job_applies_the_waiting_events_and_drops_their_jobs(
-    app: Flask, client: FlaskClient
+def test_one_job_waits_for_all_the_events_and_applies_them_in_batches(
+    app: Flask, client: FlaskClient, monkeypatch: Any
 ) -> None:
     payments = [committed_payment(app) for _ in range(12)]
     _deliver(client, payments)
     queued = _queued(app)
-    assert len(queued) == 12
+    assert len(queued) == 1  # the first event rang; the other eleven found it rung
 
+    monkeypatch.setattr(batches, "BATCH", 5)
     with app.app_context():
-        first = _first_event()
-        assert apply_batch(first) == "12 in a batch"
+        assert batches.apply_waiting() == "12 in 3 batches (0 one at a time)"
 
     assert _states(app) == {WebhookState.APPLIED: 12}
-    # Only the job that ran the batch is left (in a worker, it is the one running).
-    assert _queued(app) == queued[:1]
     with app.app_context():
         statuses = db.session.scalars(select(Payment.status).where(Payment.id.in_(payments)))
         assert set(statuses) == {PaymentStatus.SUCCEEDED}
+        # Answered: the next event rings again.
+        assert redis_client.client.get(queues.WEBHOOKS_BELL) is None
+    _deliver(client, [committed_payment(app)])
+    assert len(_queued(app)) == 2
+
+
+def test_an_event_recorded_while_the_job_waits_rides_with_it(
+    app: Flask, client: FlaskClient
+) -> None:
+    _deliver(client, [committed_payment(app)])
+    _deliver(client, [committed_payment(app)])  # the bell is rung: no second job
+    assert len(_queued(app)) == 1
+    run_maintenance_jobs(app)
+    assert _states(app) == {WebhookState.APPLIED: 2}
 
 
 def test_a_batch_is_capped(app: Flask, client: FlaskClient) -> None:
     _deliver(client, [committed_payment(app) for _ in range(BATCH + 3)])
     with app.app_context():
-        first = _first_event()
-        apply_batch(first)
+        assert batches.apply_batch() == (BATCH, False)
     assert _states(app) == {WebhookState.APPLIED: BATCH, WebhookState.PENDING: 3}
+
+
+def test_a_job_out_of_budget_rings_again_for_the_rest(
+    app: Flask, client: FlaskClient, monkeypatch: Any
+) -> None:
+    _deliver(client, [committed_payment(app) for _ in range(6)])
+    monkeypatch.setattr(batches, "BATCH", 2)
+    monkeypatch.setattr(batches, "BUDGET_S", -1.0)  # spent after the first batch
+    with app.app_context():
+        assert batches.apply_waiting() == "2 in 1 batches (0 one at a time); more waiting"
+    assert _states(app) == {WebhookState.APPLIED: 2, WebhookState.PENDING: 4}
+    assert len(_queued(app)) == 2  # the first event's job (here: called) and the new one
 
 
 def test_an_event_that_cannot_apply_is_set_aside_and_the_rest_apply(
@@ -91,8 +117,7 @@ def test_an_event_that_cannot_apply_is_set_aside_and_the_rest_apply(
     _deliver(client, good[1:])
 
     with app.app_context():
-        first = _first_event()
-        assert apply_batch(first) == "4 one at a time"
+        assert batches.apply_batch() == (4, True)
 
     assert _states(app) == {WebhookState.APPLIED: 3, WebhookState.REJECTED: 1}
 
