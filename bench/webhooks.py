@@ -8,7 +8,7 @@ Each payment gets one `payment_intent.succeeded` event; every event is sent twic
 minimal INSERT + enqueue endpoint of bench/intake.py under the same settings, in
 the same run. Goal: >= 70 % of it, and zero double effects: every event recorded
 once, every top-up credited once, every wallet balance equal to its ledger. Then two
-`flask worker maintenance --burst` processes apply what was recorded (in batches,
+`flask worker maintenance` processes apply what was recorded (in batches,
 services/webhooks/batches.py). Goal: they apply >= 0.8 of what one web worker ingests
 (`apply_vs_ingest`, in the last line, a JSON object).
 """
@@ -187,15 +187,17 @@ class Deliverer:
 
 
 def _apply_with_workers(env: dict[str, str], app: Any, ids: list[int], count: int) -> float:
-    """Run the queued applications with `count` `flask worker maintenance --burst`
-    processes; events applied per second, from the first application to the last."""
+    """Run the queued applications with `count` `flask worker maintenance` processes until
+    every event is processed (not --burst: a worker that found the queue empty at its
+    start would leave, while the jobs a backlog rings for arrive later); events applied
+    per second, from the first application to the last."""
     from sqlalchemy import text
 
     from extensions import db
 
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "flask", "--app", "app", "worker", "maintenance", "--burst"],
+            [sys.executable, "-m", "flask", "--app", "app", "worker", "maintenance"],
             cwd=PROJECT_DIR,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -203,8 +205,26 @@ def _apply_with_workers(env: dict[str, str], app: Any, ids: list[int], count: in
         )
         for _ in range(count)
     ]
-    for worker in workers:
-        worker.wait(timeout=600)
+    try:
+        deadline = time.monotonic() + 600
+        with app.app_context():
+            while time.monotonic() < deadline:
+                waiting = db.session.scalar(
+                    text(
+                        "SELECT count(*) FROM processed_webhooks "
+                        "WHERE payment_id = ANY(:ids) AND processed_at IS NULL"
+                    ),
+                    {"ids": ids},
+                )
+                db.session.rollback()
+                if not waiting:
+                    break
+                time.sleep(0.2)
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(timeout=60)
     with app.app_context():
         applied, first, last = db.session.execute(
             text(

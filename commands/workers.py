@@ -132,9 +132,14 @@ class AppThreadedWorker(SparingLoopMixin, AppContextMixin, SimpleWorker):
             raise
         if result is None:
             self._free.release()
-        elif self.executions:
-            self.set_state(WorkerStatus.BUSY)  # the dequeue said idle; others still run
         return result
+
+    def set_state(self, state: str, pipeline: Any = None) -> None:
+        """Busy while a call or more is in the slots: RQ's loop says idle each time it
+        waits for the next job (the dashboard and the drills read this)."""
+        if state == WorkerStatus.IDLE and self.executions:
+            state = WorkerStatus.BUSY
+        super().set_state(state, pipeline)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         self._handing_over = True  # a stop now waits until the job is in its thread

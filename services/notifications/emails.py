@@ -194,6 +194,8 @@ def _send_claimed(first: int | None, started: float) -> tuple[int, bool]:
     first that is not sent (the server or its breaker said wait). Rows claimed but not
     tried are released uncounted. Returns how many were sent, and whether all were."""
     rows, lease = _claim(first, EMAIL_BATCH, BATCH_BUDGET_S)
+    if first is None and len(rows) == EMAIL_BATCH:
+        outbox.wake_sender()  # more may wait: another worker's job helps meanwhile
     sent = tried = 0
     for row in rows:
         if sent and time.monotonic() - started >= BATCH_BUDGET_S:

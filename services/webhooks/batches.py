@@ -6,7 +6,9 @@ however many events come. The job takes the events that wait for their first
 application, up to BATCH at a time, locked with SKIP LOCKED (another worker's batch
 keeps its own), and applies each batch in one transaction, payments in id order (each
 one's order, then the payment: the one lock order, in the same sequence in every
-batch), until none is left or its BUDGET_S is spent (then it rings again).
+batch), until none is left or its BUDGET_S is spent (then it rings again). A full
+batch rings too, before it is applied: under a backlog every maintenance worker gets a
+job, and SKIP LOCKED gives each its own events.
 
 Anything unusual (a refund event, an event that cannot apply, a deadlock with another
 transaction) rolls the batch back and applies its events one at a time, the path that
@@ -76,6 +78,8 @@ def apply_batch() -> tuple[int, bool]:
     if not records:
         db.session.rollback()  # applied by another batch, or by the periodic retry
         return 0, False
+    if len(records) == BATCH:
+        queues.ring_webhooks()  # more may wait: another worker's job helps meanwhile
     ids = [record.id for record in records]
     try:
         _apply_in_order(records)

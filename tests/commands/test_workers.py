@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 from rq import Queue, Worker
 from rq.exceptions import StopRequested
 from rq.suspension import resume, suspend
+from rq.worker import WorkerStatus
 
 from commands.workers import (
     LOOP_CHECK_S,
@@ -234,3 +235,16 @@ def test_a_busy_worker_beats_and_checks_suspension_once_a_second(app: Flask) -> 
                 worker.check_for_suspension(burst=True)
         finally:
             resume(redis_client.client)
+
+
+def test_a_threaded_worker_with_calls_in_its_slots_says_busy(app: Flask) -> None:
+    with app.app_context():
+        worker = build_worker(app, [provider_queue_name("stripe")], slots=4)
+        assert isinstance(worker, AppThreadedWorker)
+        in_flight: Any = object()
+        worker.executions = {"in-flight": in_flight}  # a call in a slot
+        worker.set_state(WorkerStatus.IDLE)  # what RQ's loop says while it waits for more
+        assert worker.get_state() == WorkerStatus.BUSY
+        worker.executions = {}
+        worker.set_state(WorkerStatus.IDLE)
+        assert worker.get_state() == WorkerStatus.IDLE

@@ -273,12 +273,15 @@ def test_one_waiting_job_sends_every_email_in_batches(
     monkeypatch.setattr(emails, "EMAIL_BATCH", 2)
     with app.app_context():
         assert emails.send_waiting() == 5  # three claims: 2, 2 and 1
-        assert redis_client.client.get(queues.EMAILS_BELL) is None  # answered
     assert {r.status for r in _rows(app)} == {OutboxStatus.SENT}
     assert len(mail_sink.messages()) == 5
+    # The full claims rang for help; the jobs that came find nothing, and answer.
+    run_notification_jobs(app)
+    assert _email_jobs(app) == []
     with app.app_context():
+        assert redis_client.client.get(queues.EMAILS_BELL) is None
         create_customer("after@example.com", "password123", ["EUR"])
-    assert len(_email_jobs(app)) == 2  # a row after the answer rings again
+    assert len(_email_jobs(app)) == 1  # a row after the answer rings again
 
 
 def test_a_rows_own_job_sends_the_emails_waiting_after_it(
@@ -361,3 +364,16 @@ def test_a_job_whose_row_is_sent_claims_nothing(app: Flask, mail_sink: Any) -> N
     left = {r.id: r for r in _rows(app)}[second]
     assert (left.status, left.attempts, left.lease_expires_at) == (OutboxStatus.PENDING, 0, None)
     assert len(mail_sink.messages()) == 1
+
+
+def test_a_full_claim_rings_for_another_worker(app: Flask, monkeypatch: Any) -> None:
+    with app.app_context():
+        for n in range(3):
+            create_customer(f"help{n}@example.com", "password123", ["EUR"])
+    assert len(_email_jobs(app)) == 1
+    monkeypatch.setattr(emails, "EMAIL_BATCH", 2)
+    monkeypatch.setattr(emails, "_attempt", lambda row: True)  # the claim is what is tested
+    with app.app_context():
+        queues.answer(queues.EMAILS_BELL)  # what the job does first
+        emails._send_claimed(None, 0.0)
+    assert len(_email_jobs(app)) == 2  # a second job, for a second worker meanwhile

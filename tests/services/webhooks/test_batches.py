@@ -71,10 +71,13 @@ def test_one_job_waits_for_all_the_events_and_applies_them_in_batches(
     with app.app_context():
         statuses = db.session.scalars(select(Payment.status).where(Payment.id.in_(payments)))
         assert set(statuses) == {PaymentStatus.SUCCEEDED}
-        # Answered: the next event rings again.
+    # The full batches rang for help; the jobs that came find nothing, and answer.
+    run_maintenance_jobs(app)
+    assert _queued(app) == []
+    with app.app_context():
         assert redis_client.client.get(queues.WEBHOOKS_BELL) is None
-    _deliver(client, [committed_payment(app)])
-    assert len(_queued(app)) == 2
+    _deliver(client, [committed_payment(app)])  # the next event rings again
+    assert len(_queued(app)) == 1
 
 
 def test_an_event_recorded_while_the_job_waits_rides_with_it(
@@ -152,3 +155,18 @@ def test_two_workers_apply_every_event_once(app: Flask, client: FlaskClient, san
         assert {n for _, n in succeeded} == {1}
         assert credits == 40
         assert audit_wallets().mismatches == []
+
+
+def test_a_full_batch_rings_for_another_worker(
+    app: Flask, client: FlaskClient, monkeypatch: Any
+) -> None:
+    _deliver(client, [committed_payment(app) for _ in range(3)])
+    assert len(_queued(app)) == 1
+    monkeypatch.setattr(batches, "BATCH", 2)
+    with app.app_context():
+        queues.answer(queues.WEBHOOKS_BELL)  # what the job does first
+        assert batches.apply_batch() == (2, False)  # full: more may wait
+    assert len(_queued(app)) == 2  # a second job, for a second worker meanwhile
+    with app.app_context():
+        assert batches.apply_batch() == (1, False)  # the last one: no more help asked
+    assert len(_queued(app)) == 2
