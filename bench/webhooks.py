@@ -209,12 +209,9 @@ def _apply_with_workers(env: dict[str, str], app: Any, ids: list[int], count: in
         deadline = time.monotonic() + 600
         with app.app_context():
             while time.monotonic() < deadline:
+                # An event names its payment once applied: wait for every event pending.
                 waiting = db.session.scalar(
-                    text(
-                        "SELECT count(*) FROM processed_webhooks "
-                        "WHERE payment_id = ANY(:ids) AND processed_at IS NULL"
-                    ),
-                    {"ids": ids},
+                    text("SELECT count(*) FROM processed_webhooks WHERE state = 'pending'")
                 )
                 db.session.rollback()
                 if not waiting:

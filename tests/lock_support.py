@@ -1,4 +1,5 @@
-"""Whether a row is locked, probed from a second connection with NOWAIT."""
+"""The database as other sessions see it: whether a row is locked (probed from a second
+connection with NOWAIT), who waits for a lock, and every other connection dropped."""
 
 from __future__ import annotations
 
@@ -29,3 +30,17 @@ def lock_waiters(engine: Engine) -> int:
                 )
             ).scalar_one()
         )
+
+
+def drop_other_connections(engine: Engine) -> int:
+    """Terminate every other connection to this database, as a restart does to a pool
+    (every worker of the suite has a cluster of its own); how many there were."""
+    with engine.connect() as conn:
+        killed = conn.execute(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
+            )
+        ).scalar_one()
+        conn.commit()
+    return int(killed)

@@ -265,9 +265,7 @@ def test_the_open_breaker_counts_no_attempt_and_a_failed_email_can_be_sent_again
 def test_one_waiting_job_sends_every_email_in_batches(
     app: Flask, mail_sink: Any, monkeypatch: Any
 ) -> None:
-    with app.app_context():
-        for n in range(5):
-            create_customer(f"batch{n}@example.com", "password123", ["EUR"])  # a welcome each
+    _welcomes(app, "batch", 5)
     assert len(_rows(app)) == 5
     assert len(_email_jobs(app)) == 1  # the first rang; the other four found it rung
     monkeypatch.setattr(emails, "EMAIL_BATCH", 2)
@@ -287,9 +285,7 @@ def test_one_waiting_job_sends_every_email_in_batches(
 def test_a_rows_own_job_sends_the_emails_waiting_after_it(
     app: Flask, mail_sink: Any, monkeypatch: Any
 ) -> None:
-    with app.app_context():
-        for n in range(5):
-            create_customer(f"own{n}@example.com", "password123", ["EUR"])
+    _welcomes(app, "own", 5)
     rows = sorted(r.id for r in _rows(app))
     monkeypatch.setattr(emails, "EMAIL_BATCH", 3)
     with app.app_context():
@@ -301,12 +297,8 @@ def test_a_rows_own_job_sends_the_emails_waiting_after_it(
     ]
 
 
-def test_a_failed_send_leaves_the_rest_to_a_job_of_their_own(
-    app: Flask, make_app: Any, mail_sink: Any
-) -> None:
-    with app.app_context():
-        for n in range(3):
-            create_customer(f"held{n}@example.com", "password123", ["EUR"])
+def test_a_failed_send_leaves_the_rest_to_a_job_of_their_own(app: Flask, mail_sink: Any) -> None:
+    _welcomes(app, "held", 3)
     first = min(r.id for r in _rows(app))
     with app.app_context():
         db.session.get_one(OutboxMessage, first).recipient = "bad\nrecipient@example.com"
@@ -321,6 +313,13 @@ def test_a_failed_send_leaves_the_rest_to_a_job_of_their_own(
     assert [r.status for r in _rows(app) if r.id != first] == [OutboxStatus.SENT] * 2
 
 
+def _welcomes(app: Flask, prefix: str, count: int) -> None:
+    """`count` new customers, so `count` welcome emails waiting."""
+    with app.app_context():
+        for n in range(count):
+            create_customer(f"{prefix}{n}@example.com", "password123", ["EUR"])
+
+
 def _one_by_id(app: Flask, outbox_id: int) -> OutboxMessage:
     [row] = [r for r in _rows(app) if r.id == outbox_id]
     return row
@@ -329,9 +328,7 @@ def _one_by_id(app: Flask, outbox_id: int) -> OutboxMessage:
 def test_a_batch_claims_together_and_releases_what_it_did_not_try(
     app: Flask, mail_sink: Any, monkeypatch: Any
 ) -> None:
-    with app.app_context():
-        for n in range(3):
-            create_customer(f"budget{n}@example.com", "password123", ["EUR"])
+    _welcomes(app, "budget", 3)
     rows = sorted(r.id for r in _rows(app))
     monkeypatch.setattr(emails, "BATCH_BUDGET_S", 0.0)  # spent after the first send
     with app.app_context():
@@ -354,9 +351,7 @@ def test_a_batch_claims_together_and_releases_what_it_did_not_try(
 
 
 def test_a_job_whose_row_is_sent_claims_nothing(app: Flask, mail_sink: Any) -> None:
-    with app.app_context():
-        for n in range(2):
-            create_customer(f"late{n}@example.com", "password123", ["EUR"])
+    _welcomes(app, "late", 2)
     first, second = sorted(r.id for r in _rows(app))
     with app.app_context():
         assert send_email(first)
@@ -367,9 +362,7 @@ def test_a_job_whose_row_is_sent_claims_nothing(app: Flask, mail_sink: Any) -> N
 
 
 def test_a_full_claim_rings_for_another_worker(app: Flask, monkeypatch: Any) -> None:
-    with app.app_context():
-        for n in range(3):
-            create_customer(f"help{n}@example.com", "password123", ["EUR"])
+    _welcomes(app, "help", 3)
     assert len(_email_jobs(app)) == 1
     monkeypatch.setattr(emails, "EMAIL_BATCH", 2)
     monkeypatch.setattr(emails, "_attempt", lambda row: True)  # the claim is what is tested

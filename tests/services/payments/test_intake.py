@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from extensions import db
 from models import Customer, LedgerEntry, Payment, PaymentTransition
@@ -24,6 +24,7 @@ from tests.helpers import (
     rows,
     seed_catalog,
 )
+from tests.lock_support import drop_other_connections
 from tests.round_trips import counted
 from tests.shop_support import fund, login, place_order
 
@@ -130,14 +131,7 @@ def test_a_connection_the_database_dropped_falls_back_to_the_orm_path(
 ) -> None:
     api_pay(client, api, api_order(client, api)["id"])  # the lean pool has a connection
     with app.app_context():
-        killed = db.session.scalar(
-            text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
-            )
-        )
-        db.session.commit()
-    assert killed
+        assert drop_other_connections(db.engine)
 
     response = api_pay(client, api, api_order(client, api)["id"])
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from extensions import db
 from models import (
@@ -29,7 +29,7 @@ from services.payments.charging import charge_payment
 from services.platform import call_log
 from services.wallet import ledger
 from tests.helpers import committed_payment, committed_topup, payment, rows
-from tests.lock_support import lock_waiters
+from tests.lock_support import drop_other_connections, lock_waiters
 from tests.round_trips import counted
 
 # What differs between two payments whatever path settled them.
@@ -79,14 +79,7 @@ def test_a_charge_after_the_database_dropped_its_connections_goes_through(app: F
     warm_up, payment_id = committed_payment(app), committed_payment(app)
     with app.app_context():
         charge_payment(warm_up)  # the lean pool holds a connection
-        killed = db.session.scalar(
-            text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
-            )
-        )
-        db.session.commit()
-        assert killed
+        assert drop_other_connections(db.engine)
         charge_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
 

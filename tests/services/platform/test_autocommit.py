@@ -9,6 +9,7 @@ from sqlalchemy import text
 
 from extensions import db
 from services.platform import autocommit
+from tests.lock_support import drop_other_connections
 
 
 def test_a_statement_is_committed_on_its_own(app_ctx: Flask) -> None:
@@ -23,14 +24,7 @@ def test_a_statement_is_committed_on_its_own(app_ctx: Flask) -> None:
 def test_a_dropped_connection_is_said_plainly(app_ctx: Flask) -> None:
     assert autocommit.first_row(text("SELECT 1 AS one"), {}) is not None  # a pooled connection
     # The database drops every connection but this one (a restart, as the pool sees it).
-    killed = db.session.scalar(
-        text(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE pid <> pg_backend_pid() AND datname = current_database()"
-        )
-    )
-    db.session.commit()
-    assert killed
+    assert drop_other_connections(db.engine)
     with pytest.raises(autocommit.ConnectionLost):
         autocommit.first_row(text("SELECT 1"), {})
     # The pool has let the dead connections go: the next statement works.
