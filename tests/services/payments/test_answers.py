@@ -98,6 +98,9 @@ def test_a_matching_webhook_still_succeeds_the_payment(app: Flask, client: Flask
         ("amount", 1, "amount €0.01, ours is €10.00"),
         ("currency", "usd", "currency 'USD', ours is 'EUR'"),
         ("metadata.payment_id", "424242", "payment_id '424242'"),
+        # A success must say what it charged: what it leaves out cannot be checked.
+        ("amount", None, "no amount"),
+        ("currency", None, "no currency"),
     ],
 )
 def test_a_tampered_charge_answer_sends_the_payment_to_review(

@@ -3,6 +3,7 @@ ORM path for whatever is not the happy case (nothing applied twice, nothing lost
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
@@ -28,7 +29,13 @@ from services.payments import settling
 from services.payments.charging import charge_payment
 from services.platform import call_log
 from services.wallet import ledger
-from tests.helpers import committed_payment, committed_topup, payment, rows
+from tests.helpers import (
+    committed_payment,
+    committed_topup,
+    payment,
+    rows,
+    run_notification_jobs,
+)
 from tests.lock_support import drop_other_connections, lock_waiters
 from tests.round_trips import counted
 
@@ -82,6 +89,58 @@ def test_a_charge_after_the_database_dropped_its_connections_goes_through(app: F
         assert drop_other_connections(db.engine)
         charge_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+
+
+def test_a_lean_success_logs_its_move_and_wakes_the_sender(
+    app: Flask, caplog: pytest.LogCaptureFixture, mail_sink: Any
+) -> None:
+    payment_id = committed_topup(app)
+    with app.app_context(), caplog.at_level(logging.INFO, logger="services.movements.machine"):
+        charge_payment(payment_id)
+    provider_id = payment(app, payment_id).provider_payment_id
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        f"pending -> succeeded by charge: provider payment {provider_id}"
+    ]
+    assert caplog.records[0].payment_id == payment_id  # type: ignore[attr-defined]
+    run_notification_jobs(app)  # the receipt's doorbell rang
+    assert [m["Subject"] for m in mail_sink.messages()] == [
+        f"Your receipt for payment #{payment_id}"
+    ]
+
+
+def test_a_second_charge_job_finds_nothing_to_do(app: Flask, sandbox: Any) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        charge_payment(payment_id)  # the job run twice: not pending any more
+    assert len(sandbox.requests_log(endpoint="create")) == 1
+    assert payment(app, payment_id).send_count == 1
+
+
+def test_a_success_that_leaves_out_its_amount_goes_to_review(app: Flask, sandbox: Any) -> None:
+    sandbox.add_fault("tamper", field="amount", value=None, dialect="stripe", endpoint="create")
+    payment_id = committed_topup(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    charged = payment(app, payment_id)
+    assert charged.status == PaymentStatus.NEEDS_REVIEW and not charged.is_effect_applied
+    assert rows(app, LedgerEntry) == 0 and rows(app, ProviderCall) == 1
+
+
+def test_a_settle_whose_connection_dropped_takes_the_orm_path(app: Flask, sandbox: Any) -> None:
+    sandbox.add_fault(
+        "latency", ms=600, dialect="stripe", endpoint="create"
+    )  # under the 1 s read timeout
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charging = threading.Thread(target=_charge_in, args=(app, payment_id))
+        charging.start()
+        sandbox.wait_for_request("create")  # the call is in flight; the claim committed
+        assert drop_other_connections(db.engine)  # the lean pool's connection with them
+        charging.join(10)
+    charged = payment(app, payment_id)
+    assert charged.status == PaymentStatus.SUCCEEDED and charged.is_effect_applied
+    assert rows(app, ProviderCall) == 1  # written once, by the fallback
 
 
 def test_an_order_paid_meanwhile_takes_the_orm_path_to_review(app: Flask) -> None:
