@@ -78,6 +78,9 @@ EQUIVALENT: dict[str, str] = {
     "services.movements.locks.x_lock_found_payment__mutmut_2": _SAME_LOCK,
     "services.movements.locks.x_lock_found_payment__mutmut_3": _SAME_LOCK,
     "services.movements.locks.x_lock_found_payment__mutmut_5": _SAME_LOCK,
+    "services.movements.machine.x_step__mutmut_91": (
+        "is_committed=None is as false as False: the line still waits for the commit"
+    ),
     "services.movements.machine.x__was_reversed__mutmut_3": "scalar() reads the first row only",
     "services.movements.machine.x__was_reversed__mutmut_18": "scalar() reads the first row only",
     **{
