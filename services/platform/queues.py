@@ -199,29 +199,6 @@ def ring_webhooks() -> bool:
     return ring(maintenance_queue(), APPLY_WEBHOOKS_JOB, WEBHOOKS_BELL)
 
 
-# Take each job off the queue and delete it, but only if it was still waiting there: a job
-# a worker has already taken runs (and finds its event applied).
-_DROP_WAITING = """
-for i, job_id in ipairs(ARGV) do
-    if redis.call('LREM', KEYS[1], 1, job_id) > 0 then
-        redis.call('DEL', KEYS[i + 1])
-    end
-end
-"""
-
-
-def drop_queued_jobs(queue: Queue, job_ids: list[str]) -> None:
-    """Jobs a batch did the work of: off the queue and deleted if still waiting there
-    (best effort: one already taken runs and finds nothing to do)."""
-    if not job_ids:
-        return
-    keys = [queue.key, *(Job.key_for(job_id) for job_id in job_ids)]
-    try:
-        queue.connection.eval(_DROP_WAITING, len(keys), *keys, *job_ids)
-    except RedisError as exc:
-        log.warning("could not drop %s jobs of %s (Redis: %s)", len(job_ids), queue.name, exc)
-
-
 def _overdue(job: Job, queue: Queue) -> bool:
     """Scheduled, but its time passed long ago: no scheduler is moving it to the queue.
 
