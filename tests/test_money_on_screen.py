@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import OutboxMessage, Product, Wallet
-from services.notifications.emails import rendered_message
+from services.notifications.rendering import rendered_message
 from services.refunds.issue import refund_payment
 from services.wallet import ledger
 from tests.admin_support import admin_login, make_admin

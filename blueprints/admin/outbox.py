@@ -14,7 +14,7 @@ from blueprints.admin.base import ReadOnlyView
 from models import EmailKind
 from services.backoffice import admins
 from services.notifications import emails as notifications
-from services.notifications.emails import rendered_message
+from services.notifications.rendering import rendered_message
 
 
 def _open_link(view: Any, context: Any, model: Any, name: str) -> Any:

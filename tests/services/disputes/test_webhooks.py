@@ -25,7 +25,7 @@ from models import (
     Wallet,
     WebhookState,
 )
-from services.notifications.emails import rendered_message
+from services.notifications.rendering import rendered_message
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from tests.helpers import (

@@ -15,11 +15,12 @@ from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
 
 from extensions import db, redis_client
-from models import Customer, EmailKind, OutboxMessage, OutboxStatus, Payment, ProviderCall
+from models import EmailKind, OutboxMessage, OutboxStatus, ProviderCall
 from models.types import utcnow
 from services.accounts.customers import create_customer
 from services.notifications import emails
-from services.notifications.emails import message_id, render_email, send_email, sweep_outbox
+from services.notifications.emails import send_email, sweep_outbox
+from services.notifications.rendering import message_id, render_email
 from services.payments.charging import charge_payment
 from services.platform import queues
 from tests.helpers import all_rows, committed_payment, run_notification_jobs
@@ -73,23 +74,6 @@ def test_a_receipt_is_written_once_and_sent_once(app: Flask, sandbox: Any, mail_
     assert sent.status == OutboxStatus.SENT and sent.attempts == 1
     with app.app_context():
         assert message["Message-ID"] == message_id(sent)
-
-
-def test_a_customer_who_shops_in_italian_gets_italian_emails(
-    app: Flask, sandbox: Any, mail_sink: Any
-) -> None:
-    payment_id = committed_payment(app)
-    with app.app_context():
-        customer = db.session.get(Customer, db.session.get(Payment, payment_id).customer_id)  # type: ignore[union-attr]
-        assert customer is not None
-        customer.locale = "it"
-        db.session.commit()
-        charge_payment(payment_id)
-    run_notification_jobs(app)
-    receipts = [m for m in mail_sink.messages() if str(payment_id) in m["Subject"]]
-    assert [m["Subject"] for m in receipts] == [f"La tua ricevuta per il pagamento n. {payment_id}"]
-    text = receipts[0].get_body(("plain",)).get_content()
-    assert "10,00\xa0€" in text and "Pagato con Visa che termina con 4242." in text
 
 
 def test_a_hanging_smtp_server_keeps_the_email_and_retries(
