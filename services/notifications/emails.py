@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import random
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from flask import current_app
 from sqlalchemy import or_, select, text
 
 from extensions import db
 from models import (
-    EmailKind,
     OutboxMessage,
     OutboxStatus,
 )
@@ -117,29 +116,28 @@ UPDATE outbox AS o SET lease_expires_at = :lease, attempts = o.attempts + 1, upd
 FROM batch WHERE o.id = batch.id {first_is_due}
 RETURNING o.*
 """
-_CLAIM_WAITING = text(_CLAIM.format(from_first="", first_is_due=""))
+# Typed by the table's columns: the rows come back as the model reads them (enums, UTC).
+_CLAIMED = OutboxMessage.__table__.columns
+_CLAIM_WAITING = text(_CLAIM.format(from_first="", first_is_due="")).columns(*_CLAIMED)
 _CLAIM_FROM = text(
     _CLAIM.format(
         from_first="AND id >= :first",
         first_is_due="AND EXISTS (SELECT 1 FROM batch WHERE batch.id = :first)",
     )
-)
+).columns(*_CLAIMED)
 # Claimed, not tried (the batch stopped before them): as they were.
 _RELEASE = text("""
 UPDATE outbox SET lease_expires_at = NULL, attempts = attempts - 1
 WHERE id = ANY(:ids) AND lease_expires_at = :lease
 """)
 # A row the server took, with the call's row in the call log.
-_SENT = text("""
+_SENT = text(f"""
 WITH sent AS (
     UPDATE outbox SET status = :sent, sent_at = :now, last_error = NULL,
         lease_expires_at = NULL, updated_at = :now
     WHERE id = :id
 )
-INSERT INTO provider_calls (provider, operation, payment_id, idempotency_key, attempt,
-    started_at, duration_ms, outcome, http_status, endpoint, request_id, error)
-VALUES (:provider, :operation, :payment_id, :idempotency_key, :attempt, :started_at,
-    :duration_ms, :outcome, :http_status, :endpoint, :request_id, :error)
+{call_log.INSERT_SQL}
 """)
 
 
@@ -160,25 +158,8 @@ def _claim(first: int | None, size: int, budget_s: float) -> tuple[list[OutboxMe
         found = autocommit.all_rows(_CLAIM_WAITING if first is None else _CLAIM_FROM, params)
     except autocommit.ConnectionLost:
         return [], lease  # perhaps leased: the sweep sends them after the lease
-    rows = [
-        OutboxMessage(
-            **{
-                **row._mapping,
-                "kind": EmailKind(row.kind),
-                "status": OutboxStatus(row.status),
-                **{k: _utc(row._mapping[k]) for k in _TIMES},
-            }
-        )
-        for row in found
-    ]
+    rows = [OutboxMessage(**row._mapping) for row in found]
     return sorted(rows, key=lambda row: row.id), lease
-
-
-_TIMES = ("next_attempt_at", "lease_expires_at", "sent_at", "created_at", "updated_at")
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(UTC)
 
 
 def _attempt(row: OutboxMessage) -> bool:
@@ -203,13 +184,12 @@ def _attempt(row: OutboxMessage) -> bool:
     )
     if isinstance(outcome, Succeeded):
         now = utcnow()  # the gateway records every call it made: this one
-        params = {**call_log.row_of(calls[0]), "id": row.id, "now": now}
+        params = {**call_log.params(calls[0]), "id": row.id, "now": now}
         autocommit.all_rows(_SENT, {**params, "sent": OutboxStatus.SENT.value})
         metrics.EMAIL_LATENCY.observe((now - row.created_at).total_seconds())
         metrics.EMAILS.labels(row.kind.value, OutboxStatus.SENT.value).inc()
         return True
-    for call in calls:
-        call_log.write(call)
+    call_log.write_all(calls)
     _not_sent(row.id, outcome, row.created_at)
     return False
 

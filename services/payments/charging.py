@@ -110,8 +110,7 @@ def charge_payment(payment_id: int) -> None:
         if settling.settle(claimed, outcome, calls):
             return
     else:
-        for call in calls:
-            call_log.write(call)
+        call_log.write_all(calls)
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None

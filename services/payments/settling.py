@@ -22,7 +22,6 @@ an unknown or 3-D Secure answer, a mismatch, a webhook that settled it first).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -72,7 +71,7 @@ _STILL_OURS = """
     AND (p.provider_payment_id IS NULL OR p.provider_payment_id = :provider_payment_id)
 """
 # Its transition, its receipt (the outbox: services/notifications/outbox.py) and the call.
-_RECORDED = """
+_RECORDED = f"""
 transition AS (
     INSERT INTO payment_transitions (payment_id, from_status, to_status, source, reason,
         created_at)
@@ -84,11 +83,7 @@ transition AS (
     ON CONFLICT (kind, subject_id) DO NOTHING
     RETURNING id
 ), call AS (
-    INSERT INTO provider_calls (provider, operation, payment_id, idempotency_key, attempt,
-        started_at, duration_ms, outcome, http_status, endpoint, request_id, error)
-    VALUES (:call_provider, :call_operation, :call_payment_id, :call_idempotency_key,
-        :call_attempt, :call_started_at, :call_duration_ms, :call_outcome,
-        :call_http_status, :call_endpoint, :call_request_id, :call_error)
+    {call_log.INSERT_SQL}
 )
 SELECT paid.id, (SELECT id FROM receipt) AS outbox_id FROM paid
 """
@@ -131,6 +126,19 @@ WITH paid AS (
     FROM entry WHERE wallets.id = entry.wallet_id
 ), {_RECORDED}
 """)
+
+# The statement's parameters that never change.
+_FIXED = {
+    "pending": PaymentStatus.PENDING.value,
+    "succeeded": PaymentStatus.SUCCEEDED.value,
+    "open": OrderStatus.OPEN.value,
+    "paid_order": OrderStatus.PAID.value,
+    "topup": PaymentPurpose.WALLET_TOPUP.value,
+    "credit": LedgerKind.TOPUP.value,
+    "source": TransitionSource.CHARGE.value,
+    "receipt": EmailKind.RECEIPT.value,
+    "unsent": OutboxStatus.PENDING.value,
+}
 
 
 @dataclass(frozen=True)
@@ -175,15 +183,15 @@ def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> boo
         outcome.report,
         is_success=True,
     ):
-        _write(calls)
+        call_log.write_all(calls)
         return False  # the ORM path sets it aside, with the reason
     is_topup = row.purpose == PaymentPurpose.WALLET_TOPUP.value
     if len(calls) != 1 or (row.order_id is None and not is_topup):
-        _write(calls)
+        call_log.write_all(calls)
         return False
     reason = f"provider payment {outcome.provider_payment_id}"
     params: dict[str, object] = {
-        **_fixed(),
+        **_FIXED,
         "payment_id": row.id,
         "order_id": row.order_id,
         "lease": claimed.lease,
@@ -196,12 +204,12 @@ def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> boo
         "operation_id": f"topup:{row.id}",
         "reference": f"payment {row.id}",
         "now": utcnow(),
-        **{f"call_{name}": value for name, value in call_log.row_of(calls[0]).items()},
+        **call_log.params(calls[0]),
     }
     try:
         settled = autocommit.first_row(_SETTLE_TOPUP if is_topup else _SETTLE_ORDER, params)
     except autocommit.ConnectionLost:
-        _write(calls)  # perhaps twice: a log line, never money
+        call_log.write_all(calls)  # perhaps twice: a log line, never money
         return False
     if settled is None:
         return False
@@ -211,24 +219,3 @@ def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> boo
     if settled.outbox_id is not None:
         outbox.wake_sender()
     return True
-
-
-def _write(calls: list[CallRecord]) -> None:
-    for call in calls:
-        call_log.write(call)
-
-
-@functools.cache
-def _fixed() -> dict[str, object]:
-    """The statement's parameters that never change."""
-    return {
-        "pending": PaymentStatus.PENDING.value,
-        "succeeded": PaymentStatus.SUCCEEDED.value,
-        "open": OrderStatus.OPEN.value,
-        "paid_order": OrderStatus.PAID.value,
-        "topup": PaymentPurpose.WALLET_TOPUP.value,
-        "credit": LedgerKind.TOPUP.value,
-        "source": TransitionSource.CHARGE.value,
-        "receipt": EmailKind.RECEIPT.value,
-        "unsent": OutboxStatus.PENDING.value,
-    }

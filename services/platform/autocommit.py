@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import Engine, Row, TextClause, create_engine
+from sqlalchemy import Engine, Executable, Row, create_engine
 from sqlalchemy.exc import DBAPIError
 
 log = logging.getLogger(__name__)
@@ -39,14 +39,14 @@ def engine() -> Engine:
         return _ENGINES[url]
 
 
-def first_row(statement: TextClause, params: Mapping[str, object]) -> Row[Any] | None:
+def first_row(statement: Executable, params: Mapping[str, object]) -> Row[Any] | None:
     """Run one statement as its own transaction; its first row (None when it returned
     none). Raises ConnectionLost when the database dropped the connection."""
     found = all_rows(statement, params)
     return found[0] if found else None
 
 
-def all_rows(statement: TextClause, params: Mapping[str, object]) -> list[Row[Any]]:
+def all_rows(statement: Executable, params: Mapping[str, object]) -> list[Row[Any]]:
     """Run one statement as its own transaction; the rows it returned (ConnectionLost)."""
     try:
         with engine().connect() as conn:

@@ -22,9 +22,14 @@ def write(record: CallRecord) -> None:
         )
 
 
+def write_all(records: list[CallRecord]) -> None:
+    """The calls a caller kept for its own statement, when that statement did not run."""
+    for record in records:
+        write(record)
+
+
 def row_of(record: CallRecord) -> dict[str, object]:
-    """The call's row, its texts cut to their columns (also written by the lean charge,
-    services/payments/settling.py, in its settle statement)."""
+    """The call's row, its texts cut to their columns."""
     context = record.context
     return {
         "provider": record.provider,
@@ -40,6 +45,21 @@ def row_of(record: CallRecord) -> dict[str, object]:
         "request_id": (record.request_id or "")[:100] or None,
         "error": record.error,
     }
+
+
+# The call's row as SQL text, for a lean path that writes it inside its own statement
+# (a CTE of the lean charge's settle, services/payments/settling.py; an email marked
+# sent, services/notifications/emails.py), with `params`.
+_COLUMNS = [column.name for column in ProviderCall.__table__.columns if column.name != "id"]
+INSERT_SQL = (
+    f"INSERT INTO provider_calls ({', '.join(_COLUMNS)}) "
+    f"VALUES ({', '.join(':call_' + name for name in _COLUMNS)})"
+)
+
+
+def params(record: CallRecord) -> dict[str, object]:
+    """INSERT_SQL's parameters for the call."""
+    return {f"call_{name}": value for name, value in row_of(record).items()}
 
 
 def purge(batch: int = 5000) -> int:
