@@ -10,7 +10,10 @@ batch), until none is left or its BUDGET_S is spent (then it rings again). A ful
 batch rings too, before it is applied: under a backlog every maintenance worker gets a
 job, and SKIP LOCKED gives each its own events.
 
-Anything unusual (a refund event, an event that cannot apply, a deadlock with another
+An event whose payment is already where it says (the usual one: the charge's answer
+came first) is marked in two statements for the whole batch (services/webhooks/
+unchanged.py); the others are applied one by one under their row locks. Anything
+unusual (a refund event, an event that cannot apply, a deadlock with another
 transaction) rolls the batch back and applies its events one at a time, the path that
 sets a bad event aside (services/webhooks/events.py).
 """
@@ -39,6 +42,7 @@ from services.webhooks.events import (
     apply_recorded,
     locate_payment,
 )
+from services.webhooks.unchanged import Parsed, mark_unchanged
 
 log = logging.getLogger(__name__)
 
@@ -94,11 +98,14 @@ def apply_batch() -> tuple[int, bool]:
 
 
 def _apply_in_order(records: Sequence[ProcessedWebhook]) -> None:
-    located: list[tuple[Located, ProcessedWebhook, ProviderEvent]] = []
+    parsed: list[Parsed] = []
     for record in records:
         event = PROVIDERS[record.provider].webhook.parse(record.payload)
         if event.is_refund:
             raise _OneAtATime(f"refund event {record.event_id}")
+        parsed.append((record, event))
+    located: list[tuple[Located, ProcessedWebhook, ProviderEvent]] = []
+    for record, event in mark_unchanged(parsed):  # the usual event: two statements in all
         found = locate_payment(record.provider, event) if event.outcome is not None else None
         located.append((found, record, event))
     for found, record, event in sorted(located, key=_lock_order):

@@ -1,0 +1,269 @@
+"""The batch's events that change nothing: marked in two statements, exactly as the
+careful path (apply_event, one event at a time under its row locks) would mark them;
+every other event left to the careful path."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import event, func, select
+
+from extensions import db
+from models import Payment, PaymentStatus, PaymentTransition, ProcessedWebhook, WebhookState
+from models.types import utcnow
+from providers.registry import PROVIDERS
+from services.webhooks import batches
+from services.webhooks.events import apply_recorded, ingest
+from services.webhooks.unchanged import mark_unchanged
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import stripe_event
+
+SUCCEEDED, FAILED, PENDING = PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.PENDING
+Event = tuple[str, dict[str, Any]]  # (provider, payload)
+
+
+def _payment(app: Flask, provider: str = "stripe", **fields: Any) -> tuple[int, str, str]:
+    """A committed order payment (1000 EUR) with `fields`; (id, key, provider id)."""
+    with app.app_context():
+        created = make_payment(make_order(make_customer()), provider=provider)
+        theirs = _their_id()
+        fields.setdefault("provider_payment_id", theirs)
+        for key, value in fields.items():
+            setattr(created, key, value)
+        db.session.commit()
+        return created.id, str(created.idempotency_key), theirs
+
+
+def _their_id() -> str:
+    return f"pi_{uuid.uuid4().hex[:12]}"  # each scenario runs twice in one database
+
+
+def _succeeded(payment_id: int | None, theirs: str, **extra: Any) -> Event:
+    return "stripe", stripe_event(payment_id, intent_id=theirs, **extra)
+
+
+def _stripe_failed(payment_id: int, theirs: str, decline: str) -> Event:
+    payload = stripe_event(
+        payment_id,
+        "payment_intent.payment_failed",
+        intent_id=theirs,
+        status="requires_payment_method",
+        last_payment_error={"decline_code": decline},
+    )
+    return "stripe", payload
+
+
+def _acquirer_declined(key: str, theirs: str, decline: str) -> Event:
+    payment = {"id": theirs, "reference": key, "status": "declined", "decline_reason": decline}
+    payload = {"event_id": f"aev_{uuid.uuid4().hex[:12]}", "type": "payment.declined"}
+    return "acquirer", {**payload, "created": int(time.time()), "payment": payment}
+
+
+def settled(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=SUCCEEDED)
+    return [_succeeded(payment_id, theirs)]
+
+
+def settled_named_by_their_id_only(app: Flask) -> list[Event]:
+    _, _, theirs = _payment(app, status=SUCCEEDED)
+    return [_succeeded(None, theirs)]
+
+
+def settled_amount_differs(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=SUCCEEDED)
+    return [_succeeded(payment_id, theirs, amount=999)]
+
+
+def settled_currency_differs(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=SUCCEEDED)
+    return [_succeeded(payment_id, theirs, currency="usd")]
+
+
+def settled_another_provider_id(app: Flask) -> list[Event]:
+    payment_id, _, _ = _payment(app, status=SUCCEEDED)
+    return [_succeeded(payment_id, _their_id())]
+
+
+def settled_provider_id_not_stored(app: Flask) -> list[Event]:
+    payment_id, _, _ = _payment(app, status=SUCCEEDED, provider_payment_id=None)
+    return [_succeeded(payment_id, _their_id())]
+
+
+def still_pending(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=PENDING, provider_payment_id=None)
+    return [_succeeded(payment_id, theirs)]
+
+
+def in_review(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=PaymentStatus.NEEDS_REVIEW)
+    return [_succeeded(payment_id, theirs)]
+
+
+def failed_decline_known(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=FAILED, decline_code="card_declined")
+    return [_stripe_failed(payment_id, theirs, "card_declined")]
+
+
+def failed_decline_not_stored(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=FAILED)
+    return [_stripe_failed(payment_id, theirs, "insufficient_funds")]
+
+
+def failed_but_succeeded_says_the_event(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=FAILED, decline_code="card_declined")
+    return [_succeeded(payment_id, theirs)]
+
+
+def two_events_for_one_payment(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=SUCCEEDED)
+    earlier = int(time.time()) - 60
+    return [_succeeded(payment_id, theirs), _succeeded(payment_id, theirs, created=earlier)]
+
+
+def older_than_the_one_applied(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, status=SUCCEEDED)
+    with app.app_context():
+        applied = ProcessedWebhook(
+            provider="stripe",
+            event_id=f"evt_applied_{payment_id}",
+            event_type="payment_intent.succeeded",
+            payload={},
+            state=WebhookState.APPLIED,
+            payment_id=payment_id,
+            event_created_at=utcnow(),
+        )
+        db.session.add(applied)
+        db.session.commit()
+    return [_succeeded(payment_id, theirs, created=int(time.time()) - 60)]
+
+
+def not_ours(app: Flask) -> list[Event]:
+    return [_succeeded(2_000_000_000, _their_id())]
+
+
+def malformed_payment_ref(app: Flask) -> list[Event]:
+    _, _, theirs = _payment(app, status=SUCCEEDED)
+    payload = stripe_event(None, intent_id=theirs, metadata={"payment_id": "12x"})
+    return [("stripe", payload)]
+
+
+def another_providers_payment(app: Flask) -> list[Event]:
+    payment_id, _, theirs = _payment(app, provider="acquirer", status=SUCCEEDED)
+    return [_succeeded(payment_id, theirs)]
+
+
+def acquirer_by_reference(app: Flask) -> list[Event]:
+    _, key, theirs = _payment(app, provider="acquirer", status=FAILED, decline_code="do_not_honour")
+    return [_acquirer_declined(key, theirs, "do_not_honour")]
+
+
+def acquirer_reference_not_a_key(app: Flask) -> list[Event]:
+    _, _, theirs = _payment(app, provider="acquirer", status=FAILED, decline_code="do_not_honour")
+    return [_acquirer_declined("not-a-key", theirs, "do_not_honour")]
+
+
+# Scenario -> whether its events change nothing (marked without the careful path).
+SCENARIOS: dict[Callable[[Flask], list[Event]], bool] = {
+    settled: True,
+    settled_named_by_their_id_only: True,
+    failed_decline_known: True,
+    acquirer_by_reference: True,
+    settled_amount_differs: False,
+    settled_currency_differs: False,
+    settled_another_provider_id: False,
+    settled_provider_id_not_stored: False,
+    still_pending: False,
+    in_review: False,
+    failed_decline_not_stored: False,
+    failed_but_succeeded_says_the_event: False,
+    two_events_for_one_payment: False,
+    older_than_the_one_applied: False,
+    not_ours: False,
+    malformed_payment_ref: False,
+    another_providers_payment: False,
+    acquirer_reference_not_a_key: False,
+}
+
+
+def _record(app: Flask, events: list[Event]) -> list[int]:
+    with app.app_context():
+        names = []
+        for provider, payload in events:
+            parsed = PROVIDERS[provider].webhook.parse(json.loads(json.dumps(payload)))
+            assert ingest(provider, parsed, payload) == "accepted"
+            names.append(parsed.event_id)
+        return list(
+            db.session.scalars(
+                select(ProcessedWebhook.id)
+                .where(ProcessedWebhook.event_id.in_(names))
+                .order_by(ProcessedWebhook.id)
+            )
+        )
+
+
+def _outcome(app: Flask, record_ids: list[int]) -> list[tuple[Any, ...]]:
+    """What each event became, and its payment: without ids, to compare two runs."""
+    found = []
+    with app.app_context():
+        for record_id in record_ids:
+            record = db.session.get(ProcessedWebhook, record_id)
+            assert record is not None
+            status = moves = None
+            if record.payment_id is not None:
+                status = db.session.get(Payment, record.payment_id).status  # type: ignore[union-attr]
+                moves = db.session.scalar(
+                    select(func.count()).where(PaymentTransition.payment_id == record.payment_id)
+                )
+            note = (record.note or "").split(":")[0]
+            found.append((record.state, note, record.processed_at is None, status, moves))
+    return found
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS), ids=lambda s: s.__name__)
+def test_the_batch_marks_each_event_as_the_careful_path_does(
+    app: Flask, scenario: Callable[[Flask], list[Event]]
+) -> None:
+    one_by_one = _record(app, scenario(app))
+    for record_id in one_by_one:
+        with app.app_context():
+            apply_recorded(record_id)
+    expected = _outcome(app, one_by_one)
+
+    in_batch = _record(app, scenario(app))
+    with app.app_context():
+        records = db.session.scalars(
+            select(ProcessedWebhook).where(ProcessedWebhook.id.in_(in_batch))
+        ).all()
+        parsed = [(r, PROVIDERS[r.provider].webhook.parse(r.payload)) for r in records]
+        left = mark_unchanged(parsed)
+        db.session.commit()
+    assert (not left) is SCENARIOS[scenario]  # marked here, or left to the careful path
+    with app.app_context():
+        assert batches.apply_batch()[0] == len(left)  # the rest, by the careful path
+    assert _outcome(app, in_batch) == expected
+
+
+def test_a_batch_of_settled_payments_costs_a_few_statements(app: Flask) -> None:
+    events = [event for _ in range(20) for event in settled(app)]
+    _record(app, events)
+    statements: list[str] = []
+    with app.app_context():
+        engine = db.engine
+
+        def count(*args: Any) -> None:
+            statements.append(args[2])
+
+        event.listen(engine, "before_cursor_execute", count)
+        try:
+            assert batches.apply_batch() == (20, False)
+        finally:
+            event.remove(engine, "before_cursor_execute", count)
+        states = db.session.scalars(select(ProcessedWebhook.note)).all()
+    assert states == ["no change: payment was succeeded"] * 20
+    assert len(statements) == 3, statements  # claim the events, read the payments, mark
