@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import time
 from datetime import datetime, timedelta
+from email.message import EmailMessage
 
 from flask import current_app
 from sqlalchemy import or_, select, text
@@ -30,7 +31,7 @@ from providers.smtp import SMTP_GATEWAY, SmtpMailer, SmtpSettings
 from resilience.gateway import CIRCUIT_OPEN, CallContext, CallRecord
 from services.notifications import outbox
 from services.notifications.outbox import enqueue_send
-from services.notifications.rendering import render_email
+from services.notifications.rendering import render_all
 from services.platform import autocommit, call_log, metrics, queues
 from services.platform.provider_clients import gateway_for
 from services.platform.queues import SWEEP_BATCH
@@ -83,12 +84,14 @@ def _send_claimed(first: int | None, started: float) -> tuple[int, bool]:
     rows, lease = _claim(first, EMAIL_BATCH, BATCH_BUDGET_S)
     if first is None and len(rows) == EMAIL_BATCH:
         outbox.wake_sender()  # more may wait: another worker's job helps meanwhile
+    messages = render_all(rows)
+    db.session.rollback()  # writing them read their subjects: no transaction held
     sent = tried = 0
     for row in rows:
         if sent and time.monotonic() - started >= BATCH_BUDGET_S:
             break
         tried += 1
-        if not _attempt(row):
+        if not _attempt(row, messages[row.id]):
             break
         sent += 1
     untried = [row.id for row in rows[tried:]]
@@ -101,7 +104,11 @@ def send_email(outbox_id: int) -> bool:
     """Hand one pending row to the SMTP server (returns early if it is not due or leased);
     True when the server took it."""
     rows, _ = _claim(outbox_id, 1, 0)
-    return bool(rows) and _attempt(rows[0])
+    if not rows:
+        return False
+    message = render_all(rows)[outbox_id]
+    db.session.rollback()
+    return _attempt(rows[0], message)
 
 
 _CLAIM = """
@@ -162,21 +169,18 @@ def _claim(first: int | None, size: int, budget_s: float) -> tuple[list[OutboxMe
     return sorted(rows, key=lambda row: row.id), lease
 
 
-def _attempt(row: OutboxMessage) -> bool:
-    """One attempt of a claimed row; True when the server took it."""
-    try:
-        message = render_email(row)
-    except (ValueError, TypeError, LookupError) as exc:
+def _attempt(row: OutboxMessage, message: EmailMessage | Exception) -> bool:
+    """One attempt of a claimed row with its message; True when the server took it."""
+    if isinstance(message, Exception):
         # A message that cannot be written (a recipient with a line break, a subject
         # row gone): failed at once with the reason, never retried or left pending.
-        db.session.rollback()
+        exc = message
         locked = _locked(row.id)
         locked.status, locked.lease_expires_at = OutboxStatus.FAILED, None
         locked.last_error = f"cannot be written: {type(exc).__name__}: {exc}"[:500]
         metrics.EMAILS.labels(locked.kind.value, locked.status.value).inc()
         db.session.commit()
         return False
-    db.session.rollback()  # rendering read the row's subject: no transaction held
     context = CallContext("email", None, str(message["Message-ID"]))
     calls: list[CallRecord] = []
     outcome = gateway_for(GATEWAY).call(

@@ -349,7 +349,9 @@ def test_a_full_claim_rings_for_another_worker(app: Flask, monkeypatch: Any) -> 
     _welcomes(app, "help", 3)
     assert len(_email_jobs(app)) == 1
     monkeypatch.setattr(emails, "EMAIL_BATCH", 2)
-    monkeypatch.setattr(emails, "_attempt", lambda row: True)  # the claim is what is tested
+    monkeypatch.setattr(
+        emails, "_attempt", lambda row, message: True
+    )  # the claim is what is tested
     with app.app_context():
         queues.answer(queues.EMAILS_BELL)  # what the job does first
         emails._send_claimed(None, 0.0)

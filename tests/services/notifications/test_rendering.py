@@ -5,10 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
+from sqlalchemy import event, select
 
 from extensions import db
-from models import Customer, Payment
+from models import Customer, EmailKind, OutboxMessage, Payment, PaymentStatus, TransitionSource
+from services.notifications.outbox import queue_email
+from services.notifications.rendering import render_all, render_email
 from services.payments.charging import charge_payment
+from services.payments.state import move
+from tests.factories import make_customer, make_order, make_payment, make_topup
 from tests.helpers import committed_payment, run_notification_jobs
 
 
@@ -27,3 +32,60 @@ def test_a_customer_who_shops_in_italian_gets_italian_emails(
     assert [m["Subject"] for m in receipts] == [f"La tua ricevuta per il pagamento n. {payment_id}"]
     text = receipts[0].get_body(("plain",)).get_content()
     assert "10,00\xa0€" in text and "Pagato con Visa che termina con 4242." in text
+
+
+def _written(message: Any) -> tuple[Any, ...]:
+    """A message without its MIME boundaries (random): headers, and each part's text."""
+    headers = [(k, str(v)) for k, v in message.items() if k != "Content-Type"]
+    return (headers, [part.get_content() for part in message.iter_parts()])
+
+
+def test_a_batch_is_written_in_a_few_statements_as_each_row_alone(app: Flask) -> None:
+    with app.app_context():
+        for n in range(8):
+            customer = make_customer()
+            customer.locale = "it" if n % 2 else "en"
+            payment = make_payment(make_order(customer, quantity=n + 1))
+            move(
+                payment,
+                PaymentStatus.FAILED if n == 3 else PaymentStatus.SUCCEEDED,
+                source=TransitionSource.CHARGE,
+                reason=f"reason {n}",
+            )
+            queue_email(EmailKind.WELCOME, customer.id, customer_id=customer.id)
+            if n == 5:  # to the admins, with the payment's last reason
+                queue_email(EmailKind.REVIEW_ALERT, payment.id)
+        topup = make_topup(make_customer(), 700)
+        move(topup, PaymentStatus.SUCCEEDED, source=TransitionSource.CHARGE, reason="topped up")
+        db.session.commit()
+        rows = db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)).all()
+        assert {row.kind for row in rows} == {
+            EmailKind.RECEIPT,
+            EmailKind.PAYMENT_FAILED,
+            EmailKind.WELCOME,
+            EmailKind.REVIEW_ALERT,
+        }
+        db.session.expunge_all()  # as the claim gives them: outside the session
+        statements: list[str] = []
+
+        def count(*args: Any) -> None:
+            statements.append(args[2])
+
+        event.listen(db.engine, "before_cursor_execute", count)
+        try:
+            in_batch = render_all(rows)
+        finally:
+            event.remove(db.engine, "before_cursor_execute", count)
+        # Each kind's subjects (payments, customers), orders, their lines, products, last
+        # reasons, languages: one statement each, however many rows.
+        assert len(statements) == 7, "\n".join(s[:90] for s in statements)
+        for row in rows:
+            db.session.expunge_all()
+            alone = render_email(row)
+            written = in_batch[row.id]
+            assert not isinstance(written, Exception)
+            assert _written(written) == _written(alone)
+        italian = [m for m in in_batch.values() if "ricevuta" in str(m["Subject"])]  # type: ignore[index]
+        assert len(italian) == 3  # the receipts of the Italian customers (one failed)
+        alert = next(m for m in in_batch.values() if "review" in str(m["Subject"]))  # type: ignore[index]
+        assert "reason 5" in _written(alert)[1][0]
