@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 from flask import Flask
 from flask.testing import FlaskClient
 
+from services.platform import queues
 from tests.admin_support import admin_csrf
 from tests.helpers import queued_job_ids, unknown_payment
 
@@ -18,3 +22,25 @@ def test_reconcile_now_enqueues_one_job_when_clicked_twice(
             f"/admin/unknown/{payment_id}/reconcile", data={"csrf_token": admin_csrf(admin_client)}
         )
     assert queued_job_ids(app) == [f"reconcile-{payment_id}-0-now"]
+
+
+def test_rows_that_come_while_the_woken_job_gathers_ride_with_it(app: Flask) -> None:
+    with app.app_context():
+        queue = queues.named_queue("gather-test")
+        assert queues.ring(queue, "jobs.some.job", "bell:test")  # the first row: a job
+
+        def woken_job() -> None:
+            with app.app_context():
+                queues.answer("bell:test")
+
+        gathering = threading.Thread(target=woken_job)
+        started = time.monotonic()
+        gathering.start()
+        time.sleep(queues.GATHER_S / 4)
+        assert queues.ring(queue, "jobs.some.job", "bell:test")  # meanwhile: no new job
+        assert len(queue.job_ids) == 1
+        gathering.join()
+        assert time.monotonic() - started >= queues.GATHER_S
+        assert queues.ring(queue, "jobs.some.job", "bell:test")  # after the answer: a job
+        assert len(queue.job_ids) == 2
+        queue.empty()
