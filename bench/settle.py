@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -93,15 +94,19 @@ def settle(
                 started, started_at = time.monotonic(), time.time()
                 enqueue_new(STRIPE_QUEUE, CHARGE_JOB, [(i, charge_job_id(i)) for i in ids])
                 peak_rss = 0.0
+                # No sweep runs here (Sweeper.tick): the stack's own workers do all the
+                # work, so all of its CPU is counted.
                 while _count(FINAL) < count:
                     peak_rss = max(peak_rss, rss_mb(kinds["provider workers"]))
                     if time.monotonic() - started > timeout_s:
+                        _keep_evidence(stack, shape)
                         raise SystemExit(f"{shape}: not settled in {timeout_s} s")
-                    sweeper.tick()
                     time.sleep(0.2)
                 seconds = time.monotonic() - started
                 while _count(FOLLOW_UPS):  # what follows a charge: its webhook, its email
-                    sweeper.tick()
+                    if time.monotonic() - started > timeout_s:
+                        _keep_evidence(stack, shape)
+                        raise SystemExit(f"{shape}: webhooks or emails left after {timeout_s} s")
                     time.sleep(0.2)
                 after = {kind: cpu_s(pids) for kind, pids in kinds.items()}
                 latencies = _settle_latencies(ids, started_at)
@@ -132,6 +137,22 @@ def settle(
         "cpu_ms_per_payment_by_kind": cpu_ms,
         "cpu_ms_per_payment": round(sum(cpu_ms.values()), 2),
     }
+
+
+def _keep_evidence(stack: Stack, shape: str) -> None:
+    """A run that did not finish: the programs' logs, the payments' statuses and the RQ
+    jobs that failed, kept in bench/results/ for whoever looks next."""
+    from rq import Queue
+
+    from extensions import redis_client
+
+    kept = Path(write_results(f"settle-{shape}-failed", {"statuses": _statuses()})).parent
+    for program in stack.programs:
+        shutil.copy(program.log, kept / f"settle-{shape}-{program.name}.log")
+    for name in (STRIPE_QUEUE, "maintenance", "notifications"):
+        queue = Queue(name, connection=redis_client.client)
+        print(f"{name}: {len(queue)} queued, {queue.failed_job_registry.count} failed", flush=True)
+    print(f"logs and statuses kept in {kept}", flush=True)
 
 
 def _process_kinds(stack: Stack) -> dict[str, list[int]]:
