@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.policy
+from email.message import EmailMessage
 from typing import Any
 
 from flask import Flask
@@ -10,7 +12,7 @@ from sqlalchemy import event, select
 from extensions import db
 from models import Customer, EmailKind, OutboxMessage, Payment, PaymentStatus, TransitionSource
 from services.notifications.outbox import queue_email
-from services.notifications.rendering import render_all, render_email
+from services.notifications.rendering import POLICY, render_all, render_email
 from services.payments.charging import charge_payment
 from services.payments.state import move
 from tests.factories import make_customer, make_order, make_payment, make_topup
@@ -89,3 +91,27 @@ def test_a_batch_is_written_in_a_few_statements_as_each_row_alone(app: Flask) ->
         assert len(italian) == 3  # the receipts of the Italian customers (one failed)
         alert = next(m for m in in_batch.values() if "review" in str(m["Subject"]))  # type: ignore[index]
         assert "reason 5" in _written(alert)[1][0]
+
+
+def _built(policy: Any, to: str) -> bytes:
+    message = EmailMessage(policy=policy)
+    message["Subject"] = "La tua ricevuta per il pagamento n. 7 — 10,00 €"
+    message["From"] = "Payments Monolith <shop@example.com>"
+    message["To"] = to
+    message["Message-ID"] = "<outbox-7.1@example.com>"
+    message.set_content("Grazie. 10,00\xa0€\n")
+    message.add_alternative("<p>Grazie. 10,00\xa0€</p>", subtype="html")
+    message.set_boundary("fixed")
+    return message.as_bytes()
+
+
+def test_the_kept_headers_write_what_the_standard_policy_writes() -> None:
+    for to in ("a@example.com", "Bea <b@example.com>", "a@example.com"):
+        assert _built(POLICY, to) == _built(email.policy.default, to)
+    first = EmailMessage(policy=POLICY)
+    second = EmailMessage(policy=POLICY)
+    for message in (first, second):
+        message["From"] = "shop@example.com"
+        message["To"] = f"{id(message)}@example.com"
+    assert first["From"] is second["From"]  # parsed once
+    assert first["To"] is not second["To"] and first["To"] != second["To"]
