@@ -207,10 +207,32 @@ def _trace(response: requests.Response, *args: object, **kwargs: object) -> None
     _TRACE.exchanges.append(exchange)
 
 
+class _Session(requests.Session):
+    """requests reads the proxy and CA-bundle environment variables (and walks NO_PROXY)
+    on every request: a twentieth of a charge's CPU. A process's environment does not
+    change, so here they are read once per scheme and host."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._environment: dict[tuple[str, str], Any] = {}
+
+    def merge_environment_settings(
+        self, url: str | bytes | None, proxies: Any, stream: Any, verify: Any, cert: Any
+    ) -> Any:
+        if proxies or stream is not None or verify is not None or cert is not None:
+            return super().merge_environment_settings(url, proxies, stream, verify, cert)
+        parts = urlsplit(url.decode() if isinstance(url, bytes) else url or "")
+        key = (parts.scheme, parts.netloc)
+        if key not in self._environment:
+            self._environment[key] = super().merge_environment_settings(url, {}, None, None, None)
+        kept = self._environment[key]
+        return {**kept, "proxies": dict(kept["proxies"])}
+
+
 def build_session(policy: HttpPolicy, *, is_keyed_post_retryable: bool) -> requests.Session:
     """A session whose every request follows `policy` (set the timeout per call: policy.timeout)
     and leaves a trace of each answer for the call log (`traced`)."""
-    session = requests.Session()
+    session = _Session()
     adapter = PolicyAdapter(policy, is_keyed_post_retryable=is_keyed_post_retryable)
     session.mount("http://", adapter)
     session.mount("https://", adapter)

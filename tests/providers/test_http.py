@@ -164,3 +164,21 @@ def test_reset_after_sending_is_unknown(sandbox: Any) -> None:
         )
     assert isinstance(classify_exception(caught.value), Unknown)
     assert sandbox.succeeded_charges("r1") == 1  # it was charged: "unknown" was right
+
+
+def test_the_proxy_environment_is_read_once_per_host(monkeypatch: Any) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "inside.example")
+    session = build_session(FAST, is_keyed_post_retryable=False)
+    outside = session.merge_environment_settings("https://api.example/v1/x", {}, None, None, None)
+    inside = session.merge_environment_settings("https://inside.example/v1", {}, None, None, None)
+    assert outside["proxies"].get("https") == "http://proxy.example:3128"
+    assert "https" not in inside["proxies"]  # NO_PROXY, as requests reads it
+    outside["proxies"]["https"] = "changed by a caller"
+    monkeypatch.setenv("HTTPS_PROXY", "http://other.example:3128")  # a process's own: fixed
+    again = session.merge_environment_settings("https://api.example/v1/y", {}, None, None, None)
+    assert again["proxies"].get("https") == "http://proxy.example:3128"
+    given = session.merge_environment_settings(
+        "https://api.example/v1/y", {"https": "http://given:1"}, None, None, None
+    )
+    assert given["proxies"]["https"] == "http://given:1"  # a request's own proxies win
