@@ -11,6 +11,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from extensions import csrf, db
 from providers.events import WebhookError
 from services.platform import metrics
+from services.platform.autocommit import ConnectionLost
 from services.webhooks.events import UnknownProviderError, receive, record_duplicate
 from settings import settings
 
@@ -44,13 +45,14 @@ def receive_webhook(provider: str) -> ResponseReturnValue:
         return _error(400, "invalid_webhook", str(exc))
     except IntegrityError:
         raise  # a bug, not a transient failure: let it be seen
-    except DBAPIError as exc:
+    except (DBAPIError, ConnectionLost) as exc:
         # The database is unreachable or failed over: ask the provider to redeliver.
         db.session.rollback()
+        cause = exc.orig if isinstance(exc, DBAPIError) else exc.__cause__
         log.warning(
             "webhook from %s not recorded (database: %s); asking for redelivery",
             provider,
-            type(exc.orig).__name__,
+            type(cause).__name__,
         )
         return _error(503, "temporarily_unavailable", "try again later")
     metrics.WEBHOOK_EVENTS.labels(provider, state).inc()

@@ -34,7 +34,7 @@ from services.movements import locate
 from services.movements.locks import lock_found_payment
 from services.payments import answers
 from services.payments.state import move
-from services.platform import day_counts, metrics, queues
+from services.platform import autocommit, day_counts, metrics, queues
 from services.refunds.webhooks import apply_refund_event
 from settings import settings
 
@@ -100,10 +100,15 @@ def ingest(
         "received_at": utcnow(),
     }
     if not apply_now:
-        # One statement, atomic on its own: autocommit saves the BEGIN and COMMIT trips.
-        with db.engine.connect() as conn:
-            autocommit = conn.execution_options(isolation_level="AUTOCOMMIT")
-            record_id = autocommit.execute(statement, params).scalar()
+        # One statement, atomic on its own, on the lean paths' autocommit pool (no BEGIN,
+        # COMMIT or liveness ping). A dropped connection: once more, on a new one (a
+        # first try that did commit makes this one a duplicate; the retry sweep applies
+        # the event). Dropped twice: ConnectionLost, and the provider redelivers.
+        try:
+            recorded = autocommit.first_row(statement, params)
+        except autocommit.ConnectionLost:
+            recorded = autocommit.first_row(statement, params)
+        record_id = recorded[0] if recorded is not None else None
         if record_id is None:
             return "duplicate"  # someone recorded it first (redelivery, another node)
         queues.ring_webhooks()  # the application job, unless one is waiting
