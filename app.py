@@ -92,6 +92,7 @@ def register_blueprints(app: Flask) -> None:
         headers,
         health,
         language,
+        sessions,
         shop,
         wallet,
         webhooks,
@@ -109,6 +110,7 @@ def register_blueprints(app: Flask) -> None:
     guards.register(app)
     errors.register(app)
     headers.register(app)
+    sessions.register(app)
 
 
 def register_template_helpers(app: Flask) -> None:
