@@ -7,12 +7,15 @@ worker (many calls in flight), side by side in one run.
 
 The whole system runs as in production (bench/drills/stack.py: sandbox, gunicorn, RQ
 workers, PostgreSQL, Redis); the sandbox answers every Stripe request after the given
-latency. N top-ups never sent are inserted at once and their charges enqueued; the run
-ends when all are final and their webhooks and receipts are done. CPU is read from
+latency. After a warm-up of WARMUP payments (not counted: each process's first jobs
+compile its templates and statements), N top-ups never sent are inserted at once and
+their charges enqueued; the run ends when all are final and their webhooks and
+receipts are done. CPU is read from
 /proc (user + system of each program and its children, PostgreSQL's and Redis' too),
 and set beside the straight-line baseline's (bench/settle_baseline.py: the same durable
-work in one plain process), measured in the same run right before each configuration
-(the shared cores' speed drifts within a run). The last line is JSON.
+work in one plain process, after the same warm-up), measured in the same run right
+before each configuration (the shared cores' speed drifts within a run). The last line
+is JSON.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 import shutil
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +33,12 @@ import requests
 
 from bench.common import bulk_topups, cpu_s, rss_mb, write_results
 from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
-from bench.settle_baseline import baseline
+from bench.settle_baseline import WARMUP, baseline
 
 # (worker processes, slots each) on the provider queue of one host.
 SHAPES = {"processes": (6, 1), "threads": (1, 64)}
 SETTINGS = {"PENDING_SWEEP_GRACE_S": "3600"}  # nothing but the charges moves them
-FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed')"
+FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed') AND id = ANY(:ids)"
 FOLLOW_UPS = (
     "SELECT (SELECT COUNT(*) FROM processed_webhooks WHERE state = 'pending') "
     "+ (SELECT COUNT(*) FROM outbox WHERE status = 'pending')"
@@ -79,7 +83,6 @@ def settle(
     shape: str, procs: int, slots: int, latency_ms: int, count: int, timeout_s: float
 ) -> dict[str, Any]:
     from extensions import db
-    from services.platform.queues import CHARGE_JOB, charge_job_id, enqueue_new
 
     with running_stack(queue_workers=procs, queue_slots=slots, settings=SETTINGS) as stack:
         sweeper = Sweeper(stack, grace_s=3600, every_s=1)
@@ -90,29 +93,24 @@ def settle(
                 timeout=10,
             ).raise_for_status()
             with sweeper.app.app_context():
+                # A warm-up first, not counted (each process's first jobs compile its
+                # templates and statements: a long-running system's steady state).
+                warm = bulk_topups(db, WARMUP, "pending", f"warm{shape}{latency_ms}", is_sent=False)
+                _settle_all(stack, shape, warm, time.monotonic(), timeout_s, lambda: None)
                 ids = bulk_topups(db, count, "pending", f"{shape}{latency_ms}", is_sent=False)
                 kinds = _process_kinds(stack)
                 before = {kind: cpu_s(pids) for kind, pids in kinds.items()}
                 started, started_at = time.monotonic(), time.time()
-                enqueue_new(STRIPE_QUEUE, CHARGE_JOB, [(i, charge_job_id(i)) for i in ids])
-                peak_rss = 0.0
-                # No sweep runs here (Sweeper.tick): the stack's own workers do all the
-                # work, so all of its CPU is counted.
-                while _count(FINAL) < count:
-                    peak_rss = max(peak_rss, rss_mb(kinds["provider workers"]))
-                    if time.monotonic() - started > timeout_s:
-                        _keep_evidence(stack, shape)
-                        raise SystemExit(f"{shape}: not settled in {timeout_s} s")
-                    time.sleep(0.2)
-                seconds = time.monotonic() - started
-                while _count(FOLLOW_UPS):  # what follows a charge: its webhook, its email
-                    if time.monotonic() - started > timeout_s:
-                        _keep_evidence(stack, shape)
-                        raise SystemExit(f"{shape}: webhooks or emails left after {timeout_s} s")
-                    time.sleep(0.2)
+                rss = [0.0]
+
+                def sample() -> None:
+                    rss[0] = max(rss[0], rss_mb(kinds["provider workers"]))
+
+                seconds = _settle_all(stack, shape, ids, started, timeout_s, sample)
                 after = {kind: cpu_s(pids) for kind, pids in kinds.items()}
                 latencies = _settle_latencies(ids, started_at)
-                statuses = _statuses()
+                statuses = _statuses(ids)
+                peak_rss = rss[0]
         finally:
             sweeper.close()
     settled = statuses.get("succeeded", 0)
@@ -139,6 +137,35 @@ def settle(
         "cpu_ms_per_payment_by_kind": cpu_ms,
         "cpu_ms_per_payment": round(sum(cpu_ms.values()), 2),
     }
+
+
+def _settle_all(
+    stack: Stack,
+    shape: str,
+    ids: list[int],
+    started: float,
+    timeout_s: float,
+    sample: Callable[[], None],
+) -> float:
+    """Enqueue the payments' charges and wait until all are final (seconds taken), then
+    until their webhooks and emails are done. No sweep runs here (Sweeper.tick): the
+    stack's own workers do all the work, so all of its CPU is counted."""
+    from services.platform.queues import CHARGE_JOB, charge_job_id, enqueue_new
+
+    enqueue_new(STRIPE_QUEUE, CHARGE_JOB, [(i, charge_job_id(i)) for i in ids])
+    while _count(FINAL, ids) < len(ids):
+        sample()
+        if time.monotonic() - started > timeout_s:
+            _keep_evidence(stack, shape)
+            raise SystemExit(f"{shape}: not settled in {timeout_s} s")
+        time.sleep(0.2)
+    seconds = time.monotonic() - started
+    while _count(FOLLOW_UPS, ids):  # what follows a charge: its webhook, its email
+        if time.monotonic() - started > timeout_s:
+            _keep_evidence(stack, shape)
+            raise SystemExit(f"{shape}: webhooks or emails left after {timeout_s} s")
+        time.sleep(0.2)
+    return seconds
 
 
 def _keep_evidence(stack: Stack, shape: str) -> None:
@@ -176,12 +203,12 @@ def _process_kinds(stack: Stack) -> dict[str, list[int]]:
     }
 
 
-def _count(query: str) -> int:
+def _count(query: str, ids: list[int]) -> int:
     from sqlalchemy import text
 
     from extensions import db
 
-    found = db.session.scalar(text(query))
+    found = db.session.scalar(text(query), {"ids": ids})
     db.session.commit()
     return int(found or 0)
 
@@ -203,12 +230,18 @@ def _settle_latencies(ids: list[int], started_at: float) -> list[float]:
     return [float(at) - started_at for at in rows]
 
 
-def _statuses() -> dict[str, int]:
+def _statuses(ids: list[int] | None = None) -> dict[str, int]:
     from sqlalchemy import text
 
     from extensions import db
 
-    rows = db.session.execute(text("SELECT status, COUNT(*) FROM payments GROUP BY status"))
+    rows = db.session.execute(
+        text(
+            "SELECT status, COUNT(*) FROM payments "
+            "WHERE CAST(:ids AS integer[]) IS NULL OR id = ANY(:ids) GROUP BY status"
+        ),
+        {"ids": ids},
+    )
     return {status: n for status, n in rows}
 
 
