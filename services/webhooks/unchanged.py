@@ -6,10 +6,12 @@ settled it a moment before the provider's webhook came. Such an event is `applie
 with the note "no change: payment was <status>", exactly as apply_event would mark it,
 when all of these hold (read under FOR SHARE, so none can change before the commit):
 
-  - the event names the payment by apply_event's rule (services/movements/locate.py:
-    our id or reference first, then the provider's id), for the event's provider;
+  - the event carries the provider's id of a payment of its provider that holds it;
+    the report's check below then requires our own id or reference in it, if any, to
+    name that same payment, so it is the one apply_event would find by its rule (our
+    reference first, then the provider's id: services/movements/locate.py);
   - the payment's status is the event's outcome, and the event would add nothing to it
-    (its provider id is known; a failure's decline code is known);
+    (the provider's id is held already; a failure's decline code is known);
   - the event's report matches the payment (services/movements/answers.py);
   - no newer event was applied to the payment, and it is the batch's only event for it.
 
@@ -25,7 +27,7 @@ from sqlalchemy import Row, text
 
 from extensions import db
 from models import PaymentStatus, ProcessedWebhook, WebhookState
-from models.types import parse_row_id, parse_uuid, utcnow
+from models.types import utcnow
 from providers.events import ProviderEvent
 from services.movements import answers
 from services.webhooks.events import OUTCOME_STATUS
@@ -38,7 +40,7 @@ SELECT p.id, p.provider, p.status, p.amount_minor, p.currency, p.provider_paymen
     (SELECT max(w.event_created_at) FROM processed_webhooks w
      WHERE w.payment_id = p.id AND w.state = :applied) AS newest
 FROM payments p
-WHERE p.id = ANY(:ids) OR p.idempotency_key = ANY(:keys) OR p.provider_payment_id = ANY(:theirs)
+WHERE p.provider_payment_id = ANY(:theirs)
 ORDER BY p.id
 FOR SHARE OF p
 """)
@@ -57,20 +59,13 @@ def mark_unchanged(batch: Sequence[Parsed]) -> list[Parsed]:
     candidates = [(r, e) for r, e in batch if _is_payment_outcome(e)]
     if not candidates:
         return list(batch)
-    ids, keys, theirs = set(), set(), set()
-    for _, event in candidates:
-        report = event.report
-        if report.payment_ref is not None and (row_id := parse_row_id(report.payment_ref)):
-            ids.add(row_id)
-        elif report.reference is not None and (key := _key(report.reference)):
-            keys.add(key)
-        if event.provider_payment_id:
-            theirs.add(event.provider_payment_id)
-    rows = db.session.execute(
-        _PAYMENTS,
-        {"ids": list(ids), "keys": list(keys), "theirs": list(theirs), "applied": _APPLIED},
-    ).all()
-    named = [(record, event, _named(record.provider, event, rows)) for record, event in candidates]
+    theirs = list({event.provider_payment_id for _, event in candidates})
+    rows = db.session.execute(_PAYMENTS, {"theirs": theirs, "applied": _APPLIED}).all()
+    holding = {(row.provider, row.provider_payment_id): row for row in rows}
+    named = [
+        (record, event, holding.get((record.provider, event.provider_payment_id)))
+        for record, event in candidates
+    ]
     per_payment: dict[int, int] = {}
     for _, _, payment in named:
         if payment is not None:
@@ -99,45 +94,21 @@ _APPLIED = WebhookState.APPLIED.value
 
 
 def _is_payment_outcome(event: ProviderEvent) -> bool:
-    return event.outcome in OUTCOME_STATUS and not event.is_refund and event.dispute is None
-
-
-def _key(reference: str) -> Any:
-    try:
-        return parse_uuid(reference)
-    except ValueError:
-        return None  # apply_event sets it aside, with the reason
-
-
-def _named(provider: str, event: ProviderEvent, rows: Sequence[Row[Any]]) -> Row[Any] | None:
-    """The payment the event names, by locate.find's rule; None when it names none of
-    these rows, or in a form apply_event must judge (it sets such an event aside)."""
-    report, ours = event.report, [row for row in rows if row.provider == provider]
-    if report.payment_ref is not None:
-        row_id = parse_row_id(report.payment_ref)
-        if row_id is None:
-            return None
-        found = [row for row in ours if row.id == row_id]
-    elif report.reference is not None:
-        key = _key(report.reference)
-        if key is None:
-            return None
-        found = [row for row in ours if row.idempotency_key == key]
-    else:
-        found = []
-    if not found and event.provider_payment_id:
-        found = [row for row in ours if row.provider_payment_id == event.provider_payment_id]
-    return found[0] if found else None
+    return (
+        event.outcome in OUTCOME_STATUS
+        and bool(event.provider_payment_id)
+        and not event.is_refund
+        and event.dispute is None
+    )
 
 
 def _changes_nothing(payment: Row[Any], event: ProviderEvent) -> bool:
     """apply_event would find nothing to do: the same status, nothing new to store, a
-    matching report, no newer event applied."""
+    matching report (our id or reference in it naming this payment), no newer event
+    applied."""
     status = OUTCOME_STATUS[event.outcome or ""]
     if payment.status != status.value:
         return False
-    if payment.provider_payment_id is None and event.provider_payment_id:
-        return False  # apply_event stores the provider's id
     if status == PaymentStatus.FAILED and payment.decline_code is None and event.decline_code:
         return False  # apply_event stores the decline code
     if payment.newest is not None and event.created_at < payment.newest:
