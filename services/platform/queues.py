@@ -177,6 +177,9 @@ BELL_TTL_S = 30
 # bell rung and ride in its batch. Fewer, fuller batches (each job costs RQ about 2 ms
 # of CPU; 60 rows a second came in batches of one or two), for this much latency.
 GATHER_S = 0.1
+# Emails wait longer: a receipt a few tenths of a second later is the same receipt, and
+# each batch also reads its rows' subjects (services/notifications/rendering.py).
+EMAILS_GATHER_S = 0.3
 WEBHOOKS_BELL, EMAILS_BELL = "bell:webhooks", "bell:emails"
 
 
@@ -195,9 +198,10 @@ def ring(queue: Queue, func: str, bell: str) -> bool:
 
 
 def answer(bell: str) -> None:
-    """The woken job, before it claims: after GATHER_S (the rows committed meanwhile
-    ride with it), rows committed from now on ring again."""
-    time.sleep(GATHER_S)
+    """The woken job, before it claims: after GATHER_S (EMAILS_GATHER_S for the emails'
+    bell; the rows committed meanwhile ride with it), rows committed from now on ring
+    again."""
+    time.sleep(EMAILS_GATHER_S if bell == EMAILS_BELL else GATHER_S)
     redis_client.client.delete(bell)
 
 

@@ -44,3 +44,11 @@ def test_rows_that_come_while_the_woken_job_gathers_ride_with_it(app: Flask) -> 
         assert queues.ring(queue, "jobs.some.job", "bell:test")  # after the answer: a job
         assert len(queue.job_ids) == 2
         queue.empty()
+
+
+def test_the_emails_bell_gathers_longer(app: Flask) -> None:
+    assert queues.EMAILS_GATHER_S > queues.GATHER_S
+    with app.app_context():
+        started = time.monotonic()
+        queues.answer(queues.EMAILS_BELL)
+        assert time.monotonic() - started >= queues.EMAILS_GATHER_S
