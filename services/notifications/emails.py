@@ -84,8 +84,7 @@ def _send_claimed(first: int | None, started: float) -> tuple[int, bool]:
     rows, lease = _claim(first, EMAIL_BATCH, BATCH_BUDGET_S)
     if first is None and len(rows) == EMAIL_BATCH:
         outbox.wake_sender()  # more may wait: another worker's job helps meanwhile
-    messages = render_all(rows)
-    db.session.rollback()  # writing them read their subjects: no transaction held
+    messages = _written(rows)
     sent = tried = 0
     for row in rows:
         if sent and time.monotonic() - started >= BATCH_BUDGET_S:
@@ -104,11 +103,14 @@ def send_email(outbox_id: int) -> bool:
     """Hand one pending row to the SMTP server (returns early if it is not due or leased);
     True when the server took it."""
     rows, _ = _claim(outbox_id, 1, 0)
-    if not rows:
-        return False
-    message = render_all(rows)[outbox_id]
-    db.session.rollback()
-    return _attempt(rows[0], message)
+    return bool(rows) and _attempt(rows[0], _written(rows)[outbox_id])
+
+
+def _written(rows: list[OutboxMessage]) -> dict[int, EmailMessage | Exception]:
+    """The rows' messages (or why one cannot be written), no transaction held after."""
+    messages = render_all(rows)
+    db.session.rollback()  # writing them read their subjects
+    return messages
 
 
 _CLAIM = """

@@ -161,13 +161,9 @@ def claim(payment_id: int, now: datetime) -> Claimed | None:
         "lease": lease,
         "now": now,
     }
-    try:
-        row = autocommit.first_row(_CLAIM, params)
-    except autocommit.ConnectionLost:
-        # The pool has let its dead connections go (a database restart): once more. If
-        # the first one did commit, the lease is ours and this claims nothing: its
-        # expiry and the pending sweep recover the payment.
-        row = autocommit.first_row(_CLAIM, params)
+    # A dropped connection: once more. If the first one did commit, the lease is ours and
+    # this claims nothing: its expiry and the pending sweep recover the payment.
+    row = autocommit.first_row_retried(_CLAIM, params)
     return None if row is None else Claimed(row, lease)
 
 

@@ -46,6 +46,17 @@ def first_row(statement: Executable, params: Mapping[str, object]) -> Row[Any] |
     return found[0] if found else None
 
 
+def first_row_retried(statement: Executable, params: Mapping[str, object]) -> Row[Any] | None:
+    """first_row, once more on a new connection when the database dropped the first (the
+    pool lets its dead connections go after one fails: a restart). A first try that did
+    commit makes the second find its own row (the statements are written for that).
+    Raises ConnectionLost when the second is dropped too."""
+    try:
+        return first_row(statement, params)
+    except ConnectionLost:
+        return first_row(statement, params)
+
+
 def all_rows(statement: Executable, params: Mapping[str, object]) -> list[Row[Any]]:
     """Run one statement as its own transaction; the rows it returned (ConnectionLost)."""
     try:

@@ -101,13 +101,10 @@ def ingest(
     }
     if not apply_now:
         # One statement, atomic on its own, on the lean paths' autocommit pool (no BEGIN,
-        # COMMIT or liveness ping). A dropped connection: once more, on a new one (a
-        # first try that did commit makes this one a duplicate; the retry sweep applies
-        # the event). Dropped twice: ConnectionLost, and the provider redelivers.
-        try:
-            recorded = autocommit.first_row(statement, params)
-        except autocommit.ConnectionLost:
-            recorded = autocommit.first_row(statement, params)
+        # COMMIT or liveness ping). A dropped connection: once more (a first try that did
+        # commit makes this one a duplicate; the retry sweep applies the event). Dropped
+        # twice: ConnectionLost, and the provider redelivers.
+        recorded = autocommit.first_row_retried(statement, params)
         record_id = recorded[0] if recorded is not None else None
         if record_id is None:
             return "duplicate"  # someone recorded it first (redelivery, another node)

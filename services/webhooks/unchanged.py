@@ -20,6 +20,7 @@ Everything else goes on to apply_event, under the row locks, in the same transac
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,10 +67,7 @@ def mark_unchanged(batch: Sequence[Parsed]) -> list[Parsed]:
         (record, event, holding.get((record.provider, event.provider_payment_id)))
         for record, event in candidates
     ]
-    per_payment: dict[int, int] = {}
-    for _, _, payment in named:
-        if payment is not None:
-            per_payment[payment.id] = per_payment.get(payment.id, 0) + 1
+    per_payment = Counter(payment.id for _, _, payment in named if payment is not None)
     marked: dict[int, tuple[int, str]] = {}
     for record, event, payment in named:
         if payment is None or per_payment[payment.id] > 1:

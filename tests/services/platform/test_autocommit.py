@@ -29,3 +29,10 @@ def test_a_dropped_connection_is_said_plainly(app_ctx: Flask) -> None:
         autocommit.first_row(text("SELECT 1"), {})
     # The pool has let the dead connections go: the next statement works.
     assert autocommit.first_row(text("SELECT 1 AS one"), {}) is not None
+
+
+def test_a_dropped_connection_is_tried_once_more_on_a_new_one(app_ctx: Flask) -> None:
+    assert autocommit.first_row(text("SELECT 1 AS one"), {}) is not None  # a pooled connection
+    assert drop_other_connections(db.engine)  # a restart, as the pool sees it
+    row = autocommit.first_row_retried(text("SELECT 2 AS two"), {})
+    assert row is not None and row.two == 2
