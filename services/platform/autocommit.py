@@ -66,5 +66,5 @@ def all_rows(statement: Executable, params: Mapping[str, object]) -> list[Row[An
     except DBAPIError as exc:
         if not exc.connection_invalidated:
             raise
-        log.warning("lean path: connection lost (%s); taking the ORM path", exc.orig)
+        log.warning("lean statement: connection lost (%s); its caller decides", exc.orig)
         raise ConnectionLost(str(exc.orig)) from exc
