@@ -22,6 +22,8 @@ ALLOWED_CONTROLS = "\t\n\r"  # a textarea's own
 MAX_TARGET_BYTES = 4096  # path and query
 MAX_HEADER_BYTES = 8190  # one header's value
 MAX_HEADERS = 80
+# The bodies werkzeug reads as a form (werkzeug.formparser.FormDataParser.parse).
+FORM_TYPES = frozenset({"multipart/form-data", "application/x-www-form-urlencoded"})
 
 
 class StrictJSONProvider(DefaultJSONProvider):
@@ -68,8 +70,11 @@ class RequestLimits:
 
 
 def refuse_control_characters() -> None:
-    # Webhooks read their raw body themselves (signature first): never parse it as a form.
-    sources = [request.args] + ([] if request.path.startswith("/webhooks") else [request.form])
+    # Only a form's body is a form (werkzeug parses no other type; an API request's JSON
+    # would only be made an empty one here). Webhooks read their raw body themselves
+    # (signature first): never parse it as a form.
+    is_form = request.mimetype in FORM_TYPES and not request.path.startswith("/webhooks")
+    sources = [request.args, request.form] if is_form else [request.args]
     for source in sources:
         for key, value in source.items(multi=True):
             if _is_not_text(key) or _is_not_text(value):

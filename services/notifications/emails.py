@@ -135,12 +135,12 @@ _CLAIM_FROM = text(
     )
 ).columns(*_CLAIMED)
 # Claimed, not tried (the batch stopped before them): as they were.
-_RELEASE = text("""
+_RELEASE = autocommit.plain("""
 UPDATE outbox SET lease_expires_at = NULL, attempts = attempts - 1
 WHERE id = ANY(:ids) AND lease_expires_at = :lease
 """)
 # A row the server took, with the call's row in the call log.
-_SENT = text(f"""
+_SENT = autocommit.plain(f"""
 WITH sent AS (
     UPDATE outbox SET status = :sent, sent_at = :now, last_error = NULL,
         lease_expires_at = NULL, updated_at = :now

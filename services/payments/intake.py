@@ -20,9 +20,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Row, TextClause, text
 
 from models import (
     OrderStatus,
@@ -65,8 +62,10 @@ SELECT payment.id, payment.customer_id, payment.order_id, payment.amount_minor,
     payment.currency, transition.id AS transition_id
 FROM payment, transition
 """
-_BY_TOKEN = text(_INSERT.format(who="c.api_token_hash = :token_hash"))
-_BY_SESSION = text(_INSERT.format(who="c.id = :customer_id AND c.session_version = :version"))
+_BY_TOKEN = autocommit.plain(_INSERT.format(who="c.api_token_hash = :token_hash"))
+_BY_SESSION = autocommit.plain(
+    _INSERT.format(who="c.id = :customer_id AND c.session_version = :version")
+)
 
 
 @dataclass(frozen=True)
@@ -93,7 +92,11 @@ def pay_order_by_session(
 
 
 def _pay(
-    statement: TextClause, who: Mapping[str, object], order_id: int, key: uuid.UUID, card: object
+    statement: autocommit.Plain,
+    who: Mapping[str, object],
+    order_id: int,
+    key: uuid.UUID,
+    card: object,
 ) -> NewPayment | None:
     provider = settings().payments.default_provider
     if not isinstance(card, str):
@@ -137,7 +140,7 @@ def _minimums(provider: str) -> str:
 
 
 def _new_payment(
-    row: Row[Any], key: uuid.UUID, provider: str, card: str, now: datetime
+    row: autocommit.Record, key: uuid.UUID, provider: str, card: str, now: datetime
 ) -> NewPayment:
     payment = Payment(
         id=row.id,

@@ -24,9 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Row, text
 
 from models import (
     EmailKind,
@@ -45,7 +42,7 @@ from services.notifications import outbox
 from services.payments.state import TABLE
 from services.platform import autocommit, call_log
 
-_CLAIM = text("""
+_CLAIM = autocommit.plain("""
 UPDATE payments AS p
 SET lease_expires_at = :lease, first_sent_at = COALESCE(p.first_sent_at, :now),
     last_sent_at = :now, send_count = p.send_count + 1, updated_at = :now
@@ -87,7 +84,7 @@ transition AS (
 )
 SELECT paid.id, (SELECT id FROM receipt) AS outbox_id FROM paid
 """
-_SETTLE_ORDER = text(f"""
+_SETTLE_ORDER = autocommit.plain(f"""
 WITH ordered AS (
     SELECT o.id FROM orders o
     WHERE o.id = :order_id AND o.status = :open
@@ -104,7 +101,7 @@ WITH ordered AS (
     FROM paid WHERE orders.id = :order_id
 ), {_RECORDED}
 """)
-_SETTLE_TOPUP = text(f"""
+_SETTLE_TOPUP = autocommit.plain(f"""
 WITH paid AS (
     UPDATE payments AS p SET {_SUCCEEDED}
     WHERE {_STILL_OURS} AND p.purpose = :topup AND p.effect_reversals = 0
@@ -145,7 +142,7 @@ _FIXED = {
 class Claimed:
     """A payment whose lease we took, marked as sent."""
 
-    row: Row[Any]  # the payment's columns after the claim, and before it (previous_*)
+    row: autocommit.Record  # the payment's columns after the claim, and before it (previous_*)
     lease: datetime
 
 

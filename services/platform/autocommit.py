@@ -2,23 +2,49 @@
 own transaction) without the liveness ping the app's pool does before every checkout
 (a round trip, and a quarter of a lean path's CPU). A connection that died is noticed
 by the statement itself: `first_row` says so, and the caller takes its ORM path, which
-pings and finds whatever the statement did commit."""
+pings and finds whatever the statement did commit.
+
+A statement written as `plain(sql)` (SQL text whose parameters and columns need no types:
+the hot paths' own) runs on the pool's psycopg connection as it is: SQLAlchemy's
+execution context and result set cost a third of such a statement's CPU. Its rows are
+named tuples; its errors are SQLAlchemy's, as for any other statement."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
+import psycopg
 from flask import current_app
-from sqlalchemy import Engine, Executable, Row, create_engine
+from psycopg.rows import namedtuple_row
+from sqlalchemy import Engine, Executable, create_engine, text
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.exc import DBAPIError
 
 log = logging.getLogger(__name__)
 
 _ENGINES: dict[str, Engine] = {}
 _ENGINES_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A statement for psycopg as it is: SQL with %(name)s parameters (see `plain`)."""
+
+    sql: str
+
+
+def plain(sql: str) -> Plain:
+    """SQL text with :name parameters, written for psycopg once, as SQLAlchemy writes
+    text() (its escapes and casts alike)."""
+    return Plain(str(text(sql).compile(dialect=PGDialect_psycopg())))
+
+
+# A row: SQLAlchemy's Row, or a plain statement's named tuple (columns as attributes).
+Record = Any
 
 
 class ConnectionLost(Exception):
@@ -39,14 +65,14 @@ def engine() -> Engine:
         return _ENGINES[url]
 
 
-def first_row(statement: Executable, params: Mapping[str, object]) -> Row[Any] | None:
+def first_row(statement: Executable | Plain, params: Mapping[str, object]) -> Record | None:
     """Run one statement as its own transaction; its first row (None when it returned
     none). Raises ConnectionLost when the database dropped the connection."""
     found = all_rows(statement, params)
     return found[0] if found else None
 
 
-def first_row_retried(statement: Executable, params: Mapping[str, object]) -> Row[Any] | None:
+def first_row_retried(statement: Executable | Plain, params: Mapping[str, object]) -> Record | None:
     """first_row, once more on a new connection when the database dropped the first (the
     pool lets its dead connections go after one fails: a restart). A first try that did
     commit makes the second find its own row (the statements are written for that).
@@ -57,8 +83,10 @@ def first_row_retried(statement: Executable, params: Mapping[str, object]) -> Ro
         return first_row(statement, params)
 
 
-def all_rows(statement: Executable, params: Mapping[str, object]) -> list[Row[Any]]:
+def all_rows(statement: Executable | Plain, params: Mapping[str, object]) -> list[Record]:
     """Run one statement as its own transaction; the rows it returned (ConnectionLost)."""
+    if isinstance(statement, Plain):
+        return _plain_rows(statement, params)
     try:
         with engine().connect() as conn:
             result = conn.execute(statement, params)
@@ -66,5 +94,27 @@ def all_rows(statement: Executable, params: Mapping[str, object]) -> list[Row[An
     except DBAPIError as exc:
         if not exc.connection_invalidated:
             raise
-        log.warning("lean statement: connection lost (%s); its caller decides", exc.orig)
-        raise ConnectionLost(str(exc.orig)) from exc
+        raise _lost(exc.orig) from exc
+
+
+def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
+    pooled = engine().raw_connection()
+    try:
+        driver = cast(psycopg.Connection[Any], pooled.driver_connection)
+        with driver.cursor(row_factory=namedtuple_row) as cursor:
+            cursor.execute(statement.sql, params)
+            return cursor.fetchall() if cursor.description is not None else []
+    except psycopg.Error as exc:
+        if not engine().dialect.is_disconnect(cast(Any, exc), pooled.dbapi_connection, None):
+            raise DBAPIError.instance(statement.sql, params, exc, psycopg.Error) from exc
+        # What SQLAlchemy's own Connection does on a disconnect: this connection and
+        # every one pooled before it are let go (a restart dropped them all).
+        engine().pool._invalidate(pooled, exc)
+        raise _lost(exc) from exc
+    finally:
+        pooled.close()
+
+
+def _lost(cause: BaseException | None) -> ConnectionLost:
+    log.warning("lean statement: connection lost (%s); its caller decides", cause)
+    return ConnectionLost(str(cause))

@@ -10,6 +10,7 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from flask import current_app
 from redis.exceptions import RedisError
 from rq import Queue
 from rq.exceptions import NoSuchJobError
@@ -34,18 +35,25 @@ def provider_queue_name(provider: str) -> str:
 
 
 def provider_queue(provider: str) -> Queue:
-    return Queue(
-        provider_queue_name(provider), connection=redis_client.client, default_timeout=JOB_TIMEOUT_S
-    )
+    return _queue(provider_queue_name(provider))
 
 
 def named_queue(name: str) -> Queue:
     """Any other queue by name (the notifications bulkhead)."""
-    return Queue(name, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)
+    return _queue(name)
 
 
 def maintenance_queue() -> Queue:
-    return Queue(MAINTENANCE_QUEUE, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)
+    return _queue(MAINTENANCE_QUEUE)
+
+
+def _queue(name: str) -> Queue:
+    """The app's Queue of this name, made once (RQ's Queue holds no per-call state, and
+    making one resolves its serializer and parses its timeout: per request, it showed)."""
+    made: dict[str, Queue] = current_app.extensions.setdefault("rq_queues", {})
+    if name not in made:
+        made[name] = Queue(name, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)
+    return made[name]
 
 
 # Referenced by path so services never import jobs (jobs import services).

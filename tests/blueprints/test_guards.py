@@ -55,15 +55,17 @@ def test_hostile_json_is_a_400_on_every_endpoint_before_the_token(
 def test_a_nul_in_any_form_or_query_field_is_a_400(app: Flask, client: FlaskClient) -> None:
     page = client.get("/login").get_data(as_text=True)
     for path in ("/login", "/signup"):
-        response = client.post(
-            path,
-            data={
-                "email": "a\x00@example.com",
-                "password": "pass\x00word1",
-                "csrf_token": csrf_token_from(page),
-            },
-        )
-        assert response.status_code == 400, path
+        for content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            response = client.post(
+                path,
+                data={
+                    "email": "a\x00@example.com",
+                    "password": "pass\x00word1",
+                    "csrf_token": csrf_token_from(page),
+                },
+                content_type=content_type,
+            )
+            assert response.status_code == 400, (path, content_type)
     assert client.get("/?q=%00").status_code == 400
     assert client.get("/language/it?next=/%00").status_code == 400
     assert rows(app, Customer) == 0

@@ -1,38 +1,82 @@
 """The lean paths' connections: each statement its own transaction, and a connection
-the database dropped said plainly (the caller then takes its ORM path)."""
+the database dropped said plainly (the caller then takes its ORM path). Every behaviour
+holds for SQLAlchemy's statements and for plain ones (psycopg as it is) alike."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from flask import Flask
 from sqlalchemy import text
+from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
 
 from extensions import db
 from services.platform import autocommit
 from tests.lock_support import drop_other_connections
 
+KINDS: list[Callable[[str], Any]] = [text, autocommit.plain]
 
-def test_a_statement_is_committed_on_its_own(app_ctx: Flask) -> None:
-    row = autocommit.first_row(text("SELECT 41 + 1 AS answer, txid_current() AS tx"), {})
-    again = autocommit.first_row(text("SELECT txid_current() AS tx"), {})
+
+@pytest.fixture(params=KINDS, ids=["sqlalchemy", "plain"])
+def sql(request: pytest.FixtureRequest) -> Callable[[str], Any]:
+    return request.param
+
+
+def test_a_statement_is_committed_on_its_own(app_ctx: Flask, sql: Callable[[str], Any]) -> None:
+    row = autocommit.first_row(sql("SELECT 41 + :one AS answer, txid_current() AS tx"), {"one": 1})
+    again = autocommit.first_row(sql("SELECT txid_current() AS tx"), {})
     assert row is not None and again is not None
     assert row.answer == 42
     assert again.tx != row.tx  # no transaction is kept open between two statements
-    assert autocommit.first_row(text("SELECT 1 WHERE false"), {}) is None
+    assert autocommit.first_row(sql("SELECT 1 WHERE false"), {}) is None
 
 
-def test_a_dropped_connection_is_said_plainly(app_ctx: Flask) -> None:
-    assert autocommit.first_row(text("SELECT 1 AS one"), {}) is not None  # a pooled connection
+def test_plain_sql_is_written_as_sqlalchemy_writes_text(app_ctx: Flask) -> None:
+    statement = autocommit.plain(
+        "SELECT :word || '%' AS word, CAST(:ids AS bigint[]) AS ids, 7 % 4 AS rest"
+    )
+    assert statement.sql == (
+        "SELECT %(word)s || '%%' AS word, CAST(%(ids)s AS bigint[]) AS ids, 7 %% 4 AS rest"
+    )
+    row = autocommit.first_row(statement, {"word": "ten", "ids": [1, 2]})
+    assert row is not None and (row.word, row.ids, row.rest) == ("ten%", [1, 2], 3)
+    written = autocommit.all_rows(
+        autocommit.plain("CREATE TEMP TABLE IF NOT EXISTS t_plain (id int)"), {}
+    )
+    assert written == []  # a statement that returns no rows
+
+
+def test_an_error_is_sqlalchemys_whichever_the_kind(
+    app_ctx: Flask, sql: Callable[[str], Any]
+) -> None:
+    with pytest.raises(IntegrityError):  # as callers and error handlers expect it
+        autocommit.first_row(sql("INSERT INTO customers (email) VALUES (:email)"), {"email": None})
+    with pytest.raises(DataError):
+        autocommit.first_row(sql("SELECT 1 / :zero AS x"), {"zero": 0})
+    with pytest.raises(ProgrammingError):
+        autocommit.first_row(sql("SELECT * FROM no_such_table"), {})
+    # The connection is still good: the next statement on the pool works.
+    assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None
+
+
+def test_a_dropped_connection_is_said_plainly(app_ctx: Flask, sql: Callable[[str], Any]) -> None:
+    # Two pooled connections, both dropped below.
+    with autocommit.engine().connect() as first, autocommit.engine().connect() as second:
+        first.execute(text("SELECT 1")), second.execute(text("SELECT 1"))
     # The database drops every connection but this one (a restart, as the pool sees it).
-    assert drop_other_connections(db.engine)
+    assert drop_other_connections(db.engine) >= 2
     with pytest.raises(autocommit.ConnectionLost):
-        autocommit.first_row(text("SELECT 1"), {})
-    # The pool has let the dead connections go: the next statement works.
-    assert autocommit.first_row(text("SELECT 1 AS one"), {}) is not None
+        autocommit.first_row(sql("SELECT 1"), {})
+    # The pool has let all its dead connections go: the next statement works.
+    assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None
 
 
-def test_a_dropped_connection_is_tried_once_more_on_a_new_one(app_ctx: Flask) -> None:
-    assert autocommit.first_row(text("SELECT 1 AS one"), {}) is not None  # a pooled connection
+def test_a_dropped_connection_is_tried_once_more_on_a_new_one(
+    app_ctx: Flask, sql: Callable[[str], Any]
+) -> None:
+    assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None  # a pooled connection
     assert drop_other_connections(db.engine)  # a restart, as the pool sees it
-    row = autocommit.first_row_retried(text("SELECT 2 AS two"), {})
+    row = autocommit.first_row_retried(sql("SELECT 2 AS two"), {})
     assert row is not None and row.two == 2
