@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -96,29 +98,42 @@ def _finite(raw: str) -> float:
 
 def _check(value: Any) -> None:
     """Every key and string of a parsed JSON value can be stored and sent on as text, and
-    it nests at most MAX_JSON_DEPTH levels (walked without recursion)."""
+    it nests at most MAX_JSON_DEPTH levels (walked without recursion; the texts gathered
+    and searched at once)."""
+    if not isinstance(value, dict | list):
+        _check_text(value if isinstance(value, str) else "")
+        return
+    texts: list[str] = []
     waiting = [(value, 1)]
     while waiting:
         item, depth = waiting.pop()
-        if isinstance(item, str):
-            _check_text(item)
-        elif isinstance(item, dict | list):
-            if depth > MAX_JSON_DEPTH:
-                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-            if isinstance(item, dict):
-                for key in item:
-                    _check_text(key)
-            inner = item.values() if isinstance(item, dict) else item
-            waiting.extend((child, depth + 1) for child in inner)
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        children: Iterable[Any] = item
+        if isinstance(item, dict):
+            texts.extend(item)
+            children = item.values()
+        for child in children:
+            if isinstance(child, str):
+                texts.append(child)
+            elif isinstance(child, dict | list):
+                waiting.append((child, depth + 1))
+    _check_text("\n".join(texts))
+
+
+# What no text here may hold: a control character other than tab, newline and carriage
+# return (NUL among them), or a surrogate (json.loads joins every pair into one character,
+# so one left is lone: no UTF-8 can carry it). One search per string, in C.
+NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
 
 
 def _check_text(text: str) -> None:
-    if any(ord(char) < 0x20 and char not in "\t\n\r" for char in text):
-        raise ValueError("a JSON string holds a control character (NUL?)")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("a JSON string holds a lone surrogate") from None
+    found = NOT_TEXT.search(text)
+    if found is None:
+        return
+    if found.group() >= "\ud800":
+        raise ValueError("a JSON string holds a lone surrogate")
+    raise ValueError("a JSON string holds a control character (NUL?)")
 
 
 def load_json_object(body: bytes) -> dict[str, Any]:

@@ -1,17 +1,64 @@
-"""What every provider's webhooks share: typed fields, timestamps within the tolerance."""
+"""What every provider's webhooks share: strict JSON, typed fields, timestamps within the
+tolerance."""
 
 from __future__ import annotations
 
 import pytest
 
 from providers.events import (
+    MAX_JSON_DEPTH,
     SIGNATURE_TOLERANCE_S,
     WebhookError,
     check_timestamp,
     event_time,
     load_json_object,
     required_field,
+    strict_json,
 )
+
+
+def _nested(depth: int) -> list[object]:
+    value: list[object] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+CONTROL, SURROGATE = "a JSON string holds a control character", "lone surrogate"
+
+
+@pytest.mark.parametrize(
+    ("body", "refusal"),
+    [
+        ('{"a": {"b": ["x", "y\\u0000"]}}', CONTROL),  # deep in a list
+        ('{"a\\u001f": 1}', CONTROL),  # in a key
+        ('"\\u000b"', CONTROL),  # the whole value a string
+        ('{"k": 1, "\\udfff": 2}', SURROGATE),
+        ('["ok", ["\\ud800"]]', SURROGATE),
+        ('["\\ud800", "\\udc00"]', SURROGATE),  # two strings do not make a pair
+        ("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1), "nested deeper"),
+        ('{"a": ' * MAX_JSON_DEPTH + "{}" + "}" * MAX_JSON_DEPTH, "nested deeper"),
+    ],
+)
+def test_strict_json_refuses_what_cannot_be_stored(body: str, refusal: str) -> None:
+    with pytest.raises(ValueError, match=refusal):
+        strict_json(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "value"),
+    [
+        ('{"a": "\\ud83d\\ude00 \\t\\n\\r \\u007f"}', {"a": "\U0001f600 \t\n\r \x7f"}),
+        ("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH, _nested(MAX_JSON_DEPTH)),
+        ("5", 5),
+        ('"text"', "text"),
+        ('{"n": null, "t": true, "f": 1.5}', {"n": None, "t": True, "f": 1.5}),
+    ],
+)
+def test_strict_json_passes_text_a_pair_makes_and_depth_within_the_limit(
+    body: str, value: object
+) -> None:
+    assert strict_json(body) == value
 
 
 @pytest.mark.parametrize(
