@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from flask import current_app
 from rq import Queue, get_current_job
 
 from extensions import redis_client
@@ -22,17 +23,21 @@ DEFERRED = "deferred by the throttle"
 
 
 def throttle_for(key: str) -> JobThrottle:
-    config = settings().throttle
-    return JobThrottle(
-        redis_client.client,
-        key,
-        ThrottleConfig(
-            max_exceptions=config.max_exceptions,
-            window_s=config.window_s,
-            decay_s=config.decay_s,
-            jitter_s=config.jitter_s,
-        ),
-    )
+    """The app's throttle of this key, made once (per job it showed)."""
+    made: dict[str, JobThrottle] = current_app.extensions.setdefault("job_throttles", {})
+    if key not in made:
+        config = settings().throttle
+        made[key] = JobThrottle(
+            redis_client.client,
+            key,
+            ThrottleConfig(
+                max_exceptions=config.max_exceptions,
+                window_s=config.window_s,
+                decay_s=config.decay_s,
+                jitter_s=config.jitter_s,
+            ),
+        )
+    return made[key]
 
 
 def throttled(func: F) -> F:
@@ -44,7 +49,7 @@ def throttled(func: F) -> F:
         if job is None:  # called directly (tests, shell): no queue to throttle
             return func(*args, **kwargs)
         throttle = throttle_for(job.origin)
-        remaining_s = throttle.remaining_s()
+        remaining_s, counted = throttle.check()
         if remaining_s > 0:
             # Come back after the hold, spread out: the breaker's single probe goes first
             # and the rest do not return as a herd.
@@ -64,7 +69,8 @@ def throttled(func: F) -> F:
         except Exception:
             throttle.record_failure()
             raise
-        throttle.record_success()
+        if counted:
+            throttle.record_success()
         return result
 
     return wrapper  # type: ignore[return-value]
