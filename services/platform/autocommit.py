@@ -98,7 +98,10 @@ def all_rows(statement: Executable | Plain, params: Mapping[str, object]) -> lis
 
 
 def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
-    pooled = engine().raw_connection()
+    try:
+        pooled = engine().raw_connection()
+    except psycopg.Error as exc:  # no connection to be had: as SQLAlchemy's connect() says it
+        raise DBAPIError.instance(None, None, exc, psycopg.Error) from exc
     try:
         driver = cast(psycopg.Connection[Any], pooled.driver_connection)
         with driver.cursor(row_factory=namedtuple_row) as cursor:

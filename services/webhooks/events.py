@@ -10,7 +10,7 @@ The apply job locks the event row and the payment; the effect and the event's
 
 from __future__ import annotations
 
-import functools
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -19,8 +19,7 @@ from typing import Any
 
 import psycopg
 from flask import current_app
-from sqlalchemy import bindparam, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import DataError, IntegrityError
 
 from extensions import db
@@ -42,6 +41,17 @@ log = logging.getLogger(__name__)
 
 
 RECEIVED = "received"  # the note of an event recorded and not applied yet
+# Once per (provider, event id): a redelivery inserts nothing and returns no row. The
+# lean path runs it on the autocommit pool; a job applying at once, in its transaction.
+_RECORD_SQL = """
+INSERT INTO processed_webhooks (provider, event_id, event_type, payload, event_created_at,
+    received_at, state, note)
+VALUES (:provider, :event_id, :event_type, CAST(:payload AS json), :event_created_at,
+    :received_at, :pending, :note)
+ON CONFLICT (provider, event_id) DO NOTHING
+RETURNING id
+"""
+_RECORD = autocommit.plain(_RECORD_SQL)
 OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
 
 
@@ -90,27 +100,28 @@ def ingest(
     """Record the event once; queue its application (or, in a job already, apply it in the
     same transaction with `apply_now`). Commits. Returns accepted|duplicate, or with
     `apply_now` the state apply_event set."""
-    statement = _record_statement()
     params = {
         "provider": provider,
         "event_id": event.event_id,
         "event_type": event.event_type,
-        "payload": payload,
+        "payload": json.dumps(payload),  # as SQLAlchemy's JSON type writes it
         "event_created_at": event.created_at,
         "received_at": utcnow(),
+        "pending": WebhookState.PENDING.value,
+        "note": RECEIVED,
     }
     if not apply_now:
         # One statement, atomic on its own, on the lean paths' autocommit pool (no BEGIN,
         # COMMIT or liveness ping). A dropped connection: once more (a first try that did
         # commit makes this one a duplicate; the retry sweep applies the event). Dropped
         # twice: ConnectionLost, and the provider redelivers.
-        recorded = autocommit.first_row_retried(statement, params)
+        recorded = autocommit.first_row_retried(_RECORD, params)
         record_id = recorded[0] if recorded is not None else None
         if record_id is None:
             return "duplicate"  # someone recorded it first (redelivery, another node)
         queues.ring_webhooks()  # the application job, unless one is waiting
         return "accepted"
-    record_id = db.session.execute(statement, params).scalar()
+    record_id = db.session.execute(text(_RECORD_SQL), params).scalar()
     if record_id is None:
         db.session.commit()
         return "duplicate"
@@ -119,25 +130,6 @@ def ingest(
     state = _apply_or_reject(record)
     db.session.commit()
     return state
-
-
-@functools.cache
-def _record_statement() -> Any:
-    """INSERT ... ON CONFLICT DO NOTHING RETURNING id, built once (it runs per delivery)."""
-    table = ProcessedWebhook.__table__
-    columns = ("provider", "event_id", "event_type", "payload", "event_created_at", "received_at")
-    return (
-        pg_insert(table)
-        .values(
-            {
-                **{name: bindparam(name, type_=table.c[name].type) for name in columns},
-                "state": WebhookState.PENDING.value,
-                "note": RECEIVED,
-            }
-        )
-        .on_conflict_do_nothing(index_elements=["provider", "event_id"])
-        .returning(table.c.id)
-    )
 
 
 def apply_recorded(record_id: int) -> str:

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from flask import Flask
 from sqlalchemy import text
-from sqlalchemy.exc import DataError, IntegrityError, ProgrammingError
+from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError
 
+from devtools.servers import free_port
 from extensions import db
 from services.platform import autocommit
 from tests.lock_support import drop_other_connections
@@ -80,3 +81,11 @@ def test_a_dropped_connection_is_tried_once_more_on_a_new_one(
     assert drop_other_connections(db.engine)  # a restart, as the pool sees it
     row = autocommit.first_row_retried(sql("SELECT 2 AS two"), {})
     assert row is not None and row.two == 2
+
+
+def test_no_database_to_reach_is_sqlalchemys_error_too(
+    make_app: Any, sql: Callable[[str], Any]
+) -> None:
+    down = make_app(SQLALCHEMY_DATABASE_URI=f"postgresql+psycopg://x@127.0.0.1:{free_port()}/x")
+    with down.app_context(), pytest.raises(OperationalError):  # the 503 handlers know it
+        autocommit.first_row(sql("SELECT 1"), {})
