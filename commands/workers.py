@@ -33,18 +33,14 @@ REDIS_RETRY_S = 1.0  # the scheduler's and the workers' pause before trying Redi
 # worker key lives 420 s; a dead worker's jobs are found by their own heartbeats).
 SLOT_WAIT_S = 5.0
 LOOP_CHECK_S = 1.0  # RQ's heartbeat and suspension check, at most this often (SparingLoopMixin)
-# What a finished job returned is dropped at once (RQ's default keeps it 500 s: a result
-# stream entry and the job's hash rewritten, per job). Each job's work is in the
-# database; a failed job is kept as before (failure_ttl) for the dashboard.
-RESULT_TTL_S = 0
 
 
 class AppContextMixin:
     """Runs every job inside the Flask app context of the worker process."""
 
     flask_app: Flask
-    # A finished job's result is not kept (RESULT_TTL_S): nothing reads it, the rows are
-    # the record; so neither is RQ's line saying how long it is kept.
+    # RQ's third line per finished job, how long its result is kept (RQ's default, 500 s:
+    # dropping it at once costs more, as RQ then deletes the job from every registry).
     log_result_lifespan = False
 
     def perform_job(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> bool:
@@ -191,7 +187,6 @@ def build_worker(
         queue_names,
         connection=redis_client.client,
         maintenance_interval=WORKER_MAINTENANCE_S,
-        default_result_ttl=RESULT_TTL_S,
     )
     worker.flask_app = app
     if slots > 1:

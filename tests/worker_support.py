@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
-from rq.job import Job
 
 from services.platform.queues import provider_queue_name
 from tests.helpers import FAST_PROVIDER_CONFIG
@@ -27,12 +26,6 @@ def wait_for(predicate: Any, timeout_s: float = 20.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError("condition not met in time")
-
-
-def finished(job: Job) -> bool:
-    """The job ran to success: our workers keep no result (commands/workers.RESULT_TTL_S),
-    so a finished job is gone, where a failed one stays, marked failed."""
-    return not Job.exists(job.id, connection=job.connection)
 
 
 def children_of(pid: int) -> list[int]:

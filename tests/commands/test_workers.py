@@ -36,7 +36,7 @@ from services.platform.provider_clients import breaker_for
 from services.platform.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
 from tests.redis_support import fail_over
-from tests.worker_support import PROJECT_DIR, finished, start_worker, stop_workers, wait_for
+from tests.worker_support import PROJECT_DIR, start_worker, stop_workers, wait_for
 
 
 def test_in_process_workers_by_default_and_a_fork_on_request(app: Flask) -> None:
@@ -50,9 +50,8 @@ def test_a_burst_worker_runs_a_job_with_the_app(app: Flask, runner: Any) -> None
     job = queue.enqueue("jobs.webhooks.retry_pending_webhooks_job")
     result = runner.invoke(args=["worker", MAINTENANCE_QUEUE, "--burst"])
     assert result.exit_code == 0, result.output
-    # It ran with the database (without, it would have failed and been kept as failed),
-    # and, finished, it is not kept: nothing reads a result.
-    assert queue.failed_job_registry.count == 0 and finished(job)
+    job.refresh()
+    assert job.get_status() == "finished" and job.return_value() == 0  # ran with the database
 
 
 def test_a_worker_and_the_scheduler_carry_on_after_a_redis_failover(
@@ -138,7 +137,7 @@ def test_a_worker_outlasts_a_redis_outage(app: Flask, sandbox: Any) -> None:
             redis.start()
             queue = Queue(provider_queue_name("stripe"), connection=Redis.from_url(redis.url))
             job = queue.enqueue("jobs.payments.charge_payment_job", 999999)
-            wait_for(lambda: finished(job), timeout_s=30)
+            wait_for(lambda: job.get_status(refresh=True) == "finished", timeout_s=30)
         finally:
             stop_workers([worker])
             redis.stop()
@@ -164,7 +163,7 @@ def test_a_threaded_worker_runs_its_slots_at_once_and_never_more(app: Flask) -> 
     queue = _queue(app)
     met = [queue.enqueue("tests.worker_support.rendezvous_job", "six", 6) for _ in range(6)]
     _burst(app, slots=6)
-    assert all(finished(job) for job in met)
+    assert [job.get_status(refresh=True) for job in met] == ["finished"] * 6
     bound = [
         queue.enqueue("tests.worker_support.rendezvous_job", "three", 3, 1.0) for _ in range(2)
     ]
@@ -182,7 +181,7 @@ def test_a_threaded_job_keeps_its_timeout_and_the_others_go_on(app: Flask) -> No
     assert time.monotonic() - started < 20  # the 30 s job was stopped at its timeout
     assert stuck.get_status(refresh=True) == "failed"
     assert "JobTimeoutException" in (stuck.latest_result().exc_string or "")  # type: ignore[union-attr]
-    assert finished(quick)
+    assert quick.get_status(refresh=True) == "finished"
 
 
 def test_a_threaded_worker_stops_warm_finishing_the_jobs_in_flight(
@@ -206,7 +205,7 @@ def test_a_threaded_worker_stops_warm_finishing_the_jobs_in_flight(
     finally:
         stop_workers([worker])
     assert redis.get("done") == b"3"
-    assert all(finished(job) for job in held)
+    assert [job.get_status(refresh=True) for job in held] == ["finished"] * 3
     assert late.get_status(refresh=True) == "queued"  # taken by no one
 
 
