@@ -10,7 +10,9 @@ the same run. Goal: >= 70 % of it, and zero double effects: every event recorded
 once, every top-up credited once, every wallet balance equal to its ledger. Then two
 `flask worker maintenance` processes apply what was recorded (in batches,
 services/webhooks/batches.py). Goal: they apply >= 0.8 of what one web worker ingests
-(`apply_vs_ingest`, in the last line, a JSON object).
+(`apply_vs_ingest`, in the last line, a JSON object; deliveries, duplicates included,
+as the goal was first measured). Beside it, `apply_vs_distinct_events_ingested`: against
+the distinct events only, the ones that need applying.
 """
 
 from __future__ import annotations
@@ -112,14 +114,23 @@ def main() -> None:
                 f"workers)",
                 flush=True,
             )
-    ingest = next((r["events_per_s"] for r in rows if r["gunicorn_workers"] == 1), None)
-    applied = next(
-        (r["applied_by_two_workers_per_s"] for r in rows if r["gunicorn_workers"] == 1), None
+    one = next((r for r in rows if r["gunicorn_workers"] == 1), None)
+    ingest = one["events_per_s"] if one else None
+    applied = one["applied_by_two_workers_per_s"] if one else None
+    # Only distinct events need applying (half the deliveries are duplicates): whether
+    # application keeps pace with what is recorded. The goal keeps its first measure.
+    distinct = (
+        one["events_per_s"] * one["distinct_events_accepted"] / one["deliveries_accepted"]
+        if one and one["deliveries_accepted"]
+        else None
     )
     summary = {
         "ingest_one_web_worker_per_s": ingest,
         "applied_two_maintenance_workers_per_s": applied,
         "apply_vs_ingest": round(applied / ingest, 3) if ingest and applied else None,
+        "apply_vs_distinct_events_ingested": (
+            round(applied / distinct, 3) if distinct and applied else None
+        ),
         "goal_apply_vs_ingest": APPLY_GOAL,
         "ingest_ratios": {f"{r['gunicorn_workers']}w": r["ratio"] for r in rows},
         "double_effects": sum(r["double_effects"] for r in rows),
@@ -132,7 +143,8 @@ def main() -> None:
     print(
         f"2 maintenance workers apply {applied}/s against {ingest}/s ingested by one web "
         f"worker: {summary['apply_vs_ingest']} (goal >= {APPLY_GOAL}: "
-        f"{'met' if summary['goal_met'] else 'NOT met'}); results in "
+        f"{'met' if summary['goal_met'] else 'NOT met'}); against the distinct events "
+        f"among them: {summary['apply_vs_distinct_events_ingested']}; results in "
         f"{write_results('webhooks', results)}"
     )
     print(json.dumps(summary))
