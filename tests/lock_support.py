@@ -34,11 +34,14 @@ def lock_waiters(engine: Engine) -> int:
 
 def drop_other_connections(engine: Engine) -> int:
     """Terminate every other connection to this database, as a restart does to a pool
-    (every worker of the suite has a cluster of its own); how many there were."""
+    (every worker of the suite has a cluster of its own); how many there were. Each is
+    waited for until its backend has exited (up to 5 s): a signalled backend that is not
+    gone yet could still answer the next statement sent to it."""
     with engine.connect() as conn:
         killed = conn.execute(
             text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) "
+                "FROM pg_stat_activity "
                 "WHERE pid <> pg_backend_pid() AND datname = current_database()"
             )
         ).scalar_one()
