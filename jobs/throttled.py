@@ -49,7 +49,7 @@ def throttled(func: F) -> F:
         if job is None:  # called directly (tests, shell): no queue to throttle
             return func(*args, **kwargs)
         throttle = throttle_for(job.origin)
-        remaining_s, counted = throttle.check()
+        remaining_s = throttle.remaining_s()
         if remaining_s > 0:
             # Come back after the hold, spread out: the breaker's single probe goes first
             # and the rest do not return as a herd.
@@ -69,8 +69,10 @@ def throttled(func: F) -> F:
         except Exception:
             throttle.record_failure()
             raise
-        if counted:
-            throttle.record_success()
+        # Every success clears the count, also one counted by a job beside it while this
+        # one ran (skipping the round trip when this job's start saw no count lets such
+        # exceptions add up to a hold while calls succeed).
+        throttle.record_success()
         return result
 
     return wrapper  # type: ignore[return-value]

@@ -2,7 +2,7 @@
 
 After `max_exceptions` exceptions within `window_s`, jobs for the key are not run
 for `decay_s`: each one is deferred (scheduled again by RQ) with a jittered
-delay, neither failed nor run. A success clears the count (when there is one). State lives in
+delay, neither failed nor run. A success clears the count. State lives in
 Redis and changes only through Lua scripts, so every worker agrees.
 """
 
@@ -28,16 +28,15 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
 return count
 """
 
-# -> {ms the key is still held (0: run now), exceptions counted in the window}
-_CHECK = """
+_REMAINING = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local until_ms = tonumber(redis.call('HGET', KEYS[1], 'throttled_until') or 0)
 if until_ms > now then
   redis.call('HINCRBY', KEYS[1], 'deferred', 1)
-  return {until_ms - now, 0}
+  return until_ms - now
 end
-return {0, tonumber(redis.call('HGET', KEYS[1], 'count') or 0)}
+return 0
 """
 
 
@@ -55,16 +54,11 @@ class JobThrottle:
         self.key = f"throttle:{{{key}}}"
         self.config = config
         self._failure = redis.register_script(_FAILURE)
-        self._check = redis.register_script(_CHECK)
-
-    def check(self) -> tuple[float, bool]:
-        """(Seconds until jobs for this key may run again, 0: run now; whether exceptions
-        are counted, so that a success has a count to clear)."""
-        held_ms, counted = self._check(keys=[self.key])
-        return int(held_ms) / 1000, int(counted) > 0
+        self._remaining = redis.register_script(_REMAINING)
 
     def remaining_s(self) -> float:
-        return self.check()[0]
+        """Seconds until jobs for this key may run again (0: run now)."""
+        return int(self._remaining(keys=[self.key])) / 1000
 
     def record_failure(self) -> None:
         c = self.config
@@ -73,7 +67,4 @@ class JobThrottle:
         )
 
     def record_success(self) -> None:
-        """Clear the count (a caller whose check saw none skips this: one round trip per
-        job; an exception counted meanwhile by another job is then cleared by the next
-        success that sees it)."""
         self.redis.hdel(self.key, "count", "throttled_until", "window_until")

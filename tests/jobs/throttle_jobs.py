@@ -15,3 +15,11 @@ def flaky_job(number: int) -> int:
     if redis_client.client.exists(FAIL_FLAG):
         raise RuntimeError(f"provider exploded on job {number}")
     return number
+
+
+@throttled
+def succeeds_beside_a_failure_job(queue_name: str) -> None:
+    """Succeeds after another job's exception was counted while it ran."""
+    from jobs.throttled import throttle_for
+
+    throttle_for(queue_name).record_failure()

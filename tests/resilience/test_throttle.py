@@ -36,16 +36,3 @@ def test_a_success_clears_the_count(redis: Redis) -> None:
     throttle.record_success()
     throttle.record_failure()
     assert throttle.remaining_s() == 0
-
-
-def test_the_check_says_whether_a_success_has_a_count_to_clear(redis: Redis) -> None:
-    throttle = JobThrottle(redis, "payments-test3", CONFIG)
-    assert throttle.check() == (0, False)
-    throttle.record_failure()
-    assert throttle.check() == (0, True)
-    throttle.record_success()
-    assert throttle.check() == (0, False)
-    throttle.record_failure()
-    throttle.record_failure()  # the second: held
-    held_s, _ = throttle.check()
-    assert 25 < held_s <= 30 and throttle.remaining_s() == pytest.approx(held_s, abs=0.5)
