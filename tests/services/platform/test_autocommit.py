@@ -4,7 +4,8 @@ holds for SQLAlchemy's statements and for plain ones (psycopg as it is) alike.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -62,7 +63,19 @@ def test_an_error_is_sqlalchemys_whichever_the_kind(
     assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None
 
 
-def test_a_dropped_connection_is_said_plainly(app_ctx: Flask, sql: Callable[[str], Any]) -> None:
+@pytest.fixture
+def own_pool(app: Flask, make_app: Any) -> Iterator[Flask]:
+    """An app whose lean pool is its own (the pools are per database URL): no thread
+    left from an earlier test can notice the dropped connections first and let them go."""
+    url = app.config["SQLALCHEMY_DATABASE_URI"]
+    joined = "&" if "?" in url else "?"
+    own = make_app(SQLALCHEMY_DATABASE_URI=f"{url}{joined}application_name=own_{uuid.uuid4().hex}")
+    with own.app_context():
+        yield own
+        autocommit.engine().dispose()
+
+
+def test_a_dropped_connection_is_said_plainly(own_pool: Flask, sql: Callable[[str], Any]) -> None:
     # Two pooled connections, both dropped below.
     with autocommit.engine().connect() as first, autocommit.engine().connect() as second:
         first.execute(text("SELECT 1")), second.execute(text("SELECT 1"))
@@ -75,7 +88,7 @@ def test_a_dropped_connection_is_said_plainly(app_ctx: Flask, sql: Callable[[str
 
 
 def test_a_dropped_connection_is_tried_once_more_on_a_new_one(
-    app_ctx: Flask, sql: Callable[[str], Any]
+    own_pool: Flask, sql: Callable[[str], Any]
 ) -> None:
     assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None  # a pooled connection
     assert drop_other_connections(db.engine)  # a restart, as the pool sees it
