@@ -20,6 +20,7 @@ CSP = (
     "img-src 'self' data:; font-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
+HSTS = "max-age=31536000; includeSubDomains"
 HEADERS = {
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
@@ -41,15 +42,16 @@ def register(app: Flask) -> None:
         sources = {kind: f" {origin}" for kind, origin in card_entry_sources().items()}
     extra = {kind: sources.get(kind, "") for kind in ("script", "connect", "frame")}
 
+    fixed = {**HEADERS, **({"Strict-Transport-Security": HSTS} if is_production else {})}
+    csp_around_nonce = CSP.format(nonce="\0", **extra).split("\0")  # filled per response
+
     @app.after_request
     def add_security_headers(response: Response) -> Response:
-        response.headers.setdefault(
-            "Content-Security-Policy", CSP.format(nonce=csp_nonce(), **extra)
-        )
-        for name, value in HEADERS.items():
-            response.headers.setdefault(name, value)
-        if is_production:
-            response.headers.setdefault(
-                "Strict-Transport-Security", "max-age=31536000; includeSubDomains"
-            )
+        # Each header unless the view set its own: the names present read once, the rest
+        # added in one go (werkzeug's setdefault scans the headers once per name).
+        present = {name.lower() for name, _ in response.headers}
+        missing = [(name, value) for name, value in fixed.items() if name.lower() not in present]
+        if "content-security-policy" not in present:
+            missing.append(("Content-Security-Policy", csp_nonce().join(csp_around_nonce)))
+        response.headers.extend(missing)
         return response

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
-from flask import Flask
+from flask import Flask, Response
 from flask.testing import FlaskClient
 
+from config import PROJECT_DIR
 from extensions import db
 from models import ProcessedWebhook
 from tests.admin_support import admin_login, make_admin
+from tests.config_support import PRODUCTION
 from tests.helpers import serving
 
 
@@ -27,6 +32,41 @@ def test_every_answer_carries_the_security_headers(client: FlaskClient, path: st
     assert response.headers["X-Frame-Options"] == "DENY"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Referrer-Policy"] == "strict-origin-when-cross-origin"
+
+
+def test_a_views_own_header_stands_and_the_rest_are_added(make_app: Any) -> None:
+    own = make_app()
+
+    @own.get("/framed")
+    def framed() -> Response:
+        response = Response("ok")
+        response.headers["x-frame-options"] = "SAMEORIGIN"  # its own, in any case
+        response.headers["Content-Security-Policy"] = "default-src 'none'"
+        return response
+
+    response = own.test_client().get("/framed")
+    assert response.headers.getlist("X-Frame-Options") == ["SAMEORIGIN"]
+    assert response.headers.getlist("Content-Security-Policy") == ["default-src 'none'"]
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert "Strict-Transport-Security" not in response.headers  # not in development
+
+
+def test_production_answers_carry_hsts() -> None:
+    env = {**os.environ, **PRODUCTION}
+    probe = (
+        "import wsgi; r = wsgi.app.test_client().get('/static/style.css'); "
+        "print(r.headers.get('Strict-Transport-Security'), r.headers.get('X-Frame-Options'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["max-age=31536000;", "includeSubDomains", "DENY"]
 
 
 def test_admin_scripts_carry_this_requests_nonce(app: Flask, client: FlaskClient) -> None:
