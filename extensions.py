@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from flask import Flask, current_app
 from flask_babel import Babel
 from flask_login import LoginManager
@@ -52,3 +55,14 @@ class RedisClient:
 
 
 redis_client = RedisClient()
+
+T = TypeVar("T")
+
+
+def per_app(kind: str, name: str, make: Callable[[], T]) -> T:
+    """The current app's `kind` object called `name` (a provider's client, a queue, ...),
+    made by `make` the first time it is asked for and kept on the app after that."""
+    made: dict[str, T] = current_app.extensions.setdefault(kind, {})
+    if name not in made:
+        made[name] = make()
+    return made[name]

@@ -10,10 +10,9 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from flask import current_app
 from rq import Queue, get_current_job
 
-from extensions import redis_client
+from extensions import per_app, redis_client
 from resilience.throttle import JobThrottle, ThrottleConfig
 from settings import settings
 
@@ -24,20 +23,21 @@ DEFERRED = "deferred by the throttle"
 
 def throttle_for(key: str) -> JobThrottle:
     """The app's throttle of this key, made once (per job it showed)."""
-    made: dict[str, JobThrottle] = current_app.extensions.setdefault("job_throttles", {})
-    if key not in made:
-        config = settings().throttle
-        made[key] = JobThrottle(
-            redis_client.client,
-            key,
-            ThrottleConfig(
-                max_exceptions=config.max_exceptions,
-                window_s=config.window_s,
-                decay_s=config.decay_s,
-                jitter_s=config.jitter_s,
-            ),
-        )
-    return made[key]
+    return per_app("job_throttles", key, lambda: _new_throttle(key))
+
+
+def _new_throttle(key: str) -> JobThrottle:
+    config = settings().throttle
+    return JobThrottle(
+        redis_client.client,
+        key,
+        ThrottleConfig(
+            max_exceptions=config.max_exceptions,
+            window_s=config.window_s,
+            decay_s=config.decay_s,
+            jitter_s=config.jitter_s,
+        ),
+    )
 
 
 def throttled(func: F) -> F:

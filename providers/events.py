@@ -100,8 +100,9 @@ def _check(value: Any) -> None:
     """Every key and string of a parsed JSON value can be stored and sent on as text, and
     it nests at most MAX_JSON_DEPTH levels (walked without recursion; the texts gathered
     and searched at once)."""
+    if isinstance(value, str):
+        _check_text(value)
     if not isinstance(value, dict | list):
-        _check_text(value if isinstance(value, str) else "")
         return
     texts: list[str] = []
     waiting = [(value, 1)]

@@ -34,9 +34,9 @@ def lock_waiters(engine: Engine) -> int:
 
 def drop_other_connections(engine: Engine) -> int:
     """Terminate every other connection to this database, as a restart does to a pool
-    (every worker of the suite has a cluster of its own); how many there were. Each is
-    waited for until its backend has exited (up to 5 s): a signalled backend that is not
-    gone yet could still answer the next statement sent to it."""
+    (every worker of the suite has a cluster of its own); how many there were. Each
+    backend is waited for until it has exited (up to 5 s), so the drop is complete when
+    this returns."""
     with engine.connect() as conn:
         killed = conn.execute(
             text(

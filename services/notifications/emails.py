@@ -17,10 +17,9 @@ import time
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 
-from flask import current_app
 from sqlalchemy import or_, select, text
 
-from extensions import db
+from extensions import db, per_app
 from models import (
     OutboxMessage,
     OutboxStatus,
@@ -47,11 +46,10 @@ BATCH_BUDGET_S = 20.0
 
 
 def mailer() -> SmtpMailer:
-    mailers: dict[str, SmtpMailer] = current_app.extensions.setdefault("mailers", {})
     url = settings().email.smtp_url
-    if url not in mailers:
-        mailers[url] = SmtpMailer(SmtpSettings.from_url(url), settings().email.timeout_s)
-    return mailers[url]
+    return per_app(
+        "mailers", url, lambda: SmtpMailer(SmtpSettings.from_url(url), settings().email.timeout_s)
+    )
 
 
 def send_waiting() -> int:

@@ -98,8 +98,9 @@ def all_rows(statement: Executable | Plain, params: Mapping[str, object]) -> lis
 
 
 def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
+    pool = engine()
     try:
-        pooled = engine().raw_connection()
+        pooled = pool.raw_connection()
     except psycopg.Error as exc:  # no connection to be had: as SQLAlchemy's connect() says it
         raise DBAPIError.instance(None, None, exc, psycopg.Error) from exc
     try:
@@ -108,11 +109,11 @@ def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
             cursor.execute(statement.sql, params)
             return cursor.fetchall() if cursor.description is not None else []
     except psycopg.Error as exc:
-        if not engine().dialect.is_disconnect(cast(Any, exc), pooled.dbapi_connection, None):
+        if not pool.dialect.is_disconnect(cast(Any, exc), pooled.dbapi_connection, None):
             raise DBAPIError.instance(statement.sql, params, exc, psycopg.Error) from exc
         # What SQLAlchemy's own Connection does on a disconnect: this connection and
         # every one pooled before it are let go (a restart dropped them all).
-        engine().pool._invalidate(pooled, exc)
+        pool.pool._invalidate(pooled, exc)
         raise _lost(exc) from exc
     finally:
         pooled.close()

@@ -10,7 +10,6 @@ import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from flask import current_app
 from redis.exceptions import RedisError
 from rq import Queue
 from rq.exceptions import NoSuchJobError
@@ -18,7 +17,7 @@ from rq.job import Job, JobStatus
 from rq.registry import ScheduledJobRegistry
 
 from config import JOB_TIMEOUT_S
-from extensions import redis_client
+from extensions import per_app, redis_client
 from services.movements.kinds import CHARGE
 from services.platform import job_paths
 
@@ -50,10 +49,11 @@ def maintenance_queue() -> Queue:
 def _queue(name: str) -> Queue:
     """The app's Queue of this name, made once (RQ's Queue holds no per-call state, and
     making one resolves its serializer and parses its timeout: per request, it showed)."""
-    made: dict[str, Queue] = current_app.extensions.setdefault("rq_queues", {})
-    if name not in made:
-        made[name] = Queue(name, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S)
-    return made[name]
+    return per_app(
+        "rq_queues",
+        name,
+        lambda: Queue(name, connection=redis_client.client, default_timeout=JOB_TIMEOUT_S),
+    )
 
 
 # Referenced by path so services never import jobs (jobs import services).

@@ -52,6 +52,7 @@ ON CONFLICT (provider, event_id) DO NOTHING
 RETURNING id
 """
 _RECORD = autocommit.plain(_RECORD_SQL)
+_RECORD_IN_SESSION = text(_RECORD_SQL)
 OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
 
 
@@ -121,7 +122,7 @@ def ingest(
             return "duplicate"  # someone recorded it first (redelivery, another node)
         queues.ring_webhooks()  # the application job, unless one is waiting
         return "accepted"
-    record_id = db.session.execute(text(_RECORD_SQL), params).scalar()
+    record_id = db.session.execute(_RECORD_IN_SESSION, params).scalar()
     if record_id is None:
         db.session.commit()
         return "duplicate"
