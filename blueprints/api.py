@@ -95,7 +95,7 @@ def get_order(order_id: int) -> ResponseReturnValue:
 def post_payment(order_id: int) -> ResponseReturnValue:
     new = _lean_payment(order_id)  # the common case in one statement (services/payments/intake.py)
     if new is not None:
-        body = payment_json(new.payment, refunds=[], transitions=[new.transition])
+        body = payment_json(new, refunds=[], transitions=[new.transition])
         return jsonify(body), 201
     return _post_payment(order_id)
 

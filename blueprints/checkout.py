@@ -142,7 +142,7 @@ def checkout(order_id: int) -> ResponseReturnValue:
 def pay(order_id: int) -> ResponseReturnValue:
     new = _lean_payment(order_id)  # the common case in one statement (services/payments/intake.py)
     if new is not None:
-        return redirect(url_for("checkout.payment_status", payment_id=new.payment.id), code=303)
+        return redirect(url_for("checkout.payment_status", payment_id=new.id), code=303)
     return _pay(order_id)
 
 

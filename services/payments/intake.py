@@ -21,14 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from models import (
-    OrderStatus,
-    Payment,
-    PaymentPurpose,
-    PaymentStatus,
-    PaymentTransition,
-    TransitionSource,
-)
+from models import OrderStatus, PaymentPurpose, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.registry import spec_for
 from services.payments.state import CREATION_REASON
@@ -69,11 +62,43 @@ _BY_SESSION = autocommit.plain(
 
 
 @dataclass(frozen=True)
-class NewPayment:
-    """A payment the lean path created, with its creation transition (not in a session)."""
+class NewTransition:
+    """The creation transition the statement wrote."""
 
-    payment: Payment
-    transition: PaymentTransition
+    id: int
+    created_at: datetime
+    from_status: None = None
+    to_status: PaymentStatus = PaymentStatus.PENDING
+    source: TransitionSource = TransitionSource.CHECKOUT
+    reason: str = CREATION_REASON
+
+
+@dataclass(frozen=True)
+class NewPayment:
+    """A payment the lean path created, as its statement wrote it: the reply is built
+    from this (services/payments/presenters.py), without an ORM object or a read back."""
+
+    id: int
+    idempotency_key: uuid.UUID
+    customer_id: int
+    order_id: int
+    provider: str
+    amount_minor: int
+    currency: str
+    payment_method: str
+    created_at: datetime
+    transition: NewTransition
+    # What every payment is when this statement creates it.
+    status: PaymentStatus = PaymentStatus.PENDING
+    purpose: PaymentPurpose = PaymentPurpose.ORDER
+    wallet_id: None = None
+    provider_payment_id: None = None
+    decline_code: None = None
+    action_url: None = None
+
+    @property
+    def updated_at(self) -> datetime:
+        return self.created_at
 
 
 def pay_order_by_token(
@@ -130,7 +155,7 @@ def _pay(
     if row is None:
         return None
     created = _new_payment(row, key, provider, card, now)
-    queues.enqueue_first_charge(provider, created.payment.id)
+    queues.enqueue_first_charge(provider, created.id)
     return created
 
 
@@ -142,27 +167,15 @@ def _minimums(provider: str) -> str:
 def _new_payment(
     row: autocommit.Record, key: uuid.UUID, provider: str, card: str, now: datetime
 ) -> NewPayment:
-    payment = Payment(
+    return NewPayment(
         id=row.id,
         idempotency_key=key,
         customer_id=row.customer_id,
-        purpose=PaymentPurpose.ORDER,
         order_id=row.order_id,
         provider=provider,
         amount_minor=row.amount_minor,
         currency=row.currency,
-        status=PaymentStatus.PENDING,
         payment_method=card,
         created_at=now,
-        updated_at=now,
+        transition=NewTransition(id=row.transition_id, created_at=now),
     )
-    transition = PaymentTransition(
-        id=row.transition_id,
-        payment_id=payment.id,
-        from_status=None,
-        to_status=PaymentStatus.PENDING,
-        source=TransitionSource.CHECKOUT,
-        reason=CREATION_REASON,
-        created_at=now,
-    )
-    return NewPayment(payment, transition)
