@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import psycopg
 from flask import current_app
+from psycopg import pq
 from psycopg.rows import namedtuple_row
 from sqlalchemy import Engine, Executable, create_engine, text
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
@@ -107,7 +108,10 @@ def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
         driver = cast(psycopg.Connection[Any], pooled.driver_connection)
         with driver.cursor(row_factory=namedtuple_row) as cursor:
             cursor.execute(statement.sql, params)
-            return cursor.fetchall() if cursor.description is not None else []
+            # The result's status, not `description` (which builds a Column per field).
+            result = cursor.pgresult
+            returned = result is not None and result.status == pq.ExecStatus.TUPLES_OK
+            return cursor.fetchall() if returned else []
     except psycopg.Error as exc:
         if not pool.dialect.is_disconnect(cast(Any, exc), pooled.dbapi_connection, None):
             raise DBAPIError.instance(statement.sql, params, exc, psycopg.Error) from exc
