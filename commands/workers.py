@@ -56,10 +56,22 @@ class SparingLoopMixin:
     trips each) and asks whether workers are suspended before each: at tens of jobs a
     second that was more Redis work than the jobs'. Here each happens at most once every
     LOOP_CHECK_S (the worker's key lives 420 s; `rq suspend` takes effect within a second).
-    A heartbeat RQ sends with its own timeout or in a pipeline goes through unchanged."""
+    A heartbeat RQ sends with its own timeout or in a pipeline goes through unchanged.
+    The worker's state is written when it changes: RQ writes it after every job and again
+    before the next (a round trip each), mostly the same value."""
 
     _last_beat = 0.0
     _last_suspension_check = 0.0
+    _state_written: str | None = None
+    _state_lock = threading.Lock()  # one worker per process; its slots' threads share it
+
+    def set_state(self, state: str, pipeline: Any = None) -> None:
+        with self._state_lock:
+            if pipeline is None and state == self._state_written:
+                self._state = state
+                return
+            super().set_state(state, pipeline)  # type: ignore[misc]
+            self._state_written = state  # in a pipeline: as good as written (RQ's own)
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         if timeout is None and pipeline is None:

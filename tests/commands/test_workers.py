@@ -248,3 +248,20 @@ def test_a_threaded_worker_with_calls_in_its_slots_says_busy(app: Flask) -> None
         worker.executions = {}
         worker.set_state(WorkerStatus.IDLE)
         assert worker.get_state() == WorkerStatus.IDLE
+
+
+def test_a_worker_writes_its_state_only_when_it_changes(app: Flask) -> None:
+    with app.app_context():
+        worker = build_worker(app, [MAINTENANCE_QUEUE], simple=True)
+        worker.set_state(WorkerStatus.IDLE)
+        assert redis_client.client.hget(worker.key, "state") == b"idle"
+        redis_client.client.hdel(worker.key, "state")  # to see whether it is written again
+        worker.set_state(WorkerStatus.IDLE)  # the same state: no round trip
+        assert redis_client.client.hget(worker.key, "state") is None
+        assert worker.get_state() == WorkerStatus.IDLE
+        worker.set_state(WorkerStatus.BUSY)
+        assert redis_client.client.hget(worker.key, "state") == b"busy"
+        with redis_client.client.pipeline() as pipe:  # RQ's own pipelines: always
+            worker.set_state(WorkerStatus.BUSY, pipeline=pipe)
+            pipe.hdel(worker.key, "x")
+            assert len(pipe) == 2
