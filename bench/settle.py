@@ -31,7 +31,7 @@ from typing import Any
 
 import requests
 
-from bench.common import bulk_topups, cpu_s, rss_mb, write_results
+from bench.common import bulk_topups, cpu_s, pss_mb, rss_mb, write_results
 from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
 from bench.settle_baseline import WARMUP, baseline
 
@@ -67,8 +67,9 @@ def main() -> None:
             print(
                 f"{shape:9} {procs} x {slots:2} slots at {latency_ms:4} ms: "
                 f"{row['settled_per_s']:6.1f} settled/s, p50 {row['latency_p50_s']} s "
-                f"p95 {row['latency_p95_s']} s, provider workers {row['worker_rss_mb']} MB, "
-                f"{row['in_flight_per_gb']} calls in flight per GB, CPU per payment "
+                f"p95 {row['latency_p95_s']} s, provider workers {row['worker_rss_mb']} MB RSS "
+                f"({row['worker_pss_mb']} PSS), {row['in_flight_per_gb']} calls in flight per "
+                f"GB ({row['in_flight_per_gb_pss']} per GB of PSS), CPU per payment "
                 f"{row['cpu_ms_per_payment']} ms ({row['cpu_ratio']}x the baseline's "
                 f"{straight['cpu_ms_per_payment']} ms just before)",
                 flush=True,
@@ -101,16 +102,17 @@ def settle(
                 kinds = _process_kinds(stack)
                 before = {kind: cpu_s(pids) for kind, pids in kinds.items()}
                 started, started_at = time.monotonic(), time.time()
-                rss = [0.0]
+                rss, pss = [0.0], [0.0]
 
                 def sample() -> None:
                     rss[0] = max(rss[0], rss_mb(kinds["provider workers"]))
+                    pss[0] = max(pss[0], pss_mb(kinds["provider workers"]))
 
                 seconds = _settle_all(stack, shape, ids, started, timeout_s, sample)
                 after = {kind: cpu_s(pids) for kind, pids in kinds.items()}
                 latencies = _settle_latencies(ids, started_at)
                 statuses = _statuses(ids)
-                peak_rss = rss[0]
+                peak_rss, peak_pss = rss[0], pss[0]
         finally:
             sweeper.close()
     settled = statuses.get("succeeded", 0)
@@ -130,10 +132,14 @@ def settle(
         "latency_p50_s": round(statistics.median(latencies), 2),
         "latency_p95_s": round(statistics.quantiles(latencies, n=20)[18], 2),
         "worker_rss_mb": round(peak_rss, 1),
+        "worker_pss_mb": round(peak_pss, 1),
         # Little's law: calls in flight = settled/s x the provider's latency (what the
-        # run kept in flight; below the slots when the host's CPU is the limit).
+        # run kept in flight; below the slots when the host's CPU is the limit). Per GB
+        # of RSS (as first measured) and of PSS (the memory the host gives them).
         "in_flight_per_gb": round(rate * latency_ms / 1000 / (peak_rss / 1024), 1),
         "slots_per_gb": round(procs * slots / (peak_rss / 1024), 1),
+        "in_flight_per_gb_pss": round(rate * latency_ms / 1000 / (peak_pss / 1024), 1),
+        "slots_per_gb_pss": round(procs * slots / (peak_pss / 1024), 1),
         "cpu_ms_per_payment_by_kind": cpu_ms,
         "cpu_ms_per_payment": round(sum(cpu_ms.values()), 2),
     }
@@ -256,8 +262,11 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
             for field in (
                 "settled_per_s",
                 "worker_rss_mb",
+                "worker_pss_mb",
                 "in_flight_per_gb",
                 "slots_per_gb",
+                "in_flight_per_gb_pss",
+                "slots_per_gb_pss",
                 "cpu_ms_per_payment",
                 "baseline_cpu_ms_per_payment",
                 "cpu_ratio",
