@@ -20,9 +20,10 @@ from rq.exceptions import StopRequested
 from rq.executions import Execution
 from rq.job import Job
 from rq.queue import Queue
-from rq.timeouts import TimerDeathPenalty
+from rq.utils import now
 from rq.worker import WorkerStatus
 
+from commands.job_timeouts import SharedTimerDeathPenalty
 from extensions import db, redis_client
 from jobs.schedule import periodic_jobs
 from settings import settings
@@ -43,6 +44,15 @@ class AppContextMixin:
     # RQ's third line per finished job, how long its result is kept (RQ's default, 500 s:
     # dropping it at once costs more, as RQ then deletes the job from every registry).
     log_result_lifespan = False
+
+    def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
+        """RQ beats a job that returned once more (a round trip) to keep it alive while
+        its success or failure callback runs; a job without callbacks goes straight on
+        to RQ's handling of its result, which takes it out of the started registry."""
+        if job.success_callback is None and job.failure_callback is None:
+            job.ended_at = now()
+            return
+        super().handle_execution_ended(job, queue, heartbeat_ttl)  # type: ignore[misc]
 
     def perform_job(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> bool:
         with self.flask_app.app_context():
@@ -118,7 +128,7 @@ class AppThreadedWorker(SparingLoopMixin, AppContextMixin, SimpleWorker):
 
     A job is taken from the queue only when a slot is free (never one waiting in hand).
     Each job keeps its RQ timeout: SIGALRM reaches only the main thread, so a timer
-    raises JobTimeoutException in the job's thread instead (RQ's TimerDeathPenalty; it
+    raises JobTimeoutException in the job's thread instead (commands/job_timeouts.py; it
     lands once a blocking socket call returns, and every provider call has its own
     shorter budget). Each job has its own app context, so its own database session; a
     session holds a pooled connection only between its statements and the commit, never
@@ -127,7 +137,7 @@ class AppThreadedWorker(SparingLoopMixin, AppContextMixin, SimpleWorker):
     longer than a job's timeout); a second signal stops it at once, and leases and the
     sweeps recover whatever was cut."""
 
-    death_penalty_class = TimerDeathPenalty
+    death_penalty_class = SharedTimerDeathPenalty
     slots = 1
 
     def _setup_slots(self) -> None:

@@ -37,6 +37,7 @@ from services.platform.provider_clients import breaker_for
 from services.platform.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
 from tests.redis_support import fail_over
+from tests.round_trips import counted
 from tests.worker_support import PROJECT_DIR, start_worker, stop_workers, wait_for
 
 
@@ -273,3 +274,24 @@ def test_a_worker_writes_its_state_only_when_it_changes(app: Flask) -> None:
             worker.set_state(WorkerStatus.BUSY, pipeline=pipe)
             pipe.hdel(worker.key, "x")
             assert len(pipe) == 2
+
+
+def test_a_job_costs_a_worker_at_most_eight_redis_round_trips(
+    make_app: Any, server_urls: dict[str, str]
+) -> None:
+    """RQ's own per job: take it, read it, start it (two), the success (three). Not its
+    state written twice when it does not change, nor one more beat when it returned."""
+    with counted(server_urls["redis"]) as (redis_url, redis):
+        app = make_app(REDIS_URL=redis_url)
+        trips = []
+        for count in (5, 25):
+            with app.app_context():
+                queue = Queue(MAINTENANCE_QUEUE, connection=redis_client.client)
+                for _ in range(count):
+                    queue.enqueue("builtins.len", "x")
+                worker = build_worker(app, [MAINTENANCE_QUEUE], simple=True)
+                redis.reset()
+                worker.work(burst=True, with_scheduler=False)
+                trips.append(redis.reset())
+    # The worker's start and end cancel out. (Ten before, as RQ runs it.)
+    assert (trips[1] - trips[0]) / 20 <= 8
