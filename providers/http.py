@@ -207,6 +207,15 @@ def _trace(response: requests.Response, *args: object, **kwargs: object) -> None
     _TRACE.exchanges.append(exchange)
 
 
+class _SettingsOnly(requests.auth.AuthBase):
+    """A request's credentials are what its client sets (from our settings), never a
+    ~/.netrc entry: without a session auth, requests looks for that file on every
+    request that carries none of its own (ours carry a header)."""
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        return request
+
+
 class _Session(requests.Session):
     """requests reads the proxy and CA-bundle environment variables (and walks NO_PROXY)
     on every request: a twentieth of a charge's CPU. A process's environment does not
@@ -214,6 +223,7 @@ class _Session(requests.Session):
 
     def __init__(self) -> None:
         super().__init__()
+        self.auth = _SettingsOnly()
         self._environment: dict[tuple[str, str], Any] = {}
 
     def merge_environment_settings(

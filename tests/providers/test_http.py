@@ -182,3 +182,17 @@ def test_the_proxy_environment_is_read_once_per_host(monkeypatch: Any) -> None:
         "https://api.example/v1/y", {"https": "http://given:1"}, None, None, None
     )
     assert given["proxies"]["https"] == "http://given:1"  # a request's own proxies win
+
+
+def test_a_netrc_file_never_lends_a_request_credentials(monkeypatch: Any, tmp_path: Any) -> None:
+    netrc = tmp_path / ".netrc"
+    netrc.write_text("machine api.example login someone password from-a-file\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    session = build_session(FAST, is_keyed_post_retryable=False)
+    prepared = session.prepare_request(requests.Request("POST", "https://api.example/v1/x"))
+    assert "Authorization" not in prepared.headers  # plain requests would send the file's
+    given = session.prepare_request(
+        requests.Request("POST", "https://api.example/v1/x", headers=STRIPE_AUTH)
+    )
+    assert given.headers["Authorization"] == STRIPE_AUTH["Authorization"]
