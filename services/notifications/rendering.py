@@ -6,6 +6,7 @@ message as the SMTP server gets it (`rendered_message`)."""
 from __future__ import annotations
 
 import email.policy
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from email.headerregistry import BaseHeader, HeaderRegistry
@@ -56,12 +57,25 @@ def message_id(row: OutboxMessage) -> str:
     return f"<outbox-{row.id}.{int(row.created_at.timestamp())}@{domain}>"
 
 
+class _FoldedOnce:
+    """A header that writes its folded lines once per way of writing them (a header is
+    immutable, and a kept one goes into every message)."""
+
+    def fold(self, *, policy: Any) -> str:
+        folds: dict[tuple[object, ...], str] = self.__dict__.setdefault("_folds", {})
+        how = (policy.linesep, policy.max_line_length, policy.utf8, policy.cte_type)
+        if how not in folds:
+            folds[how] = super().fold(policy=policy)  # type: ignore[misc]
+        return folds[how]
+
+
 class _KeptHeaders(HeaderRegistry):
     """The standard header registry, which builds a new class for every header it makes
     and parses every value anew (half of a receipt's CPU went there): here each class
     is built once per name, and the headers every message repeats (From, MIME-Version,
-    a part's Content-Type and Content-Transfer-Encoding) are parsed once per value.
-    Headers are immutable: a message that changes one gets a new one."""
+    a part's Content-Type and Content-Transfer-Encoding) are parsed once per value and
+    folded once per way of writing them (`_FoldedOnce`). Headers are immutable: a
+    message that changes one gets a new one."""
 
     REPEATED = frozenset({"from", "mime-version", "content-type", "content-transfer-encoding"})
     MAX_KEPT = 64  # distinct repeated values (a handful in practice)
@@ -74,7 +88,10 @@ class _KeptHeaders(HeaderRegistry):
     def __getitem__(self, name: str) -> type[BaseHeader]:
         key = name.lower()
         if key not in self._classes:
-            self._classes[key] = super().__getitem__(key)
+            made = super().__getitem__(key)
+            if key in self.REPEATED:
+                made = type(made.__name__, (_FoldedOnce, made), {})
+            self._classes[key] = made
         return self._classes[key]
 
     def __call__(self, name: str, value: str) -> BaseHeader:
@@ -201,6 +218,9 @@ def render_email(row: OutboxMessage, subjects: Subjects | None = None) -> EmailM
             render_template(f"email/{row.kind.value}.html", subject=message["Subject"], **context),
             subtype="html",
         )
+    # A random boundary of our own: the generator's own is checked against every line of
+    # the parts with a regular expression compiled for each message.
+    message.set_boundary(f"=_{secrets.token_hex(16)}")
     return message
 
 

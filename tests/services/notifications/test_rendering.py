@@ -93,21 +93,25 @@ def test_a_batch_is_written_in_a_few_statements_as_each_row_alone(app: Flask) ->
         assert "reason 5" in _written(alert)[1][0]
 
 
-def _built(policy: Any, to: str) -> bytes:
+def _built(policy: Any, to: str, **how: Any) -> bytes:
     message = EmailMessage(policy=policy)
     message["Subject"] = "La tua ricevuta per il pagamento n. 7 — 10,00 €"
-    message["From"] = "Payments Monolith <shop@example.com>"
+    message["From"] = "Payments Monolith <shop@example.com>, Payments desk <desk@example.com>"
     message["To"] = to
     message["Message-ID"] = "<outbox-7.1@example.com>"
     message.set_content("Grazie. 10,00\xa0€\n")
     message.add_alternative("<p>Grazie. 10,00\xa0€</p>", subtype="html")
     message.set_boundary("fixed")
-    return message.as_bytes()
+    return message.as_bytes(policy=message.policy.clone(**how))
 
 
 def test_the_kept_headers_write_what_the_standard_policy_writes() -> None:
     for to in ("a@example.com", "Bea <b@example.com>", "a@example.com"):
         assert _built(POLICY, to) == _built(email.policy.default, to)
+        # Written again another way (SMTP's line ends, a narrower fold): the kept
+        # headers' folds are kept per way of writing, never one for another.
+        for how in ({"linesep": "\r\n"}, {"max_line_length": 40}):
+            assert _built(POLICY, to, **how) == _built(email.policy.default, to, **how)
     first = EmailMessage(policy=POLICY)
     second = EmailMessage(policy=POLICY)
     for message in (first, second):
@@ -115,3 +119,25 @@ def test_the_kept_headers_write_what_the_standard_policy_writes() -> None:
         message["To"] = f"{id(message)}@example.com"
     assert first["From"] is second["From"]  # parsed once
     assert first["To"] is not second["To"] and first["To"] != second["To"]
+
+
+def test_each_message_has_a_boundary_of_its_own(app: Flask) -> None:
+    with app.app_context():
+        for _ in range(2):
+            customer = make_customer()
+            payment = make_payment(make_order(customer))
+            queue_email(EmailKind.RECEIPT, payment.id, customer_id=customer.id)
+        db.session.commit()
+        rows = list(db.session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))[-2:]
+        boundaries = set()
+        for row in rows:
+            message = render_email(row)
+            boundary = message.get_boundary()
+            assert boundary is not None and boundary.startswith("=_")
+            boundaries.add(boundary)
+            parsed = email.message_from_bytes(message.as_bytes(), policy=email.policy.default)
+            assert [part.get_content_type() for part in parsed.iter_parts()] == [
+                "text/plain",
+                "text/html",
+            ]
+        assert len(boundaries) == 2
