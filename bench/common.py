@@ -172,6 +172,10 @@ def served(target: str, workers: int, env: dict[str, str], threads: int = 4) -> 
         proc.wait()
 
 
+# Seconds each endpoint of `side_by_side` serves before it is measured.
+WARMUP_S = 1.0
+
+
 def minimal_send(url: str) -> Callable[[requests.Session], bool]:
     """One request to the minimal INSERT + enqueue endpoint (bench/drills/minimal_app.py,
     its table made by create_table): the limit for this design."""
@@ -183,9 +187,14 @@ def side_by_side(
     clients: int,
     seconds: float,
     slices: int = 4,
+    warmup_s: float = WARMUP_S,
 ) -> dict[str, float]:
     """Requests/s of each `send`, measured in alternating slices of the same run, so a
-    noisy neighbour on a shared machine slows all of them alike."""
+    noisy neighbour on a shared machine slows all of them alike; each first for
+    `warmup_s`, not counted (a fresh server's first requests compile and prepare what
+    every later one reuses: a running server's rate is its steady state)."""
+    for send in sends.values():
+        load(send, clients, warmup_s)
     done = dict.fromkeys(sends, 0.0)
     for _ in range(slices):
         for name, send in sends.items():

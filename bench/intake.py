@@ -3,7 +3,9 @@
     python -m bench.intake [--seconds 5] [--workers 1,2,4] [--clients 8]
 
 The limit is a minimal Flask endpoint doing one INSERT and one RQ enqueue
-(bench/drills/minimal_app.py) under the same gunicorn settings, in the same run.
+(bench/drills/minimal_app.py) under the same gunicorn settings, in the same run. Each
+endpoint serves for a second first, not counted (bench.common.side_by_side: a fresh
+server's first requests open its connections and prepare its statements).
 Goal: the real `POST /api/orders/<id>/payments` (the lean intake, services/payments/intake.py)
 reaches >= 60 % of it at 2 and 4 workers. A third endpoint, this app checking the
 bearer token through the ORM and enqueueing without writing anything

@@ -5,9 +5,10 @@
 Each payment gets one `payment_intent.succeeded` event; every event is sent twice
 (close together, so the copies often race each other, as a provider's redelivery does) by
 `--senders` threads to `POST /webhooks/stripe` under gunicorn. The limit is the
-minimal INSERT + enqueue endpoint of bench/intake.py under the same settings, in
-the same run. Goal: >= 70 % of it, and zero double effects: every event recorded
-once, every top-up credited once, every wallet balance equal to its ledger. Then two
+minimal INSERT + enqueue endpoint of bench/intake.py under the same settings, in the
+same run, both after a second's warm-up (bench.common.side_by_side). Goal: >= 70 % of
+it, and zero double effects: every event recorded once, every top-up credited once,
+every wallet balance equal to its ledger. Then two
 `flask worker maintenance` processes apply what was recorded (in batches,
 services/webhooks/batches.py). Goal: they apply >= 0.8 of what one web worker ingests
 (`apply_vs_ingest`, in the last line, a JSON object; deliveries, duplicates included,
