@@ -271,21 +271,20 @@ def cpu_s(roots: list[int]) -> float:
     return total / TICK
 
 
-def rss_mb(roots: list[int]) -> float:
-    """The resident memory of the process trees, each process's RSS added up: a page a
-    process shares with its fork (RQ's scheduler) is counted in both."""
-    return _memory_kb(roots, "status", "VmRSS:") / 1024
+def memory_mb(roots: list[int]) -> tuple[float, float]:
+    """The memory of the process trees, (RSS, PSS), found in one walk of /proc. RSS adds
+    each process's resident pages up, so a page a process shares with its fork (RQ's
+    scheduler) counts in both; PSS divides a shared page among the processes sharing it:
+    what the trees take from the host."""
+    pids = process_tree(roots)
+    return _memory_kb(pids, "status", "VmRSS:") / 1024, _memory_kb(
+        pids, "smaps_rollup", "Pss:"
+    ) / 1024
 
 
-def pss_mb(roots: list[int]) -> float:
-    """The memory the process trees take from the host: each process's PSS (a shared
-    page divided among the processes sharing it), added up."""
-    return _memory_kb(roots, "smaps_rollup", "Pss:") / 1024
-
-
-def _memory_kb(roots: list[int], file: str, field: str) -> int:
+def _memory_kb(pids: list[int], file: str, field: str) -> int:
     total_kb = 0
-    for pid in process_tree(roots):
+    for pid in pids:
         try:
             lines = Path(f"/proc/{pid}/{file}").read_text().splitlines()
         except OSError:

@@ -31,7 +31,7 @@ from typing import Any
 
 import requests
 
-from bench.common import bulk_topups, cpu_s, pss_mb, rss_mb, write_results
+from bench.common import bulk_topups, cpu_s, memory_mb, write_results
 from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
 from bench.settle_baseline import WARMUP, baseline
 
@@ -105,8 +105,8 @@ def settle(
                 rss, pss = [0.0], [0.0]
 
                 def sample() -> None:
-                    rss[0] = max(rss[0], rss_mb(kinds["provider workers"]))
-                    pss[0] = max(pss[0], pss_mb(kinds["provider workers"]))
+                    resident, proportional = memory_mb(kinds["provider workers"])
+                    rss[0], pss[0] = max(rss[0], resident), max(pss[0], proportional)
 
                 seconds = _settle_all(stack, shape, ids, started, timeout_s, sample)
                 after = {kind: cpu_s(pids) for kind, pids in kinds.items()}

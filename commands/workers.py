@@ -38,7 +38,8 @@ LOOP_CHECK_S = 1.0  # RQ's heartbeat and suspension check, at most this often (S
 
 
 class AppContextMixin:
-    """Runs every job inside the Flask app context of the worker process."""
+    """Runs every job inside the Flask app context of the worker process (every worker
+    class here, forking or not, has it: so it also holds what all of them spare RQ)."""
 
     flask_app: Flask
     # RQ's third line per finished job, how long its result is kept (RQ's default, 500 s:
