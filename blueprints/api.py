@@ -154,7 +154,7 @@ def post_debit() -> ResponseReturnValue:
         ledger.wallet_of(g.customer, currency),
         body.get("amount_minor"),
         operation_id,
-        reference=reference[:200],
+        memo=reference[:200],
     )
     return jsonify(movement_json(movement)), 200 if movement.is_replay else 201
 

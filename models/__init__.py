@@ -10,7 +10,7 @@ from models.dispute import (
     DisputeStatus,
     DisputeTransition,
 )
-from models.ledger_entry import LedgerEntry, LedgerKind
+from models.ledger_entry import SOURCE_OF_KIND, LedgerEntry, LedgerKind, Source, SourceKind
 from models.order import Order, OrderStatus
 from models.order_line import OrderLine
 from models.outbox import EmailKind, OutboxMessage, OutboxStatus
@@ -44,6 +44,7 @@ __all__ = [
     "OPEN_REFUND_STATUSES",
     "REFUND_TRANSITIONS",
     "SETTLED_STATUSES",
+    "SOURCE_OF_KIND",
     "AdminRole",
     "AdminUser",
     "Alert",
@@ -72,6 +73,8 @@ __all__ = [
     "Refund",
     "RefundStatus",
     "RefundTransition",
+    "Source",
+    "SourceKind",
     "TransitionSource",
     "Wallet",
     "WebhookState",

@@ -76,3 +76,65 @@ def test_the_status_checks_take_requires_action_and_downgrade_maps_it(scratch_ap
         assert status == "unknown"
         upgrade()
         assert _drift(scratch_app) == []
+
+
+def test_0022_reads_our_own_references_as_sources_and_keeps_a_clients_text_as_memo(
+    scratch_app: Flask,
+) -> None:
+    """Before 0022 our postings were named by text ("refund 12"), in the column where a
+    client's debit kept its own text: only the kinds a client cannot write are read."""
+    with scratch_app.app_context():
+        upgrade(revision="0021")
+        customer = make_customer()
+        db.session.commit()
+        wallet_id = db.session.execute(
+            text(
+                "INSERT INTO wallets (customer_id, currency, balance_minor, updated_at) "
+                "VALUES (:c, 'EUR', 0, now()) RETURNING id"
+            ),
+            {"c": customer.id},
+        ).scalar_one()
+        rows = [  # (operation id, kind, reference)
+            ("seed", "topup", "demo opening balance"),
+            ("topup:5", "topup", "payment 5"),
+            ("refund:12", "refund", "refund 12"),
+            ("dispute:2:1:withdrawn", "dispute", "dispute 2"),
+            ("k1", "order", "order 9"),
+            ("k2", "debit", "refund 12"),
+            ("k3", "debit", "payment 5"),
+        ]
+        for operation_id, kind, reference in rows:
+            db.session.execute(
+                text(
+                    "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
+                    "reference, balance_after_minor, created_at) VALUES (:w, :o, 1, :k, :r, 1, "
+                    "now())"
+                ),
+                {"w": wallet_id, "o": operation_id, "k": kind, "r": reference},
+            )
+        db.session.commit()
+        db.session.remove()
+        upgrade(revision="0022")
+        found = db.session.execute(
+            text(
+                "SELECT operation_id, kind, source_kind, source_id, memo FROM ledger_entries "
+                "ORDER BY id"
+            )
+        ).all()
+        db.session.remove()
+        assert [tuple(r) for r in found] == [
+            ("seed", "adjustment", None, None, "demo opening balance"),
+            ("topup:5", "topup", "payment", 5, ""),
+            ("refund:12", "refund", "refund", 12, ""),
+            ("dispute:2:1:withdrawn", "dispute", "dispute", 2, ""),
+            ("k1", "order", "order", 9, ""),
+            ("k2", "debit", None, None, "refund 12"),  # the client's text, still only text
+            ("k3", "debit", None, None, "payment 5"),
+        ]
+        downgrade(revision="0021")
+        back = db.session.execute(
+            text("SELECT operation_id, kind, reference FROM ledger_entries ORDER BY id")
+        ).all()
+        db.session.remove()
+        assert [tuple(r) for r in back] == rows
+        upgrade()

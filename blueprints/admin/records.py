@@ -131,11 +131,12 @@ class LedgerView(ReadOnlyView):
         "kind",
         "amount_minor",
         "balance_after_minor",
-        "reference",
+        "source",
+        "memo",
         "created_at",
     )
-    column_filters = ("wallet_id", "kind")
-    column_searchable_list = ("operation_id", "reference")
+    column_filters = ("wallet_id", "kind", "source_kind", "source_id")
+    column_searchable_list = ("operation_id", "memo")
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {
         **{
@@ -143,8 +144,11 @@ class LedgerView(ReadOnlyView):
             for name in ("amount_minor", "balance_after_minor")
         },
         "wallet_id": WALLET,
-        # "payment 12", "refund 3": the movement the entry belongs to, as a link
-        "reference": lambda v, c, m, n: m.reference if c is None else record_links(m.reference),
+        # "payment 12", "refund 3": the movement the entry belongs to (typed columns), as
+        # a link; the memo is a client's text, shown as text and never linked
+        "source": lambda v, c, m, n: (
+            "" if m.source is None else str(m.source) if c is None else record_links(str(m.source))
+        ),
     }
 
 

@@ -55,7 +55,7 @@ def seed_demo_accounts(currencies: Sequence[str]) -> Iterator[str]:
             ledger.wallet_of(customer, "EUR"),
             DEMO_OPENING_BALANCE_MINOR,
             f"seed:{email}:EUR",
-            reference="demo opening balance",
+            memo="demo opening balance",
         )
     if db.session.scalar(select(AdminUser).where(AdminUser.email == DEMO_ADMIN_EMAIL)) is None:
         password = secrets.token_urlsafe(12)

@@ -21,6 +21,8 @@ from models import (
     OrderStatus,
     Payment,
     PaymentPurpose,
+    Source,
+    SourceKind,
     TransitionSource,
 )
 from services.movements import effects, machine
@@ -77,8 +79,8 @@ def settle_effect(dispute: Dispute, payment: Payment) -> str | None:
     return what
 
 
-def _reference(dispute: Dispute) -> str:
-    return f"dispute {dispute.id}"
+def _source(dispute: Dispute) -> Source:
+    return Source(SourceKind.DISPUTE, dispute.id)
 
 
 def _withdraw(dispute: Dispute, payment: Payment) -> str:
@@ -90,11 +92,11 @@ def _withdraw(dispute: Dispute, payment: Payment) -> str:
         # may have taken it already): never the wallet's other money.
         taken = effects.take(
             payment.wallet_id,
-            min(dispute.amount_minor, max(0, effects.held_by_topup(payment.id))),
+            min(dispute.amount_minor, max(0, effects.held_by_topup(payment.id, payment.wallet_id))),
             dispute.currency,
             operation_id=f"dispute:{dispute.id}:{dispute.withdrawals}:withdrawn",
             kind=LedgerKind.DISPUTE,
-            reference=_reference(dispute),
+            source=_source(dispute),
         )
         dispute.withdrawn_minor = taken
         short = dispute.amount_minor - taken
@@ -118,7 +120,7 @@ def _give_back(dispute: Dispute, payment: Payment) -> str:
             dispute.currency,
             operation_id=f"dispute:{dispute.id}:{dispute.withdrawals}:reinstated",
             kind=LedgerKind.DISPUTE,
-            reference=_reference(dispute),
+            source=_source(dispute),
         )
         dispute.withdrawn_minor = 0
         return f"funds reinstated: {money_text(given, dispute.currency)} back in the wallet"

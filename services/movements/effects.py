@@ -1,10 +1,12 @@
 """A movement's effect, in one place.
 
-On a wallet, as postings: every change is a ledger entry under the movement's
-reference ("dispute 7"), so what the movement has applied is read from the ledger, not
-remembered beside it, and a later decision gives back or takes back only what is there
-(never more than the movement moved, never more than the wallet holds). Each posting
-has a UNIQUE operation id: a repeat applies nothing.
+On a wallet, as postings: every change is a ledger entry that names its movement by
+typed columns (source_kind, source_id: `Source(DISPUTE, 7)`), so what the movement has
+applied is read from the ledger, not remembered beside it, and a later decision gives
+back or takes back only what is there (never more than the movement moved, never more
+than the wallet holds). Every sum filters by source kind, source id and wallet: a
+client's text (a debit's memo) is never matched. Each posting has a UNIQUE operation id:
+a repeat applies nothing.
 
 On an order, as a reading: an order's status is never set by a movement; each movement
 records what it applied (a payment's or refund's `is_effect_applied`, a dispute's
@@ -16,10 +18,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import String, cast, exists, func, literal, or_, select
+from sqlalchemy import and_, exists, func, or_, select
 
 from extensions import db
-from models import Dispute, LedgerEntry, LedgerKind, Order, OrderStatus, Payment, Refund, Wallet
+from models import (
+    Dispute,
+    LedgerEntry,
+    LedgerKind,
+    Order,
+    OrderStatus,
+    Payment,
+    Refund,
+    Source,
+    SourceKind,
+    Wallet,
+)
 from models.types import utcnow
 from services.wallet import ledger
 
@@ -28,32 +41,41 @@ def _total(column: Any, *where: Any) -> Any:
     return select(func.coalesce(func.sum(column), 0)).where(*where).scalar_subquery()
 
 
-def posted(reference: str, kind: LedgerKind | None = None) -> int:
-    """What the movement's postings (of `kind`, or all) add up to (credits minus debits)."""
-    where = [LedgerEntry.reference == reference]
+def of_source(source: Source) -> Any:
+    """The condition of the postings that belong to `source`."""
+    return and_(LedgerEntry.source_kind == source.kind, LedgerEntry.source_id == source.id)
+
+
+def posted(source: Source, wallet_id: int, kind: LedgerKind | None = None) -> int:
+    """What the movement's postings on the wallet (of `kind`, or all) add up to (credits
+    minus debits)."""
+    where = [of_source(source), LedgerEntry.wallet_id == wallet_id]
     if kind is not None:
         where.append(LedgerEntry.kind == kind)
     return int(db.session.scalar(select(_total(LedgerEntry.amount_minor, *where))) or 0)
 
 
-def held_by_topup(payment_id: int) -> int:
-    """What a top-up's credit still holds in its wallet: its credit and reversals
-    ("payment N"), less what its refunds and disputes took out and did not give back.
-    A later decision takes back at most this."""
-    refunds = select(literal("refund ") + cast(Refund.id, String)).where(
-        Refund.payment_id == payment_id
-    )
-    disputes = select(literal("dispute ") + cast(Dispute.id, String)).where(
-        Dispute.payment_id == payment_id
-    )
+def held_by_topup(payment_id: int, wallet_id: int) -> int:
+    """What a top-up's credit still holds in its wallet: its credit and reversals (the
+    payment's postings), less what its refunds and disputes took out and did not give
+    back. A later decision takes back at most this."""
+    refunds = select(Refund.id).where(Refund.payment_id == payment_id)
+    disputes = select(Dispute.id).where(Dispute.payment_id == payment_id)
     return int(
         db.session.scalar(
             select(func.coalesce(func.sum(LedgerEntry.amount_minor), 0)).where(
+                LedgerEntry.wallet_id == wallet_id,
                 or_(
-                    LedgerEntry.reference == f"payment {payment_id}",
-                    LedgerEntry.reference.in_(refunds),
-                    LedgerEntry.reference.in_(disputes),
-                )
+                    of_source(Source(SourceKind.PAYMENT, payment_id)),
+                    and_(
+                        LedgerEntry.source_kind == SourceKind.REFUND,
+                        LedgerEntry.source_id.in_(refunds),
+                    ),
+                    and_(
+                        LedgerEntry.source_kind == SourceKind.DISPUTE,
+                        LedgerEntry.source_id.in_(disputes),
+                    ),
+                ),
             )
         )
         or 0
@@ -67,7 +89,7 @@ def take(
     *,
     operation_id: str,
     kind: LedgerKind,
-    reference: str,
+    source: Source,
 ) -> int:
     """Take up to `at_most` out of the wallet (what it holds, if less: the money it
     credited may have been spent); returns what was taken. Locks the wallet (last in
@@ -79,28 +101,29 @@ def take(
     if amount <= 0:
         return 0
     ledger.apply_movement(
-        wallet_id, -amount, currency, operation_id=operation_id, kind=kind, reference=reference
+        wallet_id, -amount, currency, operation_id=operation_id, kind=kind, source=source
     )
     return amount
 
 
 def give_back(
-    wallet_id: int, currency: str, *, operation_id: str, kind: LedgerKind, reference: str
+    wallet_id: int, currency: str, *, operation_id: str, kind: LedgerKind, source: Source
 ) -> int:
     """Return to the wallet what the movement's postings took out of it, and no more;
     returns how much (0 when nothing is out)."""
-    out = -posted(reference)
+    out = -posted(source, wallet_id)
     if out <= 0:
         return 0
     ledger.apply_movement(
-        wallet_id, out, currency, operation_id=operation_id, kind=kind, reference=reference
+        wallet_id, out, currency, operation_id=operation_id, kind=kind, source=source
     )
     return out
 
 
 def wallet_paid(order_id: int) -> int:
     """What the wallet paid for the order (its ORDER postings), 0 if it did not."""
-    return -posted(f"order {order_id}", LedgerKind.ORDER)
+    where = (of_source(Source(SourceKind.ORDER, order_id)), LedgerEntry.kind == LedgerKind.ORDER)
+    return -int(db.session.scalar(select(_total(LedgerEntry.amount_minor, *where))) or 0)
 
 
 def order_status(order: Order) -> OrderStatus:
@@ -121,7 +144,7 @@ def order_status(order: Order) -> OrderStatus:
             _total(
                 LedgerEntry.amount_minor,
                 LedgerEntry.kind == LedgerKind.ORDER,
-                LedgerEntry.reference == f"order {order.id}",
+                of_source(Source(SourceKind.ORDER, order.id)),
             ),
         )
     ).one()

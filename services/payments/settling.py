@@ -32,6 +32,7 @@ from models import (
     OutboxStatus,
     PaymentPurpose,
     PaymentStatus,
+    SourceKind,
     TransitionSource,
 )
 from models.types import utcnow
@@ -112,9 +113,9 @@ WITH paid AS (
     SELECT w.id, w.balance_minor FROM wallets w JOIN paid ON w.id = paid.wallet_id
     FOR UPDATE OF w
 ), entry AS (
-    INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, reference,
-        balance_after_minor, created_at)
-    SELECT wallet.id, :operation_id, paid.amount_minor, :credit, :reference,
+    INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, source_kind,
+        source_id, memo, balance_after_minor, created_at)
+    SELECT wallet.id, :operation_id, paid.amount_minor, :credit, :source_payment, paid.id, '',
         wallet.balance_minor + paid.amount_minor, :now
     FROM paid JOIN wallet ON wallet.id = paid.wallet_id
     RETURNING wallet_id, balance_after_minor
@@ -132,6 +133,7 @@ _FIXED = {
     "paid_order": OrderStatus.PAID.value,
     "topup": PaymentPurpose.WALLET_TOPUP.value,
     "credit": LedgerKind.TOPUP.value,
+    "source_payment": SourceKind.PAYMENT.value,
     "source": TransitionSource.CHARGE.value,
     "receipt": EmailKind.RECEIPT.value,
     "unsent": OutboxStatus.PENDING.value,
@@ -195,7 +197,6 @@ def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> boo
         "card_last4": outcome.card.last4 if outcome.card else None,
         "reason": reason[:500],
         "operation_id": f"topup:{row.id}",
-        "reference": f"payment {row.id}",
         "now": utcnow(),
         **call_log.params(calls[0]),
     }

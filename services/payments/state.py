@@ -11,6 +11,8 @@ from models import (
     PaymentPurpose,
     PaymentStatus,
     PaymentTransition,
+    Source,
+    SourceKind,
     TransitionSource,
 )
 from services.movements import effects, machine
@@ -106,7 +108,7 @@ def _apply_success(payment: Payment, source: TransitionSource) -> None:
             payment.currency,
             operation_id=f"topup:{payment.id}" + (f":{generation + 1}" if generation else ""),
             kind=LedgerKind.TOPUP,
-            reference=f"payment {payment.id}",
+            source=Source(SourceKind.PAYMENT, payment.id),
         )
         payment.is_effect_applied = True
         return
@@ -142,7 +144,7 @@ def reverse_effect(payment: Payment) -> str | None:
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
         # Only what is still there: a refund or a chargeback of the top-up already took
         # its part from the wallet, and must not be taken twice.
-        left = max(0, effects.held_by_topup(payment.id))
+        left = max(0, effects.held_by_topup(payment.id, payment.wallet_id))
         if left > 0:
             ledger.apply_movement(
                 payment.wallet_id,
@@ -150,7 +152,7 @@ def reverse_effect(payment: Payment) -> str | None:
                 payment.currency,
                 operation_id=f"reversal:{payment.id}:{generation}",
                 kind=LedgerKind.REVERSAL,
-                reference=f"payment {payment.id}",
+                source=Source(SourceKind.PAYMENT, payment.id),
             )
         undone = f"wallet credit of {money_text(left, payment.currency)} taken back" + (
             f" (the rest, {money_text(payment.amount_minor - left, payment.currency)}, "

@@ -28,6 +28,8 @@ from models import (
     Refund,
     RefundStatus,
     RefundTransition,
+    Source,
+    SourceKind,
     TransitionSource,
     Wallet,
 )
@@ -106,7 +108,7 @@ def take_from_wallet(refund: Refund, payment: Payment) -> None:
         refund.currency,
         operation_id=f"refund:{refund.id}",
         kind=LedgerKind.REFUND,
-        reference=f"refund {refund.id}",
+        source=Source(SourceKind.REFUND, refund.id),
     )
     refund.is_effect_applied = True
 
@@ -124,7 +126,7 @@ def _undo(refund: Refund) -> None:
         refund.currency,
         operation_id=f"refund:{refund.id}:undone",
         kind=LedgerKind.REFUND,
-        reference=f"refund {refund.id}",
+        source=Source(SourceKind.REFUND, refund.id),
     )
     refund.is_effect_applied = False
 
@@ -145,7 +147,7 @@ def _apply_success(refund: Refund) -> None:
             refund.currency,
             operation_id=f"refund:{refund.id}",
             kind=LedgerKind.REFUND,
-            reference=f"refund {refund.id}",
+            source=Source(SourceKind.REFUND, refund.id),
         )
         refund.is_effect_applied = True
     elif refund.payment_id is not None:

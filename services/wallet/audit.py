@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from redis.exceptions import RedisError
-from sqlalchemy import String, cast, func, literal, select
+from sqlalchemy import func, select
 
 from extensions import db, redis_client
 from models import (
@@ -27,6 +28,7 @@ from models import (
     PaymentStatus,
     Refund,
     RefundStatus,
+    SourceKind,
     Wallet,
 )
 from models.refund import WALLET
@@ -93,6 +95,7 @@ def audit_wallets() -> AuditResult:
     result.mismatches.extend(_orders_against_payments())
     result.mismatches.extend(_refunds_against_ledger())
     result.mismatches.extend(_disputes_against_ledger())
+    result.mismatches.extend(_postings_off_their_wallet())
     db.session.rollback()
     try:
         redis_client.client.set(LAST_RESULT_KEY, json.dumps(asdict(result)))
@@ -101,29 +104,39 @@ def audit_wallets() -> AuditResult:
     return result
 
 
-def _topups_against_ledger() -> list[str]:
-    credited = (
-        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
-        .where(
-            LedgerEntry.kind.in_((LedgerKind.TOPUP, LedgerKind.REVERSAL)),
-            LedgerEntry.reference.like("payment %"),
-        )
-        .group_by(LedgerEntry.reference)
+def _net_by_source(kind: SourceKind, *where: Any) -> Any:
+    """Each movement's postings of one source kind, summed: (source_id, net)."""
+    return (
+        select(LedgerEntry.source_id, func.sum(LedgerEntry.amount_minor).label("net"))
+        .where(LedgerEntry.source_kind == kind, *where)
+        .group_by(LedgerEntry.source_id)
         .subquery()
+    )
+
+
+def _topups_against_ledger() -> list[str]:
+    credited = _net_by_source(
+        SourceKind.PAYMENT, LedgerEntry.kind.in_((LedgerKind.TOPUP, LedgerKind.REVERSAL))
     )
     # What the top-up's refunds took from the wallet (and gave back when they failed).
     refunded = (
         select(Refund.payment_id, func.sum(LedgerEntry.amount_minor).label("net"))
-        .join(Refund, LedgerEntry.reference == literal("refund ") + cast(Refund.id, String))
-        .where(LedgerEntry.kind == LedgerKind.REFUND, Refund.payment_id.is_not(None))
+        .join(Refund, LedgerEntry.source_id == Refund.id)
+        .where(
+            LedgerEntry.source_kind == SourceKind.REFUND,
+            LedgerEntry.kind == LedgerKind.REFUND,
+            Refund.payment_id.is_not(None),
+        )
         .group_by(Refund.payment_id)
         .subquery()
     )
     # ... and what its chargebacks took (and gave back when won).
     disputed = (
         select(Dispute.payment_id, func.sum(LedgerEntry.amount_minor).label("net"))
-        .join(Dispute, LedgerEntry.reference == literal("dispute ") + cast(Dispute.id, String))
-        .where(LedgerEntry.kind == LedgerKind.DISPUTE)
+        .join(Dispute, LedgerEntry.source_id == Dispute.id)
+        .where(
+            LedgerEntry.source_kind == SourceKind.DISPUTE, LedgerEntry.kind == LedgerKind.DISPUTE
+        )
         .group_by(Dispute.payment_id)
         .subquery()
     )
@@ -137,7 +150,7 @@ def _topups_against_ledger() -> list[str]:
             func.coalesce(credited.c.net, 0),
             func.coalesce(refunded.c.net, 0) + func.coalesce(disputed.c.net, 0),
         )
-        .outerjoin(credited, credited.c.reference == literal("payment ") + cast(Payment.id, String))
+        .outerjoin(credited, credited.c.source_id == Payment.id)
         .outerjoin(refunded, refunded.c.payment_id == Payment.id)
         .outerjoin(disputed, disputed.c.payment_id == Payment.id)
         .where(Payment.purpose == PaymentPurpose.WALLET_TOPUP)
@@ -171,12 +184,7 @@ def _orders_against_payments() -> list[str]:
         .group_by(Payment.order_id)
         .subquery()
     )
-    debited = (
-        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
-        .where(LedgerEntry.kind == LedgerKind.ORDER)
-        .group_by(LedgerEntry.reference)
-        .subquery()
-    )
+    debited = _net_by_source(SourceKind.ORDER, LedgerEntry.kind == LedgerKind.ORDER)
     rows = db.session.execute(
         select(
             Order.id,
@@ -186,7 +194,7 @@ def _orders_against_payments() -> list[str]:
             func.coalesce(debited.c.net, 0),
         )
         .outerjoin(applied, applied.c.order_id == Order.id)
-        .outerjoin(debited, debited.c.reference == literal("order ") + cast(Order.id, String))
+        .outerjoin(debited, debited.c.source_id == Order.id)
         .order_by(Order.id)
     ).all()
     problems = []
@@ -203,12 +211,7 @@ def _orders_against_payments() -> list[str]:
 def _refunds_against_ledger() -> list[str]:
     """A top-up's refund took its money out of the wallet while it stands; an order paid
     from the wallet got its refund back into the wallet once it succeeded."""
-    moved = (
-        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
-        .where(LedgerEntry.kind == LedgerKind.REFUND, LedgerEntry.reference.like("refund %"))
-        .group_by(LedgerEntry.reference)
-        .subquery()
-    )
+    moved = _net_by_source(SourceKind.REFUND, LedgerEntry.kind == LedgerKind.REFUND)
     rows = db.session.execute(
         select(
             Refund.id,
@@ -221,7 +224,7 @@ def _refunds_against_ledger() -> list[str]:
             func.coalesce(moved.c.net, 0),
         )
         .outerjoin(Payment, Payment.id == Refund.payment_id)
-        .outerjoin(moved, moved.c.reference == literal("refund ") + cast(Refund.id, String))
+        .outerjoin(moved, moved.c.source_id == Refund.id)
         .order_by(Refund.id)
     ).all()
     problems = []
@@ -247,12 +250,7 @@ def _refunds_against_ledger() -> list[str]:
 def _disputes_against_ledger() -> list[str]:
     """A dispute's postings took what it says it withdrew while its effect stands, and
     gave all of it back once it does not (never more than it took)."""
-    moved = (
-        select(LedgerEntry.reference, func.sum(LedgerEntry.amount_minor).label("net"))
-        .where(LedgerEntry.kind == LedgerKind.DISPUTE)
-        .group_by(LedgerEntry.reference)
-        .subquery()
-    )
+    moved = _net_by_source(SourceKind.DISPUTE, LedgerEntry.kind == LedgerKind.DISPUTE)
     rows = db.session.execute(
         select(
             Dispute.id,
@@ -264,7 +262,7 @@ def _disputes_against_ledger() -> list[str]:
             func.coalesce(moved.c.net, 0),
         )
         .join(Payment, Payment.id == Dispute.payment_id)
-        .outerjoin(moved, moved.c.reference == literal("dispute ") + cast(Dispute.id, String))
+        .outerjoin(moved, moved.c.source_id == Dispute.id)
         .order_by(Dispute.id)
     ).all()
     problems = []
@@ -282,6 +280,60 @@ def _disputes_against_ledger() -> list[str]:
                 f"{'withdrawn' if is_applied else 'not withdrawn'}"
             )
     return problems
+
+
+def _postings_off_their_wallet() -> list[str]:
+    """A movement posts only on its own wallet: a top-up's (its refunds' and disputes'
+    too) or the one that paid the order (a wallet refund of that order too)."""
+    topup = select(Payment.id.label("payment_id"), Payment.wallet_id).subquery()
+    refund_wallet = (
+        select(Refund.id, func.coalesce(topup.c.wallet_id, _order_wallet(Refund.order_id)))
+        .outerjoin(topup, topup.c.payment_id == Refund.payment_id)
+        .subquery()
+    )
+    dispute_wallet = (
+        select(Dispute.id, topup.c.wallet_id)
+        .join(topup, topup.c.payment_id == Dispute.payment_id)
+        .subquery()
+    )
+    expected = {
+        SourceKind.PAYMENT: select(topup.c.payment_id, topup.c.wallet_id),
+        SourceKind.REFUND: select(*refund_wallet.c),
+        SourceKind.DISPUTE: select(*dispute_wallet.c),
+    }
+    problems = []
+    for kind, owners in expected.items():
+        owner = owners.subquery()
+        id_col, wallet_col = owner.c
+        rows = db.session.execute(
+            select(LedgerEntry.id, LedgerEntry.source_id, LedgerEntry.wallet_id, wallet_col)
+            .join(owner, id_col == LedgerEntry.source_id)
+            .where(
+                LedgerEntry.source_kind == kind,
+                wallet_col.is_not(None),
+                wallet_col != LedgerEntry.wallet_id,
+            )
+            .order_by(LedgerEntry.id)
+        ).all()
+        problems += [
+            f"ledger entry {entry} of {kind.value} {source} is on wallet {wallet}, "
+            f"the {kind.value}'s is wallet {own}"
+            for entry, source, wallet, own in rows
+        ]
+    return problems
+
+
+def _order_wallet(order_id: Any) -> Any:
+    """The wallet whose ORDER posting paid the order (None: none did)."""
+    return (
+        select(func.min(LedgerEntry.wallet_id))
+        .where(
+            LedgerEntry.source_kind == SourceKind.ORDER,
+            LedgerEntry.source_id == order_id,
+            LedgerEntry.kind == LedgerKind.ORDER,
+        )
+        .scalar_subquery()
+    )
 
 
 def last_audit() -> dict[str, object] | None:

@@ -15,7 +15,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
 
 from extensions import db
-from models import Customer, LedgerEntry, LedgerKind, Wallet
+from models import SOURCE_OF_KIND, Customer, LedgerEntry, LedgerKind, Source, Wallet
 from models.money import InvalidAmountError, Money, validate_money
 from models.types import utcnow
 from services.platform import metrics
@@ -70,15 +70,20 @@ def apply_movement(
     *,
     operation_id: str,
     kind: LedgerKind,
-    reference: str = "",
+    source: Source | None = None,
+    memo: str = "",
 ) -> Movement:
     """Credit (positive) or debit (negative) a wallet exactly once per operation id.
 
+    `source` is the movement of ours the posting belongs to (the one its kind names:
+    SOURCE_OF_KIND); `memo` is text to show (a client's reference), never matched.
     `currency` None means the wallet's own. Runs in the caller's transaction and
     does not commit. Raises WalletError subclasses (nothing written) for bad
     amounts, currency mismatch, insufficient funds or an operation id reused for
     another movement.
     """
+    if SOURCE_OF_KIND[kind] != (source.kind if source else None):
+        raise ValueError(f"a {kind.value} posting names {source or 'no source'}")
     config = settings().money
     try:
         validate_money(
@@ -108,7 +113,7 @@ def apply_movement(
         # not "insufficient funds" for money it already spent.
         earlier = _existing(operation_id)
         if earlier is not None:
-            return _replay(earlier, wallet_id, amount_minor, kind, reference)
+            return _replay(earlier, wallet_id, amount_minor, kind, source, memo)
         raise InsufficientFundsError(
             f"the balance {money_text(balance, wallet_currency)} is less than "
             f"{money_text(-amount_minor, wallet_currency)}",
@@ -121,14 +126,14 @@ def apply_movement(
     # guarantee without two more round trips inside the lock, and no rollback that
     # could take the caller's transaction (a payment's state change) with it.
     entry_id = hot.insert_entry(
-        wallet_id, operation_id, amount_minor, kind, reference[:200], balance_after, now
+        wallet_id, operation_id, amount_minor, kind, source, memo[:200], balance_after, now
     )
     if entry_id is None:
         # The operation id exists: a repeat; nothing was written, report the original.
         earlier = _existing(operation_id)
         if earlier is None:
             raise WalletError("the operation id is being used right now; retry")
-        return _replay(earlier, wallet_id, amount_minor, kind, reference)
+        return _replay(earlier, wallet_id, amount_minor, kind, source, memo)
     hot.set_balance(wallet_id, balance_after, now)
     _expire_cached(wallet_id)
     return Movement(entry_id, wallet_id, operation_id, amount_minor, balance_after, is_replay=False)
@@ -142,8 +147,8 @@ class _HotPath:
     LOCK_SQL = "SELECT balance_minor, currency FROM wallets WHERE id = %s FOR UPDATE"
     INSERT_SQL = (
         "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
-        "reference, balance_after_minor, created_at) VALUES (%s, %s, %s, %s, %s, "
-        "%s, %s) ON CONFLICT (operation_id) DO NOTHING RETURNING id"
+        "source_kind, source_id, memo, balance_after_minor, created_at) VALUES (%s, %s, "
+        "%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (operation_id) DO NOTHING RETURNING id"
     )
     UPDATE_SQL = "UPDATE wallets SET balance_minor = %s, updated_at = %s WHERE id = %s"
 
@@ -168,13 +173,24 @@ class _HotPath:
         operation_id: str,
         amount_minor: int,
         kind: LedgerKind,
-        reference: str,
+        source: Source | None,
+        memo: str,
         balance_after: int,
         now: datetime,
     ) -> int | None:
         self.cursor.execute(
             self.INSERT_SQL,
-            (wallet_id, operation_id, amount_minor, kind.value, reference, balance_after, now),
+            (
+                wallet_id,
+                operation_id,
+                amount_minor,
+                kind.value,
+                source.kind.value if source else None,
+                source.id if source else None,
+                memo,
+                balance_after,
+                now,
+            ),
         )
         row = self.cursor.fetchone()
         return int(row[0]) if row else None
@@ -195,15 +211,21 @@ def _existing(operation_id: str) -> LedgerEntry | None:
 
 
 def _replay(
-    entry: LedgerEntry, wallet_id: int, amount_minor: int, kind: LedgerKind, reference: str
+    entry: LedgerEntry,
+    wallet_id: int,
+    amount_minor: int,
+    kind: LedgerKind,
+    source: Source | None,
+    memo: str,
 ) -> Movement:
     """The earlier movement of this operation id, if it is this very movement; one key on
     another operation (a debit's key for an order's payment) is refused, never replayed."""
-    if (entry.wallet_id, entry.amount_minor, entry.kind, entry.reference) != (
+    if (entry.wallet_id, entry.amount_minor, entry.kind, entry.source, entry.memo) != (
         wallet_id,
         amount_minor,
         kind,
-        reference,
+        source,
+        memo[:200],
     ):
         raise OperationConflictError(
             f"operation id {entry.operation_id} was already used for another movement"
@@ -232,14 +254,14 @@ def debit(
     amount_minor: object,
     operation_id: str,
     *,
-    reference: str = "",
-    kind: LedgerKind = LedgerKind.DEBIT,
+    memo: str = "",
 ) -> Movement:
-    """Take `amount_minor` from the wallet once per operation id. Commits.
+    """Take `amount_minor` from the wallet once per operation id (a client's debit, with
+    its text as the memo). Commits.
 
     Raises InsufficientFundsError (nothing written) and the other WalletErrors.
     """
-    return _commit_movement(wallet, -_positive(amount_minor), operation_id, reference, kind)
+    return _commit_movement(wallet, -_positive(amount_minor), operation_id, memo, LedgerKind.DEBIT)
 
 
 def credit(
@@ -247,15 +269,17 @@ def credit(
     amount_minor: object,
     operation_id: str,
     *,
-    reference: str = "",
-    kind: LedgerKind = LedgerKind.TOPUP,
+    memo: str = "",
 ) -> Movement:
-    """Add `amount_minor` to the wallet once per operation id. Commits."""
-    return _commit_movement(wallet, _positive(amount_minor), operation_id, reference, kind)
+    """Add `amount_minor` to the wallet once per operation id, as an adjustment no
+    movement of ours made (a seeded opening balance). Commits."""
+    return _commit_movement(
+        wallet, _positive(amount_minor), operation_id, memo, LedgerKind.ADJUSTMENT
+    )
 
 
 def _commit_movement(
-    wallet: Wallet, amount_minor: int, operation_id: str, reference: str, kind: LedgerKind
+    wallet: Wallet, amount_minor: int, operation_id: str, memo: str, kind: LedgerKind
 ) -> Movement:
     """One movement as its own transaction: committed, or rolled back with the error."""
     try:
@@ -265,7 +289,7 @@ def _commit_movement(
             None,
             operation_id=operation_id,
             kind=kind,
-            reference=reference,
+            memo=memo,
         )
     except WalletError as exc:
         db.session.rollback()

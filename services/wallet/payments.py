@@ -13,6 +13,8 @@ from models import (
     OrderStatus,
     Payment,
     PaymentStatus,
+    Source,
+    SourceKind,
 )
 from services.movements import effects
 from services.movements.locks import lock_owned_order
@@ -27,14 +29,14 @@ def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) 
     Raises NotFoundError, ConflictError (order not open, or a card payment is under
     way) and WalletError subclasses (insufficient funds...); nothing is written then.
     """
-    reference = f"order {order_id}"
+    source = Source(SourceKind.ORDER, order_id)
     try:
         order = lock_owned_order(customer, order_id)
         if order.status != OrderStatus.OPEN:
             earlier = db.session.scalar(
                 select(LedgerEntry).where(LedgerEntry.operation_id == operation_id)
             )
-            if earlier is not None and earlier.reference == reference:
+            if earlier is not None and earlier.source == source:
                 db.session.rollback()  # a repeat of the payment that paid it
                 return ledger.Movement(
                     earlier.id,
@@ -63,7 +65,7 @@ def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) 
             order.currency,
             operation_id=operation_id,
             kind=LedgerKind.ORDER,  # the audit counts these as what paid the order
-            reference=reference,
+            source=source,
         )
         if not movement.is_replay:
             effects.settle_order(order)  # paid: the ORDER posting is its effect

@@ -58,7 +58,7 @@ def test_ledger_operation_id_is_unique(app_ctx: Flask) -> None:
                 wallet_id=wallet.id,
                 operation_id="op-1",
                 amount_minor=5,
-                kind=LedgerKind.TOPUP,
+                kind=LedgerKind.ADJUSTMENT,
                 balance_after_minor=5,
             )
         )
@@ -194,7 +194,7 @@ def test_state_names_are_checked_by_the_database(app_ctx: Flask, sql: str, const
             wallet_id=target.id,
             operation_id="op-check",
             amount_minor=5,
-            kind=LedgerKind.TOPUP,
+            kind=LedgerKind.ADJUSTMENT,
             balance_after_minor=5,
         )
     )

@@ -21,6 +21,8 @@ from models import (
     OrderStatus,
     Payment,
     PaymentStatus,
+    Source,
+    SourceKind,
     TransitionSource,
     Wallet,
 )
@@ -161,7 +163,7 @@ def test_the_audit_sees_a_top_up_taken_back_twice(app: Flask, sandbox: Any) -> N
             "EUR",
             operation_id=f"reversal:{payment_id}:1",
             kind=LedgerKind.REVERSAL,
-            reference=f"payment {payment_id}",
+            source=Source(SourceKind.PAYMENT, payment_id),
         )
         found.status, found.is_effect_applied = PaymentStatus.FAILED, False
         db.session.commit()

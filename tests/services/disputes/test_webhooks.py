@@ -22,6 +22,7 @@ from models import (
     OutboxMessage,
     Payment,
     ProcessedWebhook,
+    SourceKind,
     Wallet,
     WebhookState,
 )
@@ -138,7 +139,9 @@ def test_a_chargeback_won_gives_back_exactly_what_it_took_from_a_spent_top_up(
     with app.app_context():
         moved = db.session.scalars(
             select(LedgerEntry.amount_minor)
-            .where(LedgerEntry.reference == f"dispute {dispute.id}")
+            .where(
+                LedgerEntry.source_kind == SourceKind.DISPUTE, LedgerEntry.source_id == dispute.id
+            )
             .order_by(LedgerEntry.id)
         ).all()
     assert moved == [-200, 200]

@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from extensions import db
-from models import LedgerKind, OrderStatus, RefundStatus, Wallet
+from models import LedgerKind, OrderStatus, RefundStatus, Source, SourceKind, Wallet
 from services.movements import effects
 from services.wallet import ledger
 from tests.factories import (
@@ -41,13 +41,14 @@ def test_take_never_more_than_the_wallet_holds_and_give_back_only_what_was_taken
     app_ctx: Flask,
 ) -> None:
     wallet_id = _wallet(app_ctx, 300)
-    args: Any = {"kind": LedgerKind.DISPUTE, "reference": "dispute 1"}
+    dispute = Source(SourceKind.DISPUTE, 1)
+    args: Any = {"kind": LedgerKind.DISPUTE, "source": dispute}
     assert effects.take(wallet_id, 500, "EUR", operation_id="d1:take", **args) == 300
-    assert _balance(wallet_id) == 0 and effects.posted("dispute 1") == -300
+    assert _balance(wallet_id) == 0 and effects.posted(dispute, wallet_id) == -300
     assert effects.take(wallet_id, 500, "EUR", operation_id="d1:take2", **args) == 0  # empty
     db.session.commit()
     assert effects.give_back(wallet_id, "EUR", operation_id="d1:back", **args) == 300
-    assert _balance(wallet_id) == 300 and effects.posted("dispute 1") == 0
+    assert _balance(wallet_id) == 300 and effects.posted(dispute, wallet_id) == 0
     # Nothing is out any more: a second decision gives nothing back.
     assert effects.give_back(wallet_id, "EUR", operation_id="d1:back2", **args) == 0
     db.session.commit()
@@ -56,12 +57,16 @@ def test_take_never_more_than_the_wallet_holds_and_give_back_only_what_was_taken
 
 def test_a_repeated_posting_moves_nothing(app_ctx: Flask) -> None:
     wallet_id = _wallet(app_ctx, 1000)
-    args: Any = {"kind": LedgerKind.DISPUTE, "reference": "dispute 2"}
+    dispute = Source(SourceKind.DISPUTE, 2)
+    args: Any = {"kind": LedgerKind.DISPUTE, "source": dispute}
     effects.take(wallet_id, 400, "EUR", operation_id="d2:take", **args)
     effects.take(wallet_id, 400, "EUR", operation_id="d2:take", **args)  # the same id
     db.session.commit()
-    assert _balance(wallet_id) == 600 and effects.posted("dispute 2") == -400
-    assert effects.posted("dispute 3") == 0  # another movement's postings are its own
+    assert _balance(wallet_id) == 600 and effects.posted(dispute, wallet_id) == -400
+    # Another movement's postings are its own, and so are another wallet's.
+    assert effects.posted(Source(SourceKind.DISPUTE, 3), wallet_id) == 0
+    assert effects.posted(Source(SourceKind.REFUND, 2), wallet_id) == 0
+    assert effects.posted(dispute, _wallet(app_ctx, 5)) == 0
 
 
 # An order's status is read from what its movements applied, whatever order they came in.
@@ -120,7 +125,7 @@ def test_a_wallet_paid_order_and_a_reversed_payment(app_ctx: Flask) -> None:
         "EUR",
         operation_id="pay-1",
         kind=LedgerKind.ORDER,
-        reference=f"order {order.id}",
+        source=Source(SourceKind.ORDER, order.id),
     )
     assert effects.wallet_paid(order.id) == 700
     assert effects.settle_order(order) == OrderStatus.PAID
@@ -138,7 +143,8 @@ def test_one_minor_unit_is_taken_and_given_back_and_only_in_the_wallets_currency
     customer = make_customer()
     wallet = make_wallet(customer, "USD")
     ledger.credit(wallet, 1, "seed-usd")
-    args: Any = {"kind": LedgerKind.DISPUTE, "reference": "dispute 9"}
+    dispute = Source(SourceKind.DISPUTE, 9)
+    args: Any = {"kind": LedgerKind.DISPUTE, "source": dispute}
     with pytest.raises(ledger.CurrencyMismatchError):
         effects.take(wallet.id, 5, "EUR", operation_id="d9:eur", **args)
     assert effects.take(wallet.id, 5, "USD", operation_id="d9:take", **args) == 1
@@ -146,7 +152,7 @@ def test_one_minor_unit_is_taken_and_given_back_and_only_in_the_wallets_currency
         effects.give_back(wallet.id, "EUR", operation_id="d9:eur-back", **args)
     assert effects.give_back(wallet.id, "USD", operation_id="d9:back", **args) == 1
     db.session.commit()
-    assert _balance(wallet.id) == 1 and effects.posted("dispute 9") == 0
+    assert _balance(wallet.id) == 1 and effects.posted(dispute, wallet.id) == 0
 
 
 def test_what_a_wallet_paid_is_its_order_postings_only(app_ctx: Flask) -> None:
@@ -154,10 +160,16 @@ def test_what_a_wallet_paid_is_its_order_postings_only(app_ctx: Flask) -> None:
     order = make_order(customer, price_minor=700)
     wallet = make_wallet(customer)
     ledger.credit(wallet, 1000, "seed")
-    post: Any = {"reference": f"order {order.id}"}
-    ledger.apply_movement(wallet.id, -700, "EUR", operation_id="p", kind=LedgerKind.ORDER, **post)
-    ledger.apply_movement(wallet.id, 200, "EUR", operation_id="r", kind=LedgerKind.REFUND, **post)
-    assert effects.wallet_paid(order.id) == 700  # the refund under its reference is not paying
+    post: Any = {"source": Source(SourceKind.ORDER, order.id), "kind": LedgerKind.ORDER}
+    ledger.apply_movement(wallet.id, -700, "EUR", operation_id="p", **post)
+    refund = make_refund(make_payment(order), amount_minor=200)
+    back: Any = {"source": Source(SourceKind.REFUND, refund.id), "kind": LedgerKind.REFUND}
+    ledger.apply_movement(wallet.id, 200, "EUR", operation_id="r", **back)
+    # A client's debit whose text names the order is no payment of it either.
+    ledger.apply_movement(
+        wallet.id, -50, "EUR", operation_id="d", kind=LedgerKind.DEBIT, memo=f"order {order.id}"
+    )
+    assert effects.wallet_paid(order.id) == 700  # the refund is not paying
 
 
 def test_a_topup_holds_its_credit_less_its_own_refunds_and_disputes(app_ctx: Flask) -> None:
@@ -170,25 +182,35 @@ def test_a_topup_holds_its_credit_less_its_own_refunds_and_disputes(app_ctx: Fla
         "EUR",
         operation_id="t",
         kind=LedgerKind.TOPUP,
-        reference=f"payment {topup.id}",
+        source=Source(SourceKind.PAYMENT, topup.id),
     )
+    refund, dispute = SourceKind.REFUND, SourceKind.DISPUTE
     postings = [  # (what, amount): the top-up's own, then the other payment's
-        (f"refund {make_refund(topup).id}", -300),
-        (f"dispute {make_dispute(topup).id}", -200),
-        (f"refund {make_refund(other).id}", -100),
-        (f"dispute {make_dispute(other).id}", -50),
+        (Source(refund, make_refund(topup).id), -300),
+        (Source(dispute, make_dispute(topup).id), -200),
+        (Source(refund, make_refund(other).id), -100),
+        (Source(dispute, make_dispute(other).id), -50),
     ]
-    for number, (reference, amount) in enumerate(postings):
-        kind = LedgerKind.REFUND if reference.startswith("refund") else LedgerKind.DISPUTE
+    for number, (source, amount) in enumerate(postings):
+        kind = LedgerKind.REFUND if source.kind == refund else LedgerKind.DISPUTE
         ledger.apply_movement(
-            wallet.id, amount, "EUR", operation_id=f"p{number}", kind=kind, reference=reference
+            wallet.id, amount, "EUR", operation_id=f"p{number}", kind=kind, source=source
         )
-    assert effects.held_by_topup(topup.id) == 500
-    assert effects.held_by_topup(other.id) == -150  # its own postings: no credit, two debits
+    # Client debits whose text names the top-up and its movements count for nothing.
+    for number, memo in enumerate((f"payment {topup.id}", str(postings[0][0]), "dispute 1")):
+        ledger.apply_movement(
+            wallet.id, -1, "EUR", operation_id=f"m{number}", kind=LedgerKind.DEBIT, memo=memo
+        )
+    assert effects.held_by_topup(topup.id, wallet.id) == 500
+    # its own postings: no credit, two debits
+    assert effects.held_by_topup(other.id, wallet.id) == -150
+    assert effects.held_by_topup(topup.id, make_wallet(make_customer()).id) == 0
 
 
 def test_a_topup_with_no_postings_holds_nothing(app_ctx: Flask) -> None:
-    assert effects.held_by_topup(make_payment(make_order(make_customer())).id) == 0
+    customer = make_customer()
+    wallet = make_wallet(customer)
+    assert effects.held_by_topup(make_payment(make_order(customer)).id, wallet.id) == 0
 
 
 def test_an_orders_status_reads_only_its_own_movements(app_ctx: Flask) -> None:
@@ -203,7 +225,7 @@ def test_an_orders_status_reads_only_its_own_movements(app_ctx: Flask) -> None:
     assert effects.order_status(other) == OrderStatus.DISPUTED
     wallet = make_wallet(customer)
     ledger.credit(wallet, 5000, "seed")
-    debit: Any = {"kind": LedgerKind.DEBIT, "reference": f"order {unpaid.id}"}
+    debit: Any = {"kind": LedgerKind.DEBIT, "memo": f"order {unpaid.id}"}
     ledger.apply_movement(wallet.id, -700, "EUR", operation_id="not-an-order-payment", **debit)
     assert effects.order_status(unpaid) == OrderStatus.OPEN  # a debit is not its payment
 
@@ -215,7 +237,7 @@ def test_one_minor_unit_pays_an_order_and_one_refunded_makes_it_partly_refunded(
     order = make_order(customer, price_minor=1)
     wallet = make_wallet(customer)
     ledger.credit(wallet, 1, "seed")
-    post: Any = {"kind": LedgerKind.ORDER, "reference": f"order {order.id}"}
+    post: Any = {"kind": LedgerKind.ORDER, "source": Source(SourceKind.ORDER, order.id)}
     ledger.apply_movement(wallet.id, -1, "EUR", operation_id="pay", **post)
     assert effects.order_status(order) == OrderStatus.PAID
     card = make_order(customer)

@@ -18,6 +18,8 @@ from models import (
     Payment,
     PaymentStatus,
     PaymentTransition,
+    Source,
+    SourceKind,
     TransitionSource,
     Wallet,
 )
@@ -173,13 +175,13 @@ def _refunded(payment: Payment, amount_minor: int) -> None:
         "EUR",
         operation_id=f"refund-{refund.id}",
         kind=LedgerKind.REFUND,
-        reference=f"refund {refund.id}",
+        source=Source(SourceKind.REFUND, refund.id),
     )
 
 
 def _entries(payment: Payment) -> list[tuple[str, int, str, str]]:
     return [
-        (e.operation_id, e.amount_minor, e.kind.value, e.reference)
+        (e.operation_id, e.amount_minor, e.kind.value, str(e.source))
         for e in db.session.scalars(
             select(LedgerEntry)
             .where(LedgerEntry.wallet_id == payment.wallet_id)
@@ -358,7 +360,7 @@ def test_reversing_a_payment_of_an_order_the_wallet_paid_too_undoes_nothing_on_i
         "EUR",
         operation_id="paid-too",
         kind=LedgerKind.ORDER,
-        reference=f"order {order.id}",
+        source=Source(SourceKind.ORDER, order.id),
     )
     payment = lock_payment(payment.id)  # type: ignore[assignment]
     assert reverse_effect(payment) is None  # still paid, by the wallet

@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from extensions import db
-from models import LedgerEntry, LedgerKind, Wallet
+from models import LedgerEntry, LedgerKind, Source, SourceKind, Wallet
 from models.money import Money
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
@@ -223,7 +224,7 @@ def test_each_refusal_says_what_was_wrong(app_ctx: Flask) -> None:
     assert (
         _message(
             lambda: ledger.apply_movement(
-                2_000_000_000, 1, None, operation_id="op", kind=LedgerKind.TOPUP
+                2_000_000_000, 1, None, operation_id="op", kind=LedgerKind.ADJUSTMENT
             )
         )
         == "no wallet 2000000000"
@@ -240,31 +241,103 @@ def test_each_refusal_says_what_was_wrong(app_ctx: Flask) -> None:
     )
 
 
-def test_a_movement_keeps_its_reference_and_a_replay_is_the_original_whole(
+def test_a_movement_keeps_its_source_and_memo_and_a_replay_is_the_original_whole(
     app_ctx: Flask,
 ) -> None:
     target = make_wallet(make_customer())
     db.session.commit()
     plain = ledger.credit(target, 10, "plain")
-    ledger.debit(target, 1, "debited")
-    ledger.apply_movement(target.id, 1, None, operation_id="applied", kind=LedgerKind.TOPUP)
-    db.session.commit()
-    ordered = ledger.debit(target, 4, "ordered", reference="order 7", kind=LedgerKind.ORDER)
-    assert ledger.debit(target, 4, "ordered", reference="order 7", kind=LedgerKind.ORDER) == (
-        replayed(ordered)
+    ledger.debit(target, 1, "debited", memo="refund 7")
+    order = Source(SourceKind.ORDER, 7)
+    ordered = ledger.apply_movement(
+        target.id, -4, None, operation_id="ordered", kind=LedgerKind.ORDER, source=order
     )
+    db.session.commit()
+    assert ledger.apply_movement(
+        target.id, -4, None, operation_id="ordered", kind=LedgerKind.ORDER, source=order
+    ) == replayed(ordered)
     assert ledger.credit(target, 10, "plain") == replayed(plain)
-    references = db.session.execute(
-        select(LedgerEntry.operation_id, LedgerEntry.reference).order_by(LedgerEntry.id)
+    # The same operation id with another memo, or as another source, is another movement.
+    with pytest.raises(ledger.OperationConflictError):
+        ledger.debit(target, 1, "debited", memo="refund 8")
+    with pytest.raises(ledger.OperationConflictError):
+        ledger.apply_movement(
+            target.id,
+            -4,
+            None,
+            operation_id="ordered",
+            kind=LedgerKind.ORDER,
+            source=Source(SourceKind.ORDER, 8),
+        )
+    rows = db.session.execute(
+        select(
+            LedgerEntry.operation_id,
+            LedgerEntry.kind,
+            LedgerEntry.source_kind,
+            LedgerEntry.source_id,
+            LedgerEntry.memo,
+        ).order_by(LedgerEntry.id)
     ).all()
-    assert references == [("plain", ""), ("debited", ""), ("applied", ""), ("ordered", "order 7")]
+    assert [tuple(r) for r in rows] == [
+        ("plain", LedgerKind.ADJUSTMENT, None, None, ""),
+        ("debited", LedgerKind.DEBIT, None, None, "refund 7"),  # text, not a refund's
+        ("ordered", LedgerKind.ORDER, SourceKind.ORDER, 7, ""),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "source"),
+    [
+        (LedgerKind.TOPUP, None),
+        (LedgerKind.REFUND, Source(SourceKind.PAYMENT, 1)),
+        (LedgerKind.DEBIT, Source(SourceKind.REFUND, 1)),
+        (LedgerKind.ADJUSTMENT, Source(SourceKind.ORDER, 1)),
+    ],
+)
+def test_a_posting_names_the_source_its_kind_requires(
+    app_ctx: Flask, kind: LedgerKind, source: Source | None
+) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    with pytest.raises(ValueError, match="posting names"):
+        ledger.apply_movement(target.id, 5, None, operation_id="x", kind=kind, source=source)
+
+
+@pytest.mark.parametrize(
+    ("kind", "source_kind", "source_id"),
+    [
+        (LedgerKind.TOPUP, None, None),  # a top-up names its payment
+        (LedgerKind.DEBIT, SourceKind.REFUND, 1),  # a client's debit names nothing of ours
+        (LedgerKind.REFUND, SourceKind.PAYMENT, 1),  # a refund's posting names its refund
+        (LedgerKind.DISPUTE, SourceKind.DISPUTE, None),  # a kind without an id
+    ],
+)
+def test_the_database_refuses_a_posting_whose_source_does_not_fit_its_kind(
+    app_ctx: Flask, kind: LedgerKind, source_kind: SourceKind | None, source_id: int | None
+) -> None:
+    target = make_wallet(make_customer())
+    db.session.commit()
+    db.session.add(
+        LedgerEntry(
+            wallet_id=target.id,
+            operation_id="raw",
+            amount_minor=5,
+            kind=kind,
+            source_kind=source_kind,
+            source_id=source_id,
+            balance_after_minor=5,
+        )
+    )
+    with pytest.raises(IntegrityError, match="source_typed"):
+        db.session.flush()
+    db.session.rollback()
 
 
 def test_a_wallet_already_loaded_shows_the_new_balance(app_ctx: Flask) -> None:
     target = make_wallet(make_customer())
     db.session.commit()
     assert target.balance_minor == 0  # loaded in this session
-    ledger.apply_movement(target.id, 300, None, operation_id="in", kind=LedgerKind.TOPUP)
+    ledger.apply_movement(target.id, 300, None, operation_id="in", kind=LedgerKind.ADJUSTMENT)
     assert target.balance_minor == 300  # not the 0 it was loaded with
 
 
@@ -280,7 +353,7 @@ def test_each_movement_is_counted_by_its_kind_and_result(app_ctx: Flask) -> None
     db.session.commit()
     counted = {
         key: _operations(*key)
-        for key in [("topup", "ok"), ("topup", "replay"), ("debit", "insufficient_funds")]
+        for key in [("adjustment", "ok"), ("adjustment", "replay"), ("debit", "insufficient_funds")]
     }
     ledger.credit(target, 10, "in")
     ledger.credit(target, 10, "in")
@@ -288,8 +361,8 @@ def test_each_movement_is_counted_by_its_kind_and_result(app_ctx: Flask) -> None
         ledger.debit(target, 50, "out")
     assert refused.value.code == "insufficient_funds"
     assert {key: _operations(*key) - before for key, before in counted.items()} == {
-        ("topup", "ok"): 1,
-        ("topup", "replay"): 1,
+        ("adjustment", "ok"): 1,
+        ("adjustment", "replay"): 1,
         ("debit", "insufficient_funds"): 1,
     }
 
@@ -299,10 +372,10 @@ def test_a_movement_says_what_it_wrote_and_short_of_funds_says_the_balance(
 ) -> None:
     target = make_wallet(make_customer())
     db.session.commit()
-    long_reference = "r" * 250
-    moved = ledger.credit(target, 100, "in", reference=long_reference)
+    long_memo = "r" * 250
+    moved = ledger.credit(target, 100, "in", memo=long_memo)
     entry = db.session.scalar(select(LedgerEntry))
-    assert entry is not None and entry.reference == "r" * 200  # the column's length
+    assert entry is not None and entry.memo == "r" * 200  # the column's length
     assert moved == ledger.Movement(entry.id, target.id, "in", 100, 100, is_replay=False)
     with pytest.raises(ledger.InsufficientFundsError) as refused:
         ledger.debit(target, 101, "out")

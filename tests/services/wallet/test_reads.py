@@ -6,7 +6,6 @@ import pytest
 from flask import Flask
 
 from extensions import db
-from models import LedgerKind
 from services.wallet import ledger
 from services.wallet.reads import ledger_page, wallet_in, wallets_of
 from tests.factories import make_customer, make_wallet
@@ -18,7 +17,7 @@ def filled(app_ctx: Flask) -> int:
     target = make_wallet(customer)
     db.session.commit()
     for n in range(25):
-        ledger.credit(target, 10, f"op-{n}", kind=LedgerKind.TOPUP)
+        ledger.credit(target, 10, f"op-{n}")
     return target.id
 
 
