@@ -213,7 +213,7 @@ def stripe_event(event_id: str, provider_id: str, at: datetime) -> str:
 def _ledger(plan: list[Any]) -> Iterator[tuple[Any, ...]]:
     for pid, purpose, status, at in plan:
         if purpose == "wallet_topup" and status == "succeeded":
-            yield (_customer(pid), f"topup:{pid}", 1400, "topup", f"payment {pid}", 0, at)
+            yield (_customer(pid), f"topup:{pid}", 1400, "topup", "payment", pid, "", 0, at)
 
 
 def _calls(plan: list[Any]) -> Iterator[tuple[Any, ...]]:
@@ -237,8 +237,8 @@ PAYMENT_COLUMNS = ("id", "idempotency_key", "customer_id", "purpose", "order_id"
 TRANSITION_COLUMNS = ("payment_id", "from_status", "to_status", "source", "reason", "created_at")
 WEBHOOK_COLUMNS = ("provider", "event_id", "event_type", "state", "payment_id", "note",
     "payload", "event_created_at", "received_at", "processed_at")  # fmt: skip
-LEDGER_COLUMNS = ("wallet_id", "operation_id", "amount_minor", "kind", "reference",
-                  "balance_after_minor", "created_at")  # fmt: skip
+LEDGER_COLUMNS = ("wallet_id", "operation_id", "amount_minor", "kind", "source_kind",
+                  "source_id", "memo", "balance_after_minor", "created_at")  # fmt: skip
 CALL_COLUMNS = ("provider", "operation", "payment_id", "idempotency_key", "attempt",
     "started_at", "duration_ms", "outcome", "http_status", "endpoint", "request_id",
     "error")  # fmt: skip

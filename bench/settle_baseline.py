@@ -154,13 +154,13 @@ def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, ema
         after = balance[0] + amount
         conn.execute(
             "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
-            "reference, balance_after_minor, created_at) VALUES (%s, %s, %s, 'topup', %s, "
-            "%s, now())",
+            "source_kind, source_id, memo, balance_after_minor, created_at) VALUES (%s, %s, "
+            "%s, 'topup', 'payment', %s, '', %s, now())",
             (
                 wallet_id,
                 f"topup:{payment_id}",
                 amount,
-                f"payment {payment_id}",
+                payment_id,
                 balance[0] + amount,
             ),
         )

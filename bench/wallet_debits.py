@@ -50,7 +50,7 @@ def service_client(url: str, wallet_id: int, seconds: float, ready: Any, out: An
         ready.wait()  # everyone imported and connected: start together
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            ledger.debit(target, 1, str(uuid.uuid4()), reference="bench")
+            ledger.debit(target, 1, str(uuid.uuid4()), memo="bench")
             done += 1
     out.put(done)
 
@@ -72,7 +72,7 @@ def raw_client(url: str, wallet_id: int, seconds: float, ready: Any, out: Any) -
                     raise RuntimeError("insufficient funds in the benchmark wallet")
                 conn.execute(
                     "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
-                    "reference, balance_after_minor, created_at) "
+                    "memo, balance_after_minor, created_at) "
                     "VALUES (%s, %s, -1, 'debit', 'raw', %s, now())",
                     (wallet_id, str(uuid.uuid4()), balance - 1),
                 )

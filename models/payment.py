@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
+    Float,
     ForeignKey,
     Index,
     String,
@@ -161,6 +162,10 @@ class Payment(db.Model):  # type: ignore[name-defined]
     first_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     last_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     send_count: Mapped[int] = mapped_column(default=0)
+    # The provider's clock less ours (seconds), read off the answer to the latest send
+    # that got one (its Date header): a lookup's list of what was created around our
+    # sends is shifted onto the provider's clock by it. None: no send was answered.
+    provider_clock_offset_s: Mapped[float | None] = mapped_column(Float)
     # A charge job holds this lease while it talks to the provider, so a second job
     # (a sweep, a retry) never sends the same payment concurrently.
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -111,6 +111,9 @@ class Refund(db.Model):  # type: ignore[name-defined]
     provider_refund_id: Mapped[str | None] = mapped_column(String(255))
     failure_code: Mapped[str | None] = mapped_column(String(64))
     first_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The latest request's: a lookup's replay is a send too, and absence waits a settle
+    # window after it.
+    last_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     send_count: Mapped[int] = mapped_column(default=0)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -36,6 +36,8 @@ class ChargeRequest:
     first_sent_at: datetime | None = None
     # When the latest request may have left us (None: the first one is the latest).
     last_sent_at: datetime | None = None
+    # The provider's clock less ours, read at the latest answered send (None: none was).
+    clock_offset_s: float | None = None
     payment_method: str | None = None  # the provider's card token (Stripe: pm_...)
     # Where the provider sends the customer back after authenticating (3-D Secure).
     return_url: str | None = None
@@ -59,6 +61,7 @@ class RefundRequest:
     currency: str
     provider_refund_id: str | None = None
     first_sent_at: datetime | None = None
+    last_sent_at: datetime | None = None  # the latest request's (None: the first's)
 
     @property
     def reference(self) -> str:
@@ -75,7 +78,9 @@ class Provider(Protocol):
         ...
 
     def lookup(self, request: ChargeRequest) -> LookupOutcome:
-        """Ask the provider what happened to this payment. Never charges a second time."""
+        """Ask the provider what happened to this payment. Never charges a second time;
+        a keyed provider sends nothing here (a replay of the key is a send: the engine
+        makes and records it, services/movements/replays.py)."""
         ...
 
     def cancel(self, request: ChargeRequest) -> Outcome:
@@ -89,7 +94,8 @@ class Provider(Protocol):
         ...
 
     def lookup_refund(self, request: RefundRequest) -> LookupOutcome:
-        """Ask the provider what happened to this refund. Never refunds a second time."""
+        """Ask the provider what happened to this refund. Never refunds a second time;
+        a keyed provider sends nothing here (as `lookup`)."""
         ...
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:

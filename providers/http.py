@@ -6,6 +6,7 @@ repeating cannot charge twice: GET, or a POST carrying an Idempotency-Key.
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import threading
 import time
@@ -177,6 +178,11 @@ class PolicyAdapter(HTTPAdapter):
             self._local.retry = None
 
 
+# The header by which a provider says an answer came from its idempotency store, not
+# from running the request again (Stripe: `Idempotent-Replayed: true`).
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+
 @dataclass(frozen=True)
 class HttpExchange:
     """One answered HTTP request, as the call log keeps it (never a body)."""
@@ -185,6 +191,11 @@ class HttpExchange:
     endpoint: str  # the path, without the query string
     status: int
     request_id: str | None  # the provider's own id of the request (Stripe: Request-Id)
+    # The answer is the stored one of an earlier request with the same key: nothing ran.
+    is_replayed: bool = False
+    # The provider's clock less ours when the answer arrived, from its `Date` header
+    # (whole seconds, so within about a second and the request's latency); None: no Date.
+    clock_offset_s: float | None = None
 
 
 _TRACE = threading.local()
@@ -197,11 +208,35 @@ def traced() -> list[HttpExchange]:
     return exchanges
 
 
+def clock_offset_s(response: requests.Response, received_at: float) -> float | None:
+    """The provider's clock less ours (`received_at`, unix time), from the answer's `Date`
+    header; None when it has none or one that does not parse."""
+    raw = response.headers.get("Date")
+    if not raw:
+        return None
+    try:
+        theirs = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if theirs.tzinfo is None:
+        return None
+    # The header truncates to the second: its middle is the best guess of their time.
+    return round(theirs.timestamp() + 0.5 - received_at, 3)
+
+
 def _trace(response: requests.Response, *args: object, **kwargs: object) -> None:
+    received_at = time.time()
     request = response.request
     endpoint = urlsplit(request.url or "").path
     request_id = response.headers.get("Request-Id") or response.headers.get("X-Request-Id")
-    exchange = HttpExchange(str(request.method), endpoint, response.status_code, request_id)
+    exchange = HttpExchange(
+        str(request.method),
+        endpoint,
+        response.status_code,
+        request_id,
+        response.headers.get(REPLAYED_HEADER, "").lower() == "true",
+        clock_offset_s(response, received_at),
+    )
     if not hasattr(_TRACE, "exchanges"):
         _TRACE.exchanges = []
     _TRACE.exchanges.append(exchange)

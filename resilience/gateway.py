@@ -65,6 +65,10 @@ class CallRecord:
     endpoint: str | None  # "POST /v1/payment_intents"
     request_id: str | None  # the provider's id of the request
     error: str | None  # the transport error or the reason, when no answer came
+    # The last answer came from the provider's idempotency store: nothing ran anew.
+    is_replayed: bool = False
+    # The provider's clock less ours, from the last answer's Date (None: none came).
+    clock_offset_s: float | None = None
 
 
 Recorder = Callable[[CallRecord], None]
@@ -196,6 +200,8 @@ class Gateway:
             f"{last.method} {last.endpoint}" if last else None,
             last.request_id if last else None,
             None if last or not isinstance(reason, str) else reason[:500],
+            last.is_replayed if last else False,
+            last.clock_offset_s if last else None,
         )
         try:
             recorder(record)

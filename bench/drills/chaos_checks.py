@@ -20,12 +20,14 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
     from extensions import db
     from models import (
         LedgerEntry,
+        LedgerKind,
         Order,
         Payment,
         PaymentPurpose,
         PaymentStatus,
         PaymentTransition,
         ProcessedWebhook,
+        SourceKind,
     )
 
     violations: list[str] = []
@@ -88,9 +90,11 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
             p.order_id for p in payments if p.order_id and p.status == PaymentStatus.SUCCEEDED
         )
         paid_by_wallet = Counter(
-            int(ref.split()[1])
-            for ref in db.session.scalars(
-                select(LedgerEntry.reference).where(LedgerEntry.reference.like("order %"))
+            db.session.scalars(
+                select(LedgerEntry.source_id).where(
+                    LedgerEntry.source_kind == SourceKind.ORDER,
+                    LedgerEntry.kind == LedgerKind.ORDER,
+                )
             )
         )
         orders = db.session.execute(select(Order.id, Order.status)).all()

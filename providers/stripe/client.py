@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,13 +14,13 @@ from providers.http import (
     HttpPolicy,
     build_session,
     classify_exception,
+    clock_offset_s,
     fetch_list,
     json_object,
     parse_retry_after,
 )
 from providers.outcomes import (
     Absent,
-    ActionRequired,
     Declined,
     EventPage,
     LookupOutcome,
@@ -43,9 +44,13 @@ REPLAY_MARGIN_S = 3600
 # absence is concluded only this long after our last send. Stripe's own request limit
 # is well under a minute; two leave room for a slow account.
 SETTLE_S = 120
-# Our clock and Stripe's may disagree: the list of intents around our sends reaches
-# this far beyond them on both sides.
-CLOCK_SKEW_S = 300
+# Our clock and Stripe's disagree by an offset read off every answer's Date header
+# (providers/http.py): the list of intents around our sends covers our send times as
+# they are, shifted by the offset read at the last answered send and by the one read
+# now, and reaches this much further on both sides, for the reading's own error (the
+# header's whole seconds and the request's latency, well under a minute). A wrong
+# reading can only widen the list, never move it off the sends.
+CLOCK_MARGIN_S = 60
 LIST_PAGE_SIZE = 100  # Stripe's maximum
 # Pages of that list read at the most: past 2,000 intents created around one payment's
 # sends absence stays unproven, and the payment goes to review in time.
@@ -99,29 +104,22 @@ class StripeProvider(StripeRefunds):
         return outcome
 
     def lookup(self, request: ChargeRequest) -> LookupOutcome:
-        """What Stripe did with this payment: the key's replay while Stripe keeps it, the
-        intent by id, search as a hint, and a complete list of the intents created around
-        our sends as the only proof that none exists (search is eventually consistent:
-        "normally within a minute", far longer during the outages that bring us here)."""
+        """What Stripe holds for this payment, read without sending anything: the intent
+        by id, search as a hint, and a complete list of the intents created around our
+        sends as the only proof that none exists (search is eventually consistent:
+        "normally within a minute", far longer during the outages that bring us here).
+        A replay of the key is a send, made and recorded by the engine before it asks
+        here (services/movements/replays.py)."""
         if request.first_sent_at is None:
             return Absent("never sent")
-        intent_id = request.provider_payment_id
-        if is_within(request.first_sent_at, self.capabilities.replay_window_s or 0):
-            replayed = self._create(request)
-            if isinstance(replayed, ActionRequired | Unknown):
-                # A replay returns the first answer (a stored 500 included): where the
-                # intent is now, only the intent says.
-                intent_id = intent_id or replayed.provider_payment_id
-            else:
-                return replayed
-        if intent_id:
-            by_id = self._retrieve(intent_id)
+        if request.provider_payment_id:
+            by_id = self._retrieve(request.provider_payment_id)
             if not isinstance(by_id, Unknown) or by_id.provider_payment_id:
                 return by_id
-        found = self._search(request)
+        found, offset_s = self._search(request)
         if found is not None:
             return found
-        return self._list_around_sends(request)
+        return self._list_around_sends(request, offset_s)
 
     def cancel(self, request: ChargeRequest) -> Outcome:
         """Cancel an intent whose customer never authenticated. A second cancel (or one
@@ -219,9 +217,10 @@ class StripeProvider(StripeRefunds):
         # never a decline, which would be final. Ask again later.
         return lookup_failed("retrieve", response, error)
 
-    def _search(self, request: ChargeRequest) -> LookupOutcome | None:
+    def _search(self, request: ChargeRequest) -> tuple[LookupOutcome | None, float | None]:
         """A hint: the intent when search finds it, an Unknown when search fails, and
-        None when it finds nothing, which proves nothing (its index lags)."""
+        None when it finds nothing, which proves nothing (its index lags); with Stripe's
+        clock less ours, read off the answer (None: it had no Date)."""
         query = f"metadata['payment_id']:'{request.payment_id}'"
         try:
             response = self.session.get(
@@ -230,16 +229,18 @@ class StripeProvider(StripeRefunds):
                 timeout=self.policy.timeout,
             )
         except requests.RequestException as exc:
-            return classify_exception(exc)
+            return classify_exception(exc), None
+        offset_s = clock_offset_s(response, time.time())
         if response.status_code != 200:
-            return lookup_failed("search", response, error_of(response))
+            return lookup_failed("search", response, error_of(response)), offset_s
         found = json_object(response).get("data")
         intents = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
-        return self._pick(request, intents) if intents else None
+        return (self._pick(request, intents) if intents else None), offset_s
 
-    def _list_around_sends(self, request: ChargeRequest) -> LookupOutcome:
+    def _list_around_sends(self, request: ChargeRequest, offset_s: float | None) -> LookupOutcome:
         """Absent only from a complete list (strongly consistent) of the intents created
-        between our first send and the last one's settling, matched on our metadata."""
+        between our first send and the last one's settling, on Stripe's clock (ours
+        shifted by the measured offset), matched on our metadata."""
         first = request.first_sent_at
         last = request.last_sent_at or first
         assert first is not None and last is not None  # lookup() returned before
@@ -248,9 +249,13 @@ class StripeProvider(StripeRefunds):
                 "not found yet: our last request may still be running at Stripe",
                 is_provider_failure=False,
             )
+        window = _window_on_their_clock(request, offset_s)
+        if isinstance(window, Unknown):
+            return window
+        low, high = window
         params = {
-            "created[gte]": str(int(first.timestamp()) - CLOCK_SKEW_S),
-            "created[lte]": str(int(last.timestamp() + self.settle_s) + CLOCK_SKEW_S),
+            "created[gte]": str(int(first.timestamp() + low) - CLOCK_MARGIN_S),
+            "created[lte]": str(int(last.timestamp() + self.settle_s + high) + CLOCK_MARGIN_S),
             "limit": str(LIST_PAGE_SIZE),
         }
         ours: list[dict[str, Any]] = []
@@ -283,7 +288,8 @@ class StripeProvider(StripeRefunds):
             return self._pick(request, ours)
         return Absent(
             f"no payment_intent for payment {request.payment_id} among all those created "
-            f"from {params['created[gte]']} to {params['created[lte]']} (unix time)"
+            f"from {params['created[gte]']} to {params['created[lte]']} (unix time, "
+            f"Stripe's clock)"
         )
 
     def _pick(self, request: ChargeRequest, intents: list[dict[str, Any]]) -> Outcome:
@@ -341,3 +347,20 @@ class StripeProvider(StripeRefunds):
                 intent_report(intent) if intent else Report(),
             )
         return Declined(code, error.get("message", f"request rejected ({status})"))
+
+
+def _window_on_their_clock(
+    request: ChargeRequest, offset_s: float | None
+) -> tuple[float, float] | Unknown:
+    """How far to shift our send times onto Stripe's clock, at the least and the most:
+    our clock as it is, the offset read at the last answered send, and the one read
+    now; or why absence cannot be proven (no reading now: the clocks are unknown)."""
+    if offset_s is None:
+        return Unknown(
+            "Stripe's answer had no Date: its clock is unknown, so absence is not proven",
+            is_provider_failure=False,
+        )
+    readings = [0.0, offset_s]
+    if request.clock_offset_s is not None:
+        readings.append(request.clock_offset_s)
+    return min(readings), max(readings)

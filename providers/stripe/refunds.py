@@ -36,6 +36,7 @@ class StripeRefunds:
     policy: HttpPolicy
     session: requests.Session
     capabilities: Capabilities
+    settle_s: float
     _outcome_of: Callable[..., Outcome]
 
     def refund(self, request: RefundRequest) -> Outcome:
@@ -57,12 +58,11 @@ class StripeRefunds:
         return self._outcome_of(response, refund_outcome)
 
     def lookup_refund(self, request: RefundRequest) -> LookupOutcome:
+        """The refund by id, else the payment's refunds listed for ours: read without
+        sending (a replay of the key is the engine's send). A list that lacks it proves
+        absence only once our last request cannot still be running at Stripe."""
         if request.first_sent_at is None:
             return Absent("never sent")
-        if is_within(request.first_sent_at, self.capabilities.replay_window_s or 0):
-            replayed = self.refund(request)
-            if not isinstance(replayed, Unknown):
-                return replayed
         if request.provider_refund_id:
             by_id = self._get(f"/v1/refunds/{request.provider_refund_id}", "retrieve refund")
             if not isinstance(by_id, dict):
@@ -84,6 +84,11 @@ class StripeRefunds:
             and r["metadata"].get("refund_id") == str(request.refund_id)
         ]
         if not ours:
+            if is_within(request.last_sent_at or request.first_sent_at, self.settle_s):
+                return Unknown(
+                    "not found yet: our last refund request may still be running at Stripe",
+                    is_provider_failure=False,
+                )
             return Absent(
                 f"no refund of {request.provider_payment_id} for refund {request.refund_id}"
             )

@@ -34,6 +34,7 @@ class Movement(Protocol):
     id: int
     provider: str
     first_sent_at: datetime | None
+    last_sent_at: datetime | None
     send_count: int
     lease_expires_at: datetime | None
     next_attempt_at: datetime | None
@@ -56,8 +57,7 @@ def mark_sending(row: Movement, now: datetime) -> datetime | None:
     previous = row.first_sent_at
     row.first_sent_at = previous or now
     row.send_count += 1
-    if hasattr(row, "last_sent_at"):
-        row.last_sent_at = now
+    row.last_sent_at = now
     return previous
 
 

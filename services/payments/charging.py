@@ -13,6 +13,7 @@ A charge's claim and its success are one statement each (services/payments/settl
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Callable
@@ -36,7 +37,7 @@ from providers.outcomes import (
     Unknown,
 )
 from resilience.gateway import CallContext, CallRecord, Gateway, is_refused
-from services.movements import lifecycle
+from services.movements import lifecycle, replays
 from services.movements.kinds import CHARGE
 from services.movements.locks import lock_order_of, lock_payment, lock_payment_row
 from services.payments import answers, failover, settling
@@ -64,6 +65,8 @@ def charge_request_for(
         provider_payment_id=payment.provider_payment_id,
         first_sent_at=first_sent_at,
         last_sent_at=payment.last_sent_at if first_sent_at else None,
+        # (a lean claim's row has none: a first send needs none)
+        clock_offset_s=getattr(payment, "provider_clock_offset_s", None),
         payment_method=payment.payment_method,
         # The route of blueprints/checkout.return_from_bank.
         return_url=f"{settings().payments.public_url}/payments/{payment.id}/return",
@@ -114,6 +117,7 @@ def charge_payment(payment_id: int) -> None:
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None
+    replays.note_clock(payment, calls[-1].clock_offset_s if calls else None)
     if is_refused(outcome):
         assert isinstance(outcome, NotSent)
         # The open circuit refused it: nothing left, so the claim's mark is undone.
@@ -127,37 +131,64 @@ def charge_payment(payment_id: int) -> None:
 
 
 def reconcile_payment(payment_id: int) -> None:
-    """Ask the provider what happened to an unknown payment; resolve, retry later or escalate."""
+    """Ask the provider what happened to an unknown payment; resolve, retry later or escalate.
+    While the provider keeps the key, the ask starts with a replay of the create, which
+    is a send (services/movements/replays.py); its records are read only when the
+    replay cannot answer and no request of ours may still be running."""
     now = utcnow()
     payment = claim(payment_id, PaymentStatus.UNKNOWN, now)
     if payment is None:
         return
-    request = charge_request_for(payment, payment.first_sent_at)
     provider = provider_for(payment.provider)
     gateway = gateway_for(payment.provider)
-    context = CallContext(
-        "lookup", payment.id, request.idempotency_key, payment.reconcile_attempts + 1
-    )
-    outcome: LookupOutcome = gateway.call(
-        context, lambda: provider.lookup(request), before=functools.partial(_count_lookup, payment)
-    )
-    if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
-        # The key-less provider has no such payment: it was never charged, so send it
-        # now (we hold the lease; the client looks up once more right before sending),
-        # through the breaker like any request.
-        outcome = _resend(payment_id, gateway, provider, request)
+    key, attempt = str(payment.idempotency_key), payment.reconcile_attempts + 1
+    count: Callable[[], None] | None = functools.partial(_count_lookup, payment)
+    outcome: LookupOutcome | None = None
+    named: str | None = None
+    if replays.may_replay(payment):
+        sent = charge_request_for(payment, payment.first_sent_at)
+        replayed = replays.replay(
+            gateway,
+            CallContext("replay", payment_id, key, attempt),
+            lambda: provider.charge(sent),
+            relock=lambda: lock_payment(payment_id),
+            before=count,
+        )
+        count = None  # counted once the replay was admitted
+        if replayed.needs_read:
+            named = getattr(replayed.outcome, "provider_payment_id", None)
+        else:
+            outcome = replayed.outcome
+    if outcome is None:
+        payment = lock_payment(payment_id)
+        assert payment is not None
+        request = charge_request_for(payment, payment.first_sent_at)
+        if named and request.provider_payment_id is None:
+            request = dataclasses.replace(request, provider_payment_id=named)
+        db.session.commit()  # no transaction stays open around the call
+        outcome = gateway.call(
+            CallContext("lookup", payment_id, key, attempt),
+            lambda: provider.lookup(request),
+            before=count,
+        )
+        if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
+            # The key-less provider has no such payment: it was never charged, so send it
+            # now (we hold the lease; the client looks up once more right before sending),
+            # through the breaker like any request.
+            outcome = _resend(payment_id, gateway, provider, request)
 
     payment = lock_payment(payment_id)
     assert payment is not None
     payment.lease_expires_at = None
+    final = outcome
     follow_up = lifecycle.judge_lookup(
         CHARGE,
         payment,
-        outcome,
+        final,
         move,
         # Never Absent here: judge_lookup took that one.
         lambda: apply_outcome(
-            payment, cast(Outcome, outcome), TransitionSource.RECONCILE, payment.first_sent_at
+            payment, cast(Outcome, final), TransitionSource.RECONCILE, payment.first_sent_at
         ),
     )
     db.session.commit()

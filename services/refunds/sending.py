@@ -8,7 +8,9 @@ asking the provider, with the same delays and escalation as a charge's.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from extensions import db
@@ -26,7 +28,7 @@ from providers.outcomes import (
 )
 from resilience.gateway import CallContext, is_refused
 from services.movements import answers as movement_answers
-from services.movements import janitor, lifecycle
+from services.movements import janitor, lifecycle, replays
 from services.movements.kinds import REFUND
 from services.movements.locks import lock_refund
 from services.platform.provider_clients import gateway_for, provider_for
@@ -44,7 +46,7 @@ def send_refund(refund_id: int) -> None:
     refund = _claim(refund_id, RefundStatus.PENDING, now)
     if refund is None:
         return
-    previously_sent = refund.first_sent_at
+    previously_sent, previously_last = refund.first_sent_at, refund.last_sent_at
     request = _request_for(refund, previously_sent)
     provider = provider_for(refund.provider)
     context = CallContext("refund", request.payment_id, request.idempotency_key)
@@ -57,6 +59,7 @@ def send_refund(refund_id: int) -> None:
     if isinstance(outcome, NotSent):
         if not is_refused(outcome):
             lifecycle.unmark_sending(refund, previously_sent)
+            refund.last_sent_at = previously_last
         follow_up = lifecycle.defer(REFUND, refund, outcome)
     else:
         follow_up = _apply(refund, outcome, REFUND.send_source)
@@ -81,30 +84,52 @@ def _count_lookup(refund: Refund) -> None:
 
 
 def reconcile_refund(refund_id: int) -> None:
-    """Ask the provider what happened to an unknown refund; resolve, ask later or escalate."""
+    """Ask the provider what happened to an unknown refund; resolve, ask later or escalate.
+    While the provider keeps the key the ask starts with a replay, which is a send
+    (services/movements/replays.py), as a charge's does."""
     now = utcnow()
     refund = _claim(refund_id, LOOKED_UP, now)
     if refund is None:
         return
-    request = _request_for(refund, refund.first_sent_at)
     provider = provider_for(refund.provider)
     gateway = gateway_for(refund.provider)
-    context = CallContext("refund_lookup", request.payment_id, request.idempotency_key)
-    outcome: LookupOutcome = gateway.call(
-        context,
-        lambda: provider.lookup_refund(request),
-        before=functools.partial(_count_lookup, refund),
-    )
-    if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
-        # The key-less provider has no such refund: it never happened; send it now (its
-        # client looks up once more right before sending), through the breaker, recorded
-        # as sent before it leaves.
-        context = CallContext("refund_resend", request.payment_id, request.idempotency_key)
-        outcome = gateway.call(
-            context,
-            lambda: provider.refund(request),
-            before=functools.partial(_mark_resend, refund_id),
+    key = str(refund.idempotency_key)
+    count: Callable[[], None] | None = functools.partial(_count_lookup, refund)
+    outcome: LookupOutcome | None = None
+    named: str | None = None
+    if replays.may_replay(refund):
+        sent = _request_for(refund, refund.first_sent_at)
+        replayed = replays.replay(
+            gateway,
+            CallContext("refund_replay", sent.payment_id, key, refund.reconcile_attempts + 1),
+            lambda: provider.refund(sent),
+            relock=lambda: lock_refund(refund_id),
+            before=count,
         )
+        count = None
+        if replayed.needs_read:
+            named = getattr(replayed.outcome, "provider_payment_id", None)
+        else:
+            outcome = replayed.outcome
+    if outcome is None:
+        refund = lock_refund(refund_id)
+        assert refund is not None
+        request = _request_for(refund, refund.first_sent_at)
+        if named and request.provider_refund_id is None:
+            request = dataclasses.replace(request, provider_refund_id=named)
+        db.session.commit()  # no transaction stays open around the call
+        context = CallContext("refund_lookup", request.payment_id, key)
+        outcome = gateway.call(context, lambda: provider.lookup_refund(request), before=count)
+        if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
+            # The key-less provider has no such refund: it never happened; send it now
+            # (its client looks up once more right before sending), through the breaker,
+            # recorded as sent before it leaves.
+            context = CallContext("refund_resend", request.payment_id, key)
+            outcome = gateway.call(
+                context,
+                lambda: provider.refund(request),
+                before=functools.partial(_mark_resend, refund_id),
+            )
     refund = _release(refund_id)
     follow_up: FollowUp = _nothing
     if refund.status == RefundStatus.PROCESSING and isinstance(outcome, Absent):
@@ -162,6 +187,7 @@ def _request_for(refund: Refund, first_sent_at: datetime | None) -> RefundReques
         currency=refund.currency,
         provider_refund_id=refund.provider_refund_id,
         first_sent_at=first_sent_at,
+        last_sent_at=refund.last_sent_at if first_sent_at else None,
     )
 
 

@@ -47,7 +47,9 @@ def test_a_card_that_needs_authentication_answers_where_to_send_the_customer(
     assert outcome.report.amount_minor == 2500 and outcome.report.payment_ref == "1"
     # Still waiting: the replay's stored answer and the intent itself agree.
     sent = sent_now(ChargeRequest(**{**request.__dict__, "provider_payment_id": None}))
-    assert isinstance(stripe.lookup(sent), ActionRequired)
+    assert isinstance(stripe.charge(sent), ActionRequired)  # the replay
+    by_id = ChargeRequest(**{**sent.__dict__, "provider_payment_id": outcome.provider_payment_id})
+    assert isinstance(stripe.lookup(by_id), ActionRequired)
     cancelled = stripe.cancel(
         ChargeRequest(**{**sent.__dict__, "provider_payment_id": outcome.provider_payment_id})
     )
@@ -58,7 +60,8 @@ def test_a_card_that_needs_authentication_answers_where_to_send_the_customer(
     )
     assert isinstance(again, Declined) and again.code == "canceled"
     # The replay still says requires_action; the lookup reads the intent: cancelled.
-    looked_up = stripe.lookup(sent)
+    assert isinstance(stripe.charge(sent), ActionRequired)
+    looked_up = stripe.lookup(by_id)
     assert isinstance(looked_up, Declined) and looked_up.code == "canceled"
 
 
@@ -84,7 +87,7 @@ def test_commit_then_timeout_is_unknown_and_replay_resolves_it(sandbox: Any) -> 
     first = stripe.charge(request)
     assert isinstance(first, Unknown), first  # never Declined: it went through
     requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)  # provider recovers
-    resolved = stripe.lookup(sent_now(request))
+    resolved = stripe.charge(sent_now(request))  # the replay: Stripe's stored answer
     assert isinstance(resolved, Succeeded)
     assert sandbox.succeeded_charges("1") == 1
     assert len(sandbox.requests_log(endpoint="create")) >= 3  # every attempt used the key
@@ -98,7 +101,10 @@ def test_reset_before_processing_is_unknown_then_replay_charges_once(sandbox: An
     assert isinstance(stripe.charge(request), Unknown)
     assert sandbox.succeeded_charges("1") == 0
     requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
-    assert isinstance(stripe.lookup(sent_now(request)), Succeeded)
+    # Reading finds nothing, and proves nothing yet (our request may still be running) ...
+    assert isinstance(stripe.lookup(sent_now(request)), Unknown)
+    # ... and the replay is the request that runs: charged once.
+    assert isinstance(stripe.charge(sent_now(request)), Succeeded)
     assert sandbox.succeeded_charges("1") == 1
 
 

@@ -38,12 +38,19 @@ def test_a_refund_and_its_lookups(sandbox: Any) -> None:
     assert isinstance(done, Succeeded) and done.provider_payment_id.startswith("re_")
     assert done.report.amount_minor == 1000 and done.report.payment_ref == "7"
     sent = RefundRequest(**{**request.__dict__, "first_sent_at": datetime.now(UTC)})
-    assert isinstance(stripe.lookup_refund(sent), Succeeded)  # replay
+    assert isinstance(stripe.refund(sent), Succeeded)  # the replay: the stored answer
+    # Listing finds it at once (a list is consistent) ...
+    assert isinstance(stripe.lookup_refund(sent), Succeeded)
     old = RefundRequest(**{**sent.__dict__, "first_sent_at": datetime.now(UTC) - timedelta(days=2)})
     assert isinstance(stripe.lookup_refund(old), Succeeded)  # by listing the intent's refunds
     by_id = RefundRequest(**{**old.__dict__, "provider_refund_id": done.provider_payment_id})
     assert isinstance(stripe.lookup_refund(by_id), Succeeded)
     assert len(sandbox.requests_log(endpoint="refund")) == 2  # the refund and one replay
+    # ... but not finding it proves nothing while our last request may still be running.
+    other = _request(_paid(sandbox), first_sent_at=datetime.now(UTC) - timedelta(days=2))
+    recent = RefundRequest(**{**other.__dict__, "last_sent_at": datetime.now(UTC)})
+    assert isinstance(stripe.lookup_refund(recent), Unknown)
+    assert isinstance(stripe.lookup_refund(other), Absent)
 
 
 def test_refusals_and_absence(sandbox: Any) -> None:
