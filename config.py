@@ -287,6 +287,22 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # Where customers reach this shop: the provider sends them back here after 3-D
         # Secure (PUBLIC_URL/payments/<id>/return).
         "PUBLIC_URL": public_url,
+        # Card testing (services/payments/attempts.py): card declines counted in a window
+        # that starts at the first; past a limit new payments are refused (429) until the
+        # window ends. A customer who mistypes a few times stays well under the limits; a
+        # script trying stolen numbers does not (Stripe closes accounts that host one).
+        "CARD_TESTING_WINDOW_S": integer(env, "CARD_TESTING_WINDOW_S", 600, low=60),
+        "CARD_TESTING_MAX_DECLINES_PER_CUSTOMER": integer(
+            env, "CARD_TESTING_MAX_DECLINES_PER_CUSTOMER", 10, low=1
+        ),
+        # An office or a mobile carrier shares an address: higher than one customer's.
+        "CARD_TESTING_MAX_DECLINES_PER_ADDRESS": integer(
+            env, "CARD_TESTING_MAX_DECLINES_PER_ADDRESS", 20, low=1
+        ),
+        # One card that keeps declining is not tried again by the same customer.
+        "CARD_TESTING_MAX_DECLINES_PER_CARD": integer(
+            env, "CARD_TESTING_MAX_DECLINES_PER_CARD", 3, low=1
+        ),
         # A payment still waiting for the customer's authentication after this long is
         # cancelled at the provider by the sweep, and fails (unless it succeeded first).
         "SCA_TIMEOUT_S": integer(env, "SCA_TIMEOUT_S", 1800),

@@ -40,6 +40,14 @@ class PaymentSettings:
 
 
 @dataclass(frozen=True)
+class CardTestingSettings:
+    window_s: int  # declines are counted this long from the first
+    max_per_customer: int  # then the customer's new payments are refused
+    max_per_address: int  # ... the address's
+    max_per_card: int  # ... and that card's, for that customer
+
+
+@dataclass(frozen=True)
 class ReconcileSettings:
     delays_s: tuple[int, ...]  # between lookups of an unknown outcome
     max_attempts: int  # then a person decides
@@ -94,6 +102,7 @@ class Settings:
     metrics_token: str
     money: MoneySettings
     payments: PaymentSettings
+    card_testing: CardTestingSettings
     reconcile: ReconcileSettings
     http: HttpPolicy  # towards every provider
     breakers: Mapping[str, BreakerConfig]  # each provider's, and "smtp"
@@ -119,6 +128,12 @@ class Settings:
                 pending_sweep_grace_s=int(c["PENDING_SWEEP_GRACE_S"]),
                 sca_timeout_s=int(c["SCA_TIMEOUT_S"]),
                 public_url=c["PUBLIC_URL"],
+            ),
+            card_testing=CardTestingSettings(
+                window_s=int(c["CARD_TESTING_WINDOW_S"]),
+                max_per_customer=int(c["CARD_TESTING_MAX_DECLINES_PER_CUSTOMER"]),
+                max_per_address=int(c["CARD_TESTING_MAX_DECLINES_PER_ADDRESS"]),
+                max_per_card=int(c["CARD_TESTING_MAX_DECLINES_PER_CARD"]),
             ),
             reconcile=ReconcileSettings(
                 delays_s=tuple(int(d) for d in c["RECONCILE_DELAYS_S"]),

@@ -13,6 +13,7 @@ from blueprints.api_contract import document
 from extensions import csrf, db
 from models.types import parse_uuid
 from services.accounts.customers import customer_for_token, hash_token
+from services.payments import attempts
 from services.payments.cards import card_entry
 from services.payments.checkout import (
     create_order,
@@ -60,7 +61,11 @@ def token_required(view: Callable[..., ResponseReturnValue]) -> Callable[..., Re
 @bp.errorhandler(ClientError)
 def client_error(exc: ClientError) -> ResponseReturnValue:
     db.session.rollback()
-    return api_error(exc.status, exc.code, str(exc), **exc.details)
+    response = jsonify(error={"code": exc.code, "message": str(exc), **exc.details})
+    retry_after_s = exc.details.get("retry_after_s")
+    if isinstance(retry_after_s, int):  # a limit (card testing): when to come back
+        response.headers["Retry-After"] = str(retry_after_s)
+    return response, exc.status
 
 
 def _json_body(*, is_optional: bool = False) -> dict[str, Any]:
@@ -101,6 +106,7 @@ def post_payment(order_id: int) -> ResponseReturnValue:
 
 
 def _lean_payment(order_id: int) -> NewPayment | None:
+    attempts.check_address(request.remote_addr)  # card testing: 429 before any work
     token, raw_key = _bearer_token(), request.headers.get("Idempotency-Key", "")
     body = request.get_json(silent=True)
     if not token or not isinstance(body, dict):
@@ -109,7 +115,8 @@ def _lean_payment(order_id: int) -> NewPayment | None:
         key = parse_uuid(raw_key)
     except ValueError:
         return None
-    return pay_order_by_token(hash_token(token), order_id, key, body.get("payment_method"))
+    card = body.get("payment_method")
+    return pay_order_by_token(hash_token(token), order_id, key, card, request.remote_addr)
 
 
 @token_required
@@ -117,7 +124,7 @@ def _post_payment(order_id: int) -> ResponseReturnValue:
     """Every other case (repeats, errors): decided and answered by the ORM path."""
     key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
     card = _json_body(is_optional=True).get("payment_method")
-    payment, is_new = start_order_payment(g.customer, order_id, key, card)
+    payment, is_new = start_order_payment(g.customer, order_id, key, card, request.remote_addr)
     return jsonify(payment_json(payment)), 201 if is_new else 200
 
 
@@ -183,5 +190,6 @@ def post_topup() -> ResponseReturnValue:
         body.get("amount_minor"),
         key,
         body.get("payment_method"),
+        request.remote_addr,
     )
     return jsonify(payment_json(payment)), 201 if is_new else 200

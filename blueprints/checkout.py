@@ -24,6 +24,7 @@ from models import Order, OrderStatus
 from models.types import parse_uuid
 from services.accounts.customers import session_customer
 from services.catalog.products import active_product, products_by_sku
+from services.payments import attempts
 from services.payments.authentication import request_check
 from services.payments.cards import card_entry
 from services.payments.checkout import (
@@ -154,10 +155,11 @@ def _lean_payment(order_id: int) -> NewPayment | None:
         return None
     try:
         key = parse_uuid(request.form.get("idempotency_key", ""))
-    except ValueError:
-        return None
+        attempts.check_address(request.remote_addr)
+    except (ValueError, attempts.TooManyDeclinesError):
+        return None  # the ORM path says what is wrong
     card = request.form.get("payment_method")
-    return pay_order_by_session(*signed_in, order_id, key, card)
+    return pay_order_by_session(*signed_in, order_id, key, card, request.remote_addr)
 
 
 @login_required
@@ -166,7 +168,7 @@ def _pay(order_id: int) -> ResponseReturnValue:
     try:
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         card = request.form.get("payment_method")
-        payment, _ = start_order_payment(current_user, order_id, key, card)
+        payment, _ = start_order_payment(current_user, order_id, key, card, request.remote_addr)
     except NotFoundError:
         abort(404)
     except ClientError as exc:

@@ -82,7 +82,9 @@ def topup() -> ResponseReturnValue:
         amount_minor = reviewed_minor(reviewed)
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         card = request.form.get("payment_method")
-        payment, _ = start_topup_payment(current_user, target, amount_minor, key, card)
+        payment, _ = start_topup_payment(
+            current_user, target, amount_minor, key, card, request.remote_addr
+        )
     except (ClientError, InvalidAmountError) as exc:
         # The form again, with the reason: a 4xx, and nothing was written.
         db.session.rollback()

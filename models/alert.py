@@ -18,6 +18,8 @@ class AlertKind(enum.StrEnum):
     BREAKER_OPEN = "breaker_open"  # a provider's (or SMTP's) circuit opened
     BREAKER_FORCED = "breaker_forced"  # an admin forced a breaker open
     PROVIDER_KEY = "provider_key"  # a provider refuses our key (401/403)
+    INVALID_REQUEST = "invalid_request"  # a provider refuses our request's shape (400)
+    CARD_TESTING = "card_testing"  # declines from one customer or address passed the limit
     UNKNOWN_PAYMENTS = "unknown_payments"  # unknown payments past a count or an age
     EMAILS_FAILING = "emails_failing"  # emails failed for good
 

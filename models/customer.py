@@ -25,6 +25,9 @@ class Customer(UserMixin, db.Model):  # type: ignore[name-defined]
     session_version: Mapped[int] = mapped_column(default=0, server_default="0")
     # The language the customer last chose or browsed in: their emails are written in it.
     locale: Mapped[str] = mapped_column(String(8), default="en", server_default="en")
+    # Card testing: the customer's declines passed the limit (services/payments/attempts.py),
+    # so new payments are refused (429) until then. None: not blocked.
+    payments_blocked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     def get_id(self) -> str:

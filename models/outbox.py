@@ -20,6 +20,7 @@ class EmailKind(enum.StrEnum):
     WALLET_RECEIPT = "wallet_receipt"  # subject: order paid from the wallet
     PAYMENT_FAILED = "payment_failed"  # subject: payment
     REFUND = "refund"  # subject: refund (succeeded)
+    REFUND_FAILED = "refund_failed"  # subject: refund (failed after it had succeeded)
     REVIEW_ALERT = "review_alert"  # subject: payment (entered needs_review), to the admins
     # subject: refund (entered needs_review, or failed after it had succeeded), to the admins
     REFUND_ALERT = "refund_alert"

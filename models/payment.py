@@ -150,6 +150,9 @@ class Payment(db.Model):  # type: ignore[name-defined]
     # The provider's token for the card (Stripe's pm_..., created in the customer's
     # browser): never card data. The charge confirms with it.
     payment_method: Mapped[str | None] = mapped_column(String(255))
+    # The address the payment was asked from (after TRUSTED_PROXIES): its declines count
+    # against that address too (card testing, services/payments/attempts.py).
+    client_address: Mapped[str | None] = mapped_column(String(45))
     # Where the customer authenticates (3-D Secure) while the payment requires action.
     action_url: Mapped[str | None] = mapped_column(String(2048))
     decline_code: Mapped[str | None] = mapped_column(String(64))

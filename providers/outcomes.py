@@ -75,6 +75,13 @@ class Declined:
     message: str = ""
     provider_payment_id: str | None = None
     report: Report = Report()
+    # The provider refused our request itself (its shape: Stripe's 400
+    # invalid_request_error), not the card: our fault, and the same request fails the
+    # same way until someone looks. Never shown as a decline; ops are alerted at once.
+    is_request_error: bool = False
+    # The provider's fingerprint of the card that declined, where it says (Stripe's
+    # payment_method.card.fingerprint): card testing counts declines per card.
+    card_fingerprint: str | None = None
 
 
 @dataclass(frozen=True)

@@ -325,10 +325,17 @@ class CircuitBreaker:
     def _clock(self) -> str:
         return "" if self.clock_ms is None else str(int(self.clock_ms()))
 
-    def note_authentication_failed(self, status: int) -> None:
+    def note_authentication_failed(self, status: int) -> int:
         """The provider refused our credentials (401/403): shown and alerted on until a
-        later call is accepted or AUTH_FAILED_TTL_S passes without another refusal."""
-        self.redis.set(self.auth_key, f"{status} {int(time.time() * 1000)}", ex=AUTH_FAILED_TTL_S)
+        later call is accepted or AUTH_FAILED_TTL_S passes without another refusal.
+        Returns when this outage began (unix ms), the same for every process."""
+        now_ms = int(time.time() * 1000)
+        pipe = self.redis.pipeline()
+        pipe.set(self.auth_key, f"{status} {now_ms}", ex=AUTH_FAILED_TTL_S, nx=True)
+        pipe.expire(self.auth_key, AUTH_FAILED_TTL_S)
+        pipe.get(self.auth_key)
+        kept = _auth_failed(pipe.execute()[2])
+        return kept["at_ms"] if kept else now_ms
 
     def clear_authentication_failed(self) -> None:
         self.redis.delete(self.auth_key)

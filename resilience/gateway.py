@@ -38,6 +38,12 @@ PROVIDER_LATENCY = Histogram(
 BREAKER_REJECTIONS = Counter(
     "breaker_rejections_total", "Calls refused by an open circuit", ["provider"]
 )
+REQUEST_REFUSALS = Counter(
+    "provider_request_refusals_total",
+    "Requests the provider refused as ours, not the card's: 401/403 (our credentials) "
+    "or an invalid request (our request's shape)",
+    ["provider", "reason"],
+)
 
 CIRCUIT_OPEN = "circuit open"  # the reason of a call the open breaker refused
 
@@ -72,18 +78,27 @@ class CallRecord:
 
 
 Recorder = Callable[[CallRecord], None]
+# Tells ops at once that the provider refuses our requests: (kind, dedupe key, detail);
+# kind is "provider_key" (credentials refused) or "invalid_request" (our request's shape).
+Alarm = Callable[[str, str, str], None]
 
 
 class Gateway:
     """One provider's guarded path (one instance per provider and process)."""
 
     def __init__(
-        self, provider: str, breaker: CircuitBreaker, recorder: Recorder | None = None
+        self,
+        provider: str,
+        breaker: CircuitBreaker,
+        recorder: Recorder | None = None,
+        alarm: Alarm | None = None,
     ) -> None:
         self.provider = provider
         self.breaker = breaker
         self.recorder = recorder  # the call log (services/platform/call_log.py), after each call
+        self.alarm = alarm  # the ops alert (services/platform/provider_clients.py)
         self._has_seen_auth_failure = False  # this process saw a 401/403 not yet cleared
+        self._alarmed: set[str] = set()  # dedupe keys this process raised already
 
     def _admit(self) -> Decision:
         """Ask the shared breaker; if Redis is unreachable, let the call through."""
@@ -130,6 +145,8 @@ class Gateway:
             self._record(decision, is_failed=is_failed, elapsed_s=elapsed_s)
         exchanges = traced()
         self._note_authentication(exchanges[-1].status if exchanges else None)
+        if getattr(result, "is_request_error", False):
+            self._note_request_error(context, result)
         outcome = type(result).__name__ if result is not None else "NoAnswer"
         PROVIDER_CALLS.labels(self.provider, context.operation, outcome).inc()
         PROVIDER_LATENCY.labels(self.provider).observe(elapsed_s)
@@ -157,13 +174,53 @@ class Gateway:
         try:
             if status in (401, 403):
                 log.error("provider %s refused our credentials (%s)", self.provider, status)
-                self.breaker.note_authentication_failed(status)
+                REQUEST_REFUSALS.labels(self.provider, f"http_{status}").inc()
+                since_ms = self.breaker.note_authentication_failed(status)
                 self._has_seen_auth_failure = True
+                self._raise(
+                    "provider_key",
+                    f"key:{self.provider}:{since_ms}",  # one alert for the whole outage
+                    f"{self.provider} answered {status} to our key: its calls cannot work "
+                    "until the key is fixed",
+                )
             elif status is not None and self._has_seen_auth_failure:
                 self.breaker.clear_authentication_failed()
                 self._has_seen_auth_failure = False
         except RedisError as exc:
             log.warning("breaker of %s unreachable (%s): auth state not kept", self.provider, exc)
+
+    def _note_request_error(self, context: CallContext, result: object) -> None:
+        """The provider refused our request's shape: counted, logged, alerted once an
+        hour per operation and code (every payment fails the same way meanwhile)."""
+        code = str(getattr(result, "code", "invalid_request"))[:64]
+        message = str(getattr(result, "message", ""))[:200]
+        REQUEST_REFUSALS.labels(self.provider, "invalid_request").inc()
+        log.error(
+            "provider %s refused our %s request (%s): %s",
+            self.provider,
+            context.operation,
+            code,
+            message,
+            extra={"payment_id": context.payment_id, "idempotency_key": context.idempotency_key},
+        )
+        hour = datetime.now(UTC).strftime("%Y-%m-%d %H")
+        self._raise(
+            "invalid_request",
+            f"invalid_request:{self.provider}:{context.operation}:{code}:{hour}",
+            f"{self.provider} refused our {context.operation} request as invalid ({code}: "
+            f"{message}); payment {context.payment_id} failed as 'could not be processed', "
+            "and every such request will until it is fixed",
+        )
+
+    def _raise(self, kind: str, dedupe_key: str, detail: str) -> None:
+        """Hand the alert on once per key and process (the alert itself is UNIQUE by key)."""
+        if self.alarm is None or dedupe_key in self._alarmed:
+            return
+        self._alarmed.add(dedupe_key)
+        try:
+            self.alarm(kind, dedupe_key, detail)
+        except Exception as exc:  # an alert must never break the call path
+            log.warning("alert of %s not raised: %s", self.provider, exc)
 
     def _record(self, decision: Decision, *, is_failed: bool, elapsed_s: float) -> None:
         try:

@@ -85,14 +85,19 @@ def test_0022_reads_our_own_references_as_sources_and_keeps_a_clients_text_as_me
     client's debit kept its own text: only the kinds a client cannot write are read."""
     with scratch_app.app_context():
         upgrade(revision="0021")
-        customer = make_customer()
-        db.session.commit()
+        # Raw rows: the models are the newest schema's.
+        customer_id = db.session.execute(
+            text(
+                "INSERT INTO customers (email, password_hash, created_at) "
+                "VALUES ('old@example.com', 'x', now()) RETURNING id"
+            )
+        ).scalar_one()
         wallet_id = db.session.execute(
             text(
                 "INSERT INTO wallets (customer_id, currency, balance_minor, updated_at) "
                 "VALUES (:c, 'EUR', 0, now()) RETURNING id"
             ),
-            {"c": customer.id},
+            {"c": customer_id},
         ).scalar_one()
         rows = [  # (operation id, kind, reference)
             ("seed", "topup", "demo opening balance"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -148,6 +149,20 @@ class StripeProvider(StripeRefunds):
                 is_provider_failure=False,
             )
         return outcome
+
+    def card_fingerprint(self, payment_method: str) -> str | None:
+        """The fingerprint of the card behind a PaymentMethod (the same for every token
+        of one card), or None when Stripe cannot say now. A read: sends nothing."""
+        if not PM_RE.fullmatch(payment_method):
+            return None
+        try:
+            response = self.session.get(
+                f"{self.api_base}/v1/payment_methods/{payment_method}",
+                timeout=self.policy.timeout,
+            )
+        except requests.RequestException:
+            return None
+        return card_fingerprint_of(json_object(response)) if response.status_code == 200 else None
 
     def undelivered_events(self, after: str | None = None) -> EventPage | None:
         """One page of the events Stripe failed to deliver to us, newest first, starting
@@ -345,8 +360,13 @@ class StripeProvider(StripeRefunds):
                 error.get("message", ""),
                 intent.get("id") if isinstance(intent.get("id"), str) else None,
                 intent_report(intent) if intent else Report(),
+                card_fingerprint=card_fingerprint_of(error.get("payment_method")),
             )
-        return Declined(code, error.get("message", f"request rejected ({status})"))
+        return Declined(
+            code,
+            error.get("message", f"request rejected ({status})"),
+            is_request_error=error.get("type") == "invalid_request_error",
+        )
 
 
 def _window_on_their_clock(
@@ -364,3 +384,13 @@ def _window_on_their_clock(
     if request.clock_offset_s is not None:
         readings.append(request.clock_offset_s)
     return min(readings), max(readings)
+
+
+PM_RE = re.compile(r"pm_[A-Za-z0-9_]{1,250}")  # a PaymentMethod id, as a URL path segment
+
+
+def card_fingerprint_of(method: object) -> str | None:
+    """`card.fingerprint` of a PaymentMethod object from Stripe (untrusted JSON)."""
+    card = method.get("card") if isinstance(method, dict) else None
+    found = card.get("fingerprint") if isinstance(card, dict) else None
+    return found if isinstance(found, str) and re.fullmatch(r"[A-Za-z0-9]{1,64}", found) else None

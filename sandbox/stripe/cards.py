@@ -5,6 +5,7 @@ development and tests instead of https://js.stripe.com/v3."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -69,8 +70,40 @@ def payment_method_object(method_id: str) -> dict[str, Any] | None:
         "id": method_id,
         "object": "payment_method",
         "type": "card",
-        "card": {"brand": card[0], "last4": card[1], "funding": "credit", "country": "US"},
+        "card": {
+            "brand": card[0],
+            "last4": card[1],
+            "fingerprint": fingerprint(*card),
+            "funding": "credit",
+            "country": "US",
+        },
     }
+
+
+def fingerprint(brand: str, last4: str) -> str:
+    """Stripe's card fingerprint: the same for every PaymentMethod of one card number
+    in one account, so a card typed again is known again. The sandbox keeps no numbers,
+    so a card is its brand and last four digits (every test card differs in them)."""
+    return hashlib.sha256(f"sandbox-card:{brand}:{last4}".encode()).hexdigest()[:16]
+
+
+@bp.get("/v1/payment_methods/<method_id>")
+def retrieve_payment_method(method_id: str) -> Response:
+    """A PaymentMethod by id, with the secret key (as Stripe's API answers it)."""
+    g.stripe_request_id = new_id("req")
+    given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+    if given != settings().stripe_secret_key:
+        return stripe_error(401, "invalid_request_error", "Invalid API Key provided.")
+    found = payment_method_object(method_id)
+    if found is None:
+        return stripe_error(
+            404,
+            "invalid_request_error",
+            f"No such PaymentMethod: '{method_id}'",
+            code="resource_missing",
+            param="payment_method",
+        )
+    return Response(json.dumps(found), mimetype="application/json")
 
 
 def card_outcome(payment_method: str) -> tuple[str, str | None] | None:
@@ -166,6 +199,7 @@ def _card_method(params: dict[str, Any]) -> dict[str, Any] | Response:
         "card": {
             "brand": BRANDS.get(number[0], "unknown"),
             "last4": number[-4:],
+            "fingerprint": fingerprint(BRANDS.get(number[0], "unknown"), number[-4:]),
             "exp_month": int(month),
             "exp_year": int(year) % 100 + 2000,
             "funding": "credit",

@@ -15,7 +15,7 @@ from flask import Response, g, request
 from sandbox.context import store
 from sandbox.events import create_event
 from sandbox.stripe import params as params_of
-from sandbox.stripe.cards import card_outcome
+from sandbox.stripe.cards import card_outcome, payment_method_object
 from sandbox.stripe.idempotency import stripe_error
 from sandbox.stripe.objects import CANCELABLE, PAYMENT_METHODS, card_error, new_id
 from sandbox.stripe.params import ParamError
@@ -140,6 +140,8 @@ def confirm(conn: sqlite3.Connection, intent: dict[str, Any], form: dict[str, An
         _ledger(conn, intent, intent["amount"], "failed")
         _event(conn, "payment_intent.payment_failed", intent)
         details = card_error(decline_code or "generic_decline", intent)
+        # Stripe's card error carries the whole PaymentMethod (its card's fingerprint too).
+        details["payment_method"] = payment_method_object(method) or details["payment_method"]
         response = stripe_error(402, details.pop("type"), details.pop("message"), **details)
         return intent, response
     intent["last_payment_error"] = None

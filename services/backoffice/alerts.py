@@ -1,5 +1,6 @@
 """Alerts to the on-call admins (ADMIN_ALERT_EMAIL): a breaker that opens or is forced
-open, a provider that refuses our key, unknown payments past ALERT_UNKNOWN_COUNT or
+open, a provider that refuses our key or our request (at once, from the provider worker
+that saw it), unknown payments past ALERT_UNKNOWN_COUNT or
 ALERT_UNKNOWN_AGE_S, emails that failed for good. Each condition is one `alerts` row,
 UNIQUE by what it is about, and one email on the notifications bulkhead (the outbox), so
 a condition seen at every check sends one email; a new episode (the breaker opens
@@ -40,6 +41,14 @@ def raise_alert(kind: AlertKind, dedupe_key: str, detail: str) -> bool:
     return True
 
 
+def raise_now(kind: str, dedupe_key: str, detail: str) -> bool:
+    """An alert a provider worker handed on (resilience/gateway.py: our key refused, our
+    request refused as invalid), in its own transaction; True when it is new."""
+    raised = raise_alert(AlertKind(kind), dedupe_key, detail)
+    db.session.commit()
+    return raised
+
+
 def forced_key(snapshot: dict[str, Any]) -> str:
     """One forcing of a breaker: its latest audit line (who, why, when) names it."""
     latest = (snapshot.get("audit") or [""])[0]
@@ -70,7 +79,8 @@ def breaker_alerts(snapshot: dict[str, Any]) -> int:
     if auth:
         raised += raise_alert(
             AlertKind.PROVIDER_KEY,
-            f"key:{provider}:{auth['at_ms'] // 900_000}",  # one per 15 minutes of refusals
+            # One per outage: the same key as the gateway's at the first refusal.
+            f"key:{provider}:{auth['at_ms']}",
             f"{provider} answered {auth['status']} to our key: its calls cannot work until "
             "the key is fixed",
         )

@@ -44,6 +44,7 @@ SUBJECTS = {
     EmailKind.WALLET_RECEIPT: N_("Your receipt for order #%(id)s"),
     EmailKind.PAYMENT_FAILED: N_("Your payment #%(id)s did not go through"),
     EmailKind.REFUND: N_("Your refund #%(id)s"),
+    EmailKind.REFUND_FAILED: N_("Your refund #%(id)s did not go through"),
     EmailKind.REVIEW_ALERT: N_("Payment #%(id)s needs review"),
     EmailKind.REFUND_ALERT: N_("Refund #%(id)s needs attention"),
     EmailKind.DISPUTE_ALERT: N_("Dispute #%(id)s: a chargeback or inquiry"),
@@ -115,6 +116,7 @@ SUBJECT_MODELS: dict[EmailKind, Any] = {
     EmailKind.WALLET_RECEIPT: Order,
     EmailKind.PAYMENT_FAILED: Payment,
     EmailKind.REFUND: Refund,
+    EmailKind.REFUND_FAILED: Refund,
     EmailKind.REVIEW_ALERT: Payment,
     EmailKind.REFUND_ALERT: Refund,
     EmailKind.DISPUTE_ALERT: Dispute,
@@ -251,8 +253,10 @@ def _subject_of(row: OutboxMessage, subjects: Subjects) -> dict[str, object]:
         return {"customer": get(Customer, row.subject_id)}
     if row.kind == EmailKind.WALLET_RECEIPT:
         return {"order": get(Order, row.subject_id)}
-    if row.kind == EmailKind.REFUND:
-        return {"refund": get(Refund, row.subject_id)}
+    if row.kind in (EmailKind.REFUND, EmailKind.REFUND_FAILED):
+        refund = get(Refund, row.subject_id)
+        payment = get(Payment, refund.payment_id) if refund and refund.payment_id else None
+        return {"refund": refund, "payment": payment}
     if row.kind == EmailKind.REFUND_ALERT:
         why = db.session.scalar(
             select(RefundTransition.reason)

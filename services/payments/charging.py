@@ -40,7 +40,7 @@ from resilience.gateway import CallContext, CallRecord, Gateway, is_refused
 from services.movements import lifecycle, replays
 from services.movements.kinds import CHARGE
 from services.movements.locks import lock_order_of, lock_payment, lock_payment_row
-from services.payments import answers, failover, settling
+from services.payments import answers, attempts, failover, settling
 from services.payments.state import move
 from services.platform import autocommit, call_log, metrics
 from services.platform.provider_clients import gateway_for, provider_for
@@ -50,6 +50,11 @@ log = logging.getLogger(__name__)
 
 
 FollowUp = Callable[[], object]
+# A payment's decline code when the provider refused our request itself (its shape),
+# not the card: the pages and emails say it could not be processed.
+COULD_NOT_PROCESS = "could_not_process"
+# ... and when the card declined too often for its customer lately: it was not sent.
+CARD_REFUSED = "card_velocity_exceeded"  # Stripe's own decline code for the same
 AWAITING_OUTCOME = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.REQUIRES_ACTION)
 
 
@@ -102,6 +107,9 @@ def charge_payment(payment_id: int) -> None:
     if claimed is None:
         return
     row = claimed.row
+    if _is_card_refused(row):
+        _refuse_card(payment_id, row)
+        return
     request = charge_request_for(row, row.previous_sent_at)
     context = CallContext("charge", payment_id, request.idempotency_key, row.send_count)
     provider = provider_for(row.provider)
@@ -128,6 +136,37 @@ def charge_payment(payment_id: int) -> None:
         follow_up = apply_outcome(payment, outcome, TransitionSource.CHARGE, row.previous_sent_at)
     db.session.commit()
     follow_up()
+
+
+def _is_card_refused(row: Row[Any]) -> bool:
+    """Card testing: a customer whose cards declined lately has the new card's
+    fingerprint read first (a read, through the breaker); a card past its limit for
+    that customer is not charged (services/payments/attempts.py)."""
+    read = getattr(provider_for(row.provider), "card_fingerprint", None)
+    if read is None or not row.payment_method or not attempts.has_recent_declines(row.customer_id):
+        return False
+    context = CallContext("card_check", row.id, str(row.idempotency_key))
+    fingerprint = gateway_for(row.provider).call(
+        context, lambda: read(row.payment_method), is_failure=lambda found: False
+    )
+    return isinstance(fingerprint, str) and attempts.is_card_blocked(row.customer_id, fingerprint)
+
+
+def _refuse_card(payment_id: int, row: Row[Any]) -> None:
+    """Fail the claimed payment without sending it: its claim's mark is undone."""
+    payment = lock_payment(payment_id)
+    assert payment is not None
+    payment.lease_expires_at = None
+    lifecycle.unmark_sending(payment, row.previous_sent_at)
+    payment.last_sent_at = row.previous_last_sent_at
+    payment.decline_code = CARD_REFUSED
+    move(
+        payment,
+        PaymentStatus.FAILED,
+        source=TransitionSource.CHARGE,
+        reason="not sent: this card declined too often for this customer lately (card testing)",
+    )
+    db.session.commit()
 
 
 def reconcile_payment(payment_id: int) -> None:
@@ -255,13 +294,17 @@ def apply_outcome(
     if isinstance(outcome, Declined):
         if payment.provider_payment_id is None and outcome.provider_payment_id:
             payment.provider_payment_id = outcome.provider_payment_id
-        payment.decline_code = outcome.code[:64]
-        move(
-            payment,
-            PaymentStatus.FAILED,
-            source=source,
-            reason=f"declined: {outcome.code} {outcome.message}".strip(),
-        )
+        if outcome.is_request_error:
+            # Our request, not the card: the customer reads "could not be processed"
+            # (never "declined"); ops were alerted by the gateway.
+            payment.decline_code = COULD_NOT_PROCESS
+            reason = f"our request was refused as invalid: {outcome.code} {outcome.message}"
+        else:
+            payment.decline_code = outcome.code[:64]
+            reason = f"declined: {outcome.code} {outcome.message}"
+        is_moved = move(payment, PaymentStatus.FAILED, source=source, reason=reason.strip())
+        if is_moved and not outcome.is_request_error:
+            attempts.count_decline(payment, outcome.card_fingerprint)
         return _nothing
     if (
         isinstance(outcome, Unknown)

@@ -29,6 +29,7 @@ from models.money import InvalidAmountError, Money, validate_money
 from models.types import parse_uuid, utcnow
 from providers.registry import spec_for
 from services.movements.locks import lock_owned_order
+from services.payments import attempts
 from services.payments.state import record_creation
 from services.platform import queues
 from services.platform.errors import ConflictError, NotFoundError, UnprocessableError
@@ -175,6 +176,10 @@ def parse_idempotency_key(raw: str | None) -> uuid.UUID:
         ) from None
 
 
+def _address(address: str | None) -> str | None:
+    return (address or "")[:45] or None
+
+
 def parse_payment_method(raw: object, provider: str | None = None) -> str:
     """The card token the customer's browser got from the provider (Stripe: pm_...),
     checked against the provider's token shape; never card data."""
@@ -220,14 +225,16 @@ def check_minimum(provider: str, amount_minor: int, currency: str) -> None:
 
 
 def start_order_payment(
-    customer: Customer, order_id: int, key: uuid.UUID, card: object
+    customer: Customer, order_id: int, key: uuid.UUID, card: object, address: str | None = None
 ) -> tuple[Payment, bool]:
     """Record the intent to pay an order (pending), commit, then enqueue the charge.
 
     `card` is the provider's card token as the client sent it (checked here). Returns
     (payment, is_new). A repeat with the same key returns the same payment. Raises
     NotFoundError, UnprocessableError (no or a malformed card token, key reused for
-    another order or card) or ConflictError (order not open, or paid by another payment).
+    another order or card), ConflictError (order not open, or paid by another payment)
+    or TooManyDeclinesError (card testing: the customer or `address`, the client's, is
+    blocked for a while).
     """
     # Locked: a wallet payment of the same order waits for this transaction, and we
     # for it, so an order is never paid twice by the two routes.
@@ -244,6 +251,7 @@ def start_order_payment(
         amount_minor=order.total_minor,
         currency=order.currency,
         payment_method=payment_method,
+        client_address=_address(address),
     )
     existing = _insert_or_existing(payment, key)
     if existing is not None:
@@ -257,11 +265,17 @@ def start_order_payment(
     if order.status != OrderStatus.OPEN:
         db.session.rollback()
         raise ConflictError(f"order {order.id} is {order.status.value}", code="order_not_open")
+    _check_attempts(customer, address)  # a repeat of a key above is answered all the same
     return _commit_and_enqueue(payment), True
 
 
 def start_topup_payment(
-    customer: Customer, wallet: Wallet, amount: object, key: uuid.UUID, card: object
+    customer: Customer,
+    wallet: Wallet,
+    amount: object,
+    key: uuid.UUID,
+    card: object,
+    address: str | None = None,
 ) -> tuple[Payment, bool]:
     """Record the intent to top a wallet up through the provider; same rules as orders."""
     if wallet.customer_id != customer.id:
@@ -287,6 +301,7 @@ def start_topup_payment(
         amount_minor=amount_minor,
         currency=wallet.currency,
         payment_method=payment_method,
+        client_address=_address(address),
     )
     existing = _insert_or_existing(payment, key)
     if existing is not None:
@@ -297,7 +312,18 @@ def start_topup_payment(
         _check_same_card(existing, payment_method)
         db.session.rollback()  # a repeat writes nothing
         return existing, False
+    _check_attempts(customer, address)
     return _commit_and_enqueue(payment), True
+
+
+def _check_attempts(customer: Customer, address: str | None) -> None:
+    """Card testing: refuse a new payment of a blocked customer or address (nothing
+    written: the inserted row is rolled back)."""
+    try:
+        attempts.check(customer, address)
+    except attempts.TooManyDeclinesError:
+        db.session.rollback()
+        raise
 
 
 def _check_same_card(existing: Payment, payment_method: str) -> None:

@@ -64,6 +64,9 @@ FORM_MESSAGES = {
     "payment_not_found": N_("We could not find this payment."),
     "invalid_amount": N_("This amount cannot be paid here."),
     "amount_too_small": N_("Card payments start at %(minimum)s."),
+    "too_many_declines": N_(
+        "Too many card payments were declined. Please wait a few minutes before you try again."
+    ),
 }
 
 

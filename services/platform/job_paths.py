@@ -13,6 +13,7 @@ RECONCILE_REFUND = "jobs.refunds.reconcile_refund_job"
 APPLY_WEBHOOKS = "jobs.webhooks.apply_webhooks_job"
 SEND_EMAIL = "jobs.notifications.send_email_job"
 SEND_EMAILS = "jobs.notifications.send_emails_job"
+RAISE_ALERT = "jobs.alerts.raise_alert_job"
 
 ALL = (
     CHARGE,
@@ -24,4 +25,5 @@ ALL = (
     APPLY_WEBHOOKS,
     SEND_EMAIL,
     SEND_EMAILS,
+    RAISE_ALERT,
 )

@@ -80,6 +80,8 @@ def move_refund(
     elif taken.to == RefundStatus.FAILED:
         if taken.is_reversal:
             _reverse_success(refund)
+            # The customer was told "your refund": now they are told it did not arrive.
+            _queue_refund_email(refund, EmailKind.REFUND_FAILED)
         _undo(refund)
     if taken.is_reversal or taken.to == RefundStatus.NEEDS_REVIEW:
         queue_email(EmailKind.REFUND_ALERT, refund.id)  # to the admins, once per refund
@@ -160,14 +162,14 @@ def _apply_success(refund: Refund) -> None:
         _settle_order(order_id)
 
 
-def _queue_refund_email(refund: Refund) -> None:
+def _queue_refund_email(refund: Refund, kind: EmailKind = EmailKind.REFUND) -> None:
     customer_id = db.session.scalar(
         select(Payment.customer_id).where(Payment.id == refund.payment_id)
         if refund.payment_id is not None
         else select(Order.customer_id).where(Order.id == refund.order_id)
     )
     if customer_id is not None:
-        queue_email(EmailKind.REFUND, refund.id, customer_id=customer_id)
+        queue_email(kind, refund.id, customer_id=customer_id)
 
 
 def _settle_order(order_id: int) -> None:

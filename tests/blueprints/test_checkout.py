@@ -10,7 +10,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
 from extensions import db
-from models import Order, Payment, PaymentStatus
+from models import Order, Payment, PaymentStatus, Refund, RefundStatus, TransitionSource
+from services.refunds.state import move_refund
+from tests.factories import make_refund
 from tests.helpers import csrf_token_from, payment, run_jobs
 from tests.shop_support import checkout_form, login, place_order
 
@@ -132,3 +134,25 @@ def test_unknown_payment_is_shown_honestly(shopper: FlaskClient, app: Flask) -> 
 def test_pages_need_login(client: FlaskClient) -> None:
     response = client.get("/orders")
     assert response.status_code == 302 and "/login" in response.headers["Location"]
+
+
+def test_the_order_page_says_when_a_refund_did_not_go_through(
+    app: Flask, shopper: FlaskClient, sandbox: Any
+) -> None:
+    order_id = place_order(shopper)
+    shopper.post(f"/orders/{order_id}/pay", data=checkout_form(shopper, order_id))
+    run_jobs(app)
+    with app.app_context():
+        paid = db.session.scalars(select(Payment).where(Payment.order_id == order_id)).one()
+        refund = make_refund(paid, RefundStatus.UNKNOWN, amount_minor=500)
+        assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.REFUND)
+        db.session.commit()
+        refund_id = refund.id
+    page = shopper.get(f"/orders/{order_id}").get_data(as_text=True)
+    assert "data-refund-failed" not in page
+    with app.app_context():
+        refund = db.session.get_one(Refund, refund_id)
+        assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+        db.session.commit()
+    page = shopper.get(f"/orders/{order_id}").get_data(as_text=True)
+    assert "data-refund-failed" in page and "has not reached you" in page

@@ -4,9 +4,19 @@ review, which only an admin leaves; the ledger follows the state."""
 from __future__ import annotations
 
 from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
 
 from extensions import db
-from models import Refund, RefundStatus, RefundTransition, TransitionSource
+from models import (
+    EmailKind,
+    OutboxMessage,
+    Refund,
+    RefundStatus,
+    RefundTransition,
+    TransitionSource,
+)
+from services.notifications.rendering import render_email
 from services.refunds.state import move_refund
 from tests.factories import make_customer, make_order, make_payment, make_refund
 
@@ -47,3 +57,31 @@ def test_the_provider_may_fail_a_refund_it_reported_succeeded(app_ctx: Flask) ->
     db.session.flush()
     reasons = [t.reason for t in db.session.query(RefundTransition).order_by(RefundTransition.id)]
     assert reasons[-1].startswith("failed after it had succeeded")
+
+
+def _emails(kind: EmailKind) -> list[OutboxMessage]:
+    return list(db.session.scalars(select(OutboxMessage).where(OutboxMessage.kind == kind)))
+
+
+def test_a_refund_that_fails_after_it_succeeded_tells_the_customer_in_their_language(
+    app_ctx: Flask, client: FlaskClient
+) -> None:
+    customer = make_customer()
+    customer.locale = "it"
+    payment = make_payment(make_order(customer))
+    refund = make_refund(payment, RefundStatus.UNKNOWN, amount_minor=500)
+    assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.REFUND)
+    assert _emails(EmailKind.REFUND_FAILED) == []  # succeeded: "your refund" only
+    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    (told,) = _emails(EmailKind.REFUND_FAILED)
+    assert told.recipient == customer.email and told.subject_id == refund.id
+    message = render_email(told)
+    assert f"#{refund.id}" in message["Subject"] and "rimborso" in message["Subject"].lower()
+    body = message.get_body(preferencelist=("plain",))
+    assert body is not None
+    text = body.get_content()
+    assert "5,00" in text and f"/orders/{refund.order_id}" in text
+    # A refund that simply failed (never succeeded) was never announced: nothing to undo.
+    other = make_refund(payment, RefundStatus.UNKNOWN, amount_minor=100)
+    assert move_refund(other, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    assert len(_emails(EmailKind.REFUND_FAILED)) == 1
