@@ -179,6 +179,8 @@ ERRORS = {
     "404": "no such order or payment of this customer, or no wallet in that currency",
     "409": "conflicts with the current state (e.g. the order is paid or being paid)",
     "413": "the body is larger than the limit",
+    "429": "too_many_declines: too many card payments of this customer or address were "
+    "declined lately (card testing); retry after Retry-After seconds",
     "422": "well-formed but not acceptable: invalid items, amounts, currency, card token; "
     "an Idempotency-Key already used for another operation",
     "503": "a dependency is down for a moment: retry after Retry-After seconds",
@@ -252,7 +254,7 @@ PATHS: dict[str, dict[str, Any]] = {
                 "201": ("Payment", "the payment, pending"),
                 "200": ("Payment", REPEAT),
             },
-            errors=("404", *BODY_ERRORS),
+            errors=("404", *BODY_ERRORS, "429"),
             body="NewPayment",
             parameters=(_id("order_id"), IDEMPOTENCY_KEY),
         )
@@ -291,7 +293,7 @@ PATHS: dict[str, dict[str, Any]] = {
         "post": _operation(
             "Top a wallet up by card: a payment like an order's",
             {"201": ("Payment", "the payment, pending"), "200": ("Payment", REPEAT)},
-            errors=(*BODY_ERRORS, "404"),
+            errors=(*BODY_ERRORS, "404", "429"),
             body="NewTopup",
             parameters=(IDEMPOTENCY_KEY,),
         )

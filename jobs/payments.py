@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jobs.throttled import throttled
+from services.accounts import provider_customers
 from services.backoffice import dashboard
 from services.payments import authentication, charging, sweeps
 from services.platform import retention
@@ -26,6 +27,11 @@ def check_authentication_job(payment_id: int) -> None:
 @throttled
 def cancel_abandoned_job(payment_id: int) -> None:
     authentication.cancel_abandoned(payment_id)
+
+
+def create_provider_customer_job(customer_id: int, provider: str) -> str | None:
+    """Runs on the provider's own queue: it calls that provider."""
+    return provider_customers.create(customer_id, provider)
 
 
 def sweep_pending_payments_job() -> int:

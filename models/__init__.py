@@ -22,11 +22,13 @@ from models.payment import (
     PaymentPurpose,
     PaymentStatus,
 )
+from models.payment_block import PaymentBlock
 from models.payment_transition import ArchivedTransition, PaymentTransition, TransitionSource
 from models.processed_webhook import ProcessedWebhook, WebhookState
 from models.product import Product
 from models.product_change import ProductChange
 from models.provider_call import ProviderCall
+from models.provider_customer import ProviderCustomer
 from models.refund import (
     OPEN_REFUND_STATUSES,
     REFUND_TRANSITIONS,
@@ -63,6 +65,7 @@ __all__ = [
     "OutboxMessage",
     "OutboxStatus",
     "Payment",
+    "PaymentBlock",
     "PaymentPurpose",
     "PaymentStatus",
     "PaymentTransition",
@@ -70,6 +73,7 @@ __all__ = [
     "Product",
     "ProductChange",
     "ProviderCall",
+    "ProviderCustomer",
     "Refund",
     "RefundStatus",
     "RefundTransition",

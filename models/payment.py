@@ -153,6 +153,9 @@ class Payment(db.Model):  # type: ignore[name-defined]
     # The address the payment was asked from (after TRUSTED_PROXIES): its declines count
     # against that address too (card testing, services/payments/attempts.py).
     client_address: Mapped[str | None] = mapped_column(String(45))
+    # The provider's customer the payment was first sent with (ProviderCustomer), never
+    # changed after: a replay sends the same, and a lookup lists that customer's intents.
+    provider_customer_id: Mapped[str | None] = mapped_column(String(255))
     # Where the customer authenticates (3-D Secure) while the payment requires action.
     action_url: Mapped[str | None] = mapped_column(String(2048))
     decline_code: Mapped[str | None] = mapped_column(String(64))

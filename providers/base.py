@@ -39,6 +39,9 @@ class ChargeRequest:
     # The provider's clock less ours, read at the latest answered send (None: none was).
     clock_offset_s: float | None = None
     payment_method: str | None = None  # the provider's card token (Stripe: pm_...)
+    # The provider's customer it is sent with (Stripe: cus_...): a lookup lists only that
+    # customer's payments. None: sent without one (a lookup reads the wider window).
+    provider_customer_id: str | None = None
     # Where the provider sends the customer back after authenticating (3-D Secure).
     return_url: str | None = None
 

@@ -13,7 +13,7 @@ def create_app(config: SandboxConfig) -> Flask:
     from sandbox.acquirer import api as acquirer_api
     from sandbox.stripe import api as stripe_api
     from sandbox.stripe import cards as stripe_cards
-    from sandbox.stripe import disputes, refunds  # noqa: F401 (they add routes to stripe_api.bp)
+    from sandbox.stripe import customers, disputes, refunds  # noqa: F401 (routes on stripe_api.bp)
     from sandbox.stripe import three_ds as stripe_3ds
 
     app = Flask(__name__)

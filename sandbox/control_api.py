@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 from flask import Blueprint, Response, jsonify, request
 
 from sandbox.context import settings, store
 from sandbox.faults import FAULT_KINDS, FaultError, add_fault, clear_faults, list_faults
+from sandbox.stripe.objects import new_intent
 from sandbox.stripe.params import ParamError
 from sandbox.stripe.refunds import dashboard_refund, settle_due
 
@@ -125,6 +127,28 @@ def stripe_dashboard_refund() -> tuple[Response, int]:
     except ParamError as exc:
         return jsonify(error=str(exc)), 400
     return jsonify(refund), 201
+
+
+@bp.post("/stripe/busy")
+def stripe_busy() -> tuple[Response, int]:
+    """A busy shop's other PaymentIntents, made now (`{"count"}`, at most 10,000): created
+    and never confirmed, with no metadata of anyone's, as other checkouts leave them."""
+    count = (request.get_json(silent=True) or {}).get("count")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 10_000:
+        return jsonify(error="count: an integer from 1 to 10000"), 400
+    intents = [
+        new_intent({"amount": 1000, "currency": "eur", "metadata": {}}) for _ in range(count)
+    ]
+    with store().transaction() as conn:
+        conn.executemany(
+            "INSERT INTO payment_intents (id, amount, currency, status, payment_method, "
+            "metadata, created, body) VALUES (?, ?, ?, ?, NULL, '{}', ?, ?)",
+            [
+                (i["id"], i["amount"], i["currency"], i["status"], i["created"], json.dumps(i))
+                for i in intents
+            ],
+        )
+    return jsonify(count=count), 201
 
 
 @bp.get("/requests")

@@ -54,6 +54,9 @@ CREATE TABLE IF NOT EXISTS faults (
 -- Payment methods created from test card numbers (Stripe.js's createPaymentMethod).
 CREATE TABLE IF NOT EXISTS payment_methods (
     id TEXT PRIMARY KEY, outcome TEXT NOT NULL, decline_code TEXT, created INTEGER NOT NULL);
+-- Customers (POST /v1/customers): a PaymentIntent may name one, and the list filters by it.
+CREATE TABLE IF NOT EXISTS customers (
+    id TEXT PRIMARY KEY, created INTEGER NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, endpoint TEXT NOT NULL,
     method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL, api_version TEXT);

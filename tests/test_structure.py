@@ -139,6 +139,8 @@ DECLARATIVE = {
     "models/product.py",
     "models/product_change.py",
     "models/provider_call.py",
+    "models/provider_customer.py",
+    "models/payment_block.py",
     "models/wallet.py",
     "providers/base.py",
     "providers/spec.py",

@@ -1,8 +1,8 @@
 """refused_requests_and_card_testing: a customer told when a refund fails after it
 succeeded (email kind refund_failed); ops alerted at once when a provider refuses our
 request as invalid, and when the card-testing limits trip; a payment keeps the address
-it was asked from, and a customer whose declines passed the limit is refused new
-payments until payments_blocked_until
+it was asked from, and a customer (payments_blocked_until) or an address (payment_blocks)
+whose declines passed the limit is refused new payments until then
 
 Revision ID: 0024
 Revises: 0023
@@ -38,9 +38,20 @@ def upgrade():
         'customers',
         sa.Column('payments_blocked_until', sa.DateTime(timezone=True), nullable=True),
     )
+    op.create_table(
+        'payment_blocks',
+        sa.Column('id', sa.Integer(), nullable=False),
+        sa.Column('scope', sa.String(length=16), nullable=False),
+        sa.Column('key', sa.String(length=64), nullable=False),
+        sa.Column('until', sa.DateTime(timezone=True), nullable=False),
+        sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint('id', name=op.f('pk_payment_blocks')),
+        sa.UniqueConstraint('scope', 'key', name=op.f('uq_payment_blocks_scope_key')),
+    )
 
 
 def downgrade():
+    op.drop_table('payment_blocks')
     op.drop_column('customers', 'payments_blocked_until')
     op.drop_column('payments', 'client_address')
     op.execute("DELETE FROM alerts WHERE kind IN ('invalid_request', 'card_testing')")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 import requests
+from prometheus_client import Counter, Histogram
 
 from providers.base import Capabilities, ChargeRequest
 from providers.http import (
@@ -31,6 +31,7 @@ from providers.outcomes import (
     Unknown,
 )
 from providers.stripe.common import error_of, is_within, lookup_failed
+from providers.stripe.customers import StripeCustomers, card_fingerprint_of
 from providers.stripe.intents import intent_outcome, intent_report, payment_ref
 from providers.stripe.refunds import StripeRefunds
 
@@ -62,7 +63,7 @@ API_VERSION = "2026-10-28.endive"
 EVENTS_PAGE_SIZE = 100  # Stripe's maximum page size (its default is 10)
 
 
-class StripeProvider(StripeRefunds):
+class StripeProvider(StripeRefunds, StripeCustomers):
     name = "stripe"
     capabilities = Capabilities(
         supports_idempotency_keys=True,
@@ -150,20 +151,6 @@ class StripeProvider(StripeRefunds):
             )
         return outcome
 
-    def card_fingerprint(self, payment_method: str) -> str | None:
-        """The fingerprint of the card behind a PaymentMethod (the same for every token
-        of one card), or None when Stripe cannot say now. A read: sends nothing."""
-        if not PM_RE.fullmatch(payment_method):
-            return None
-        try:
-            response = self.session.get(
-                f"{self.api_base}/v1/payment_methods/{payment_method}",
-                timeout=self.policy.timeout,
-            )
-        except requests.RequestException:
-            return None
-        return card_fingerprint_of(json_object(response)) if response.status_code == 200 else None
-
     def undelivered_events(self, after: str | None = None) -> EventPage | None:
         """One page of the events Stripe failed to deliver to us, newest first, starting
         after the event id `after` (None when Stripe cannot be asked now)."""
@@ -203,6 +190,8 @@ class StripeProvider(StripeRefunds):
             form["return_url"] = request.return_url
         if request.order_id is not None:
             form["metadata[order_id]"] = str(request.order_id)
+        if request.provider_customer_id:
+            form["customer"] = request.provider_customer_id
         try:
             response = self.session.post(
                 f"{self.api_base}/v1/payment_intents",
@@ -273,8 +262,13 @@ class StripeProvider(StripeRefunds):
             "created[lte]": str(int(last.timestamp() + self.settle_s + high) + CLOCK_MARGIN_S),
             "limit": str(LIST_PAGE_SIZE),
         }
+        if request.provider_customer_id:
+            # Only this customer's intents (Stripe's own filter): one short page, however
+            # busy the shop.
+            params["customer"] = request.provider_customer_id
         ours: list[dict[str, Any]] = []
-        for _ in range(LIST_MAX_PAGES):
+        for pages in range(1, LIST_MAX_PAGES + 1):
+            LIST_PAGES.inc()
             try:
                 response = self.session.get(
                     f"{self.api_base}/v1/payment_intents",
@@ -291,9 +285,11 @@ class StripeProvider(StripeRefunds):
             ours += [i for i in intents if payment_ref(i) == str(request.payment_id)]
             last_id = intents[-1].get("id") if intents else None
             if body.get("has_more") is not True or not isinstance(last_id, str):
+                LIST_READS.observe(pages)
                 break
             params["starting_after"] = last_id
         else:
+            LIST_READS.observe(LIST_MAX_PAGES)
             return Unknown(
                 f"more than {LIST_MAX_PAGES * LIST_PAGE_SIZE} intents were created around "
                 "our sends: absence is not proven",
@@ -386,11 +382,11 @@ def _window_on_their_clock(
     return min(readings), max(readings)
 
 
-PM_RE = re.compile(r"pm_[A-Za-z0-9_]{1,250}")  # a PaymentMethod id, as a URL path segment
-
-
-def card_fingerprint_of(method: object) -> str | None:
-    """`card.fingerprint` of a PaymentMethod object from Stripe (untrusted JSON)."""
-    card = method.get("card") if isinstance(method, dict) else None
-    found = card.get("fingerprint") if isinstance(card, dict) else None
-    return found if isinstance(found, str) and re.fullmatch(r"[A-Za-z0-9]{1,64}", found) else None
+# How many pages of the intents around a payment's sends one lookup read (a busy shop
+# without customers reads many; Stripe's read rate limit is per account).
+LIST_PAGES = Counter("stripe_lookup_list_pages_total", "Pages of intents lookups listed")
+LIST_READS = Histogram(
+    "stripe_lookup_pages_per_lookup",
+    "Pages of intents one lookup listed",
+    buckets=(1, 2, 3, 5, 10, 20),
+)

@@ -165,6 +165,13 @@ def _missing(intent_id: str) -> Response:
     )
 
 
+def _customer(raw: object) -> str:
+    """A customer id the sandbox made (POST /v1/customers), as Stripe checks it."""
+    if isinstance(raw, str) and store().query("SELECT 1 FROM customers WHERE id = ?", (raw,)):
+        return raw
+    raise ParamError(f"No such customer: '{str(raw)[:60]}'", "customer", "resource_missing")
+
+
 def _answer(result: tuple[dict[str, Any], Response | None]) -> Response:
     intent, error = result
     return error if error is not None else jsonify(intent)
@@ -197,6 +204,8 @@ def create_payment_intent(faults: RequestFaults) -> Response:
     for name in ("payment_method", "description", "receipt_email", "statement_descriptor"):
         if isinstance(form.get(name), str):
             fields[name] = form[name]
+    if "customer" in form:
+        fields["customer"] = _customer(form["customer"])
     if isinstance(form.get("automatic_payment_methods"), dict):
         automatic = form["automatic_payment_methods"]
         fields["automatic_payment_methods"] = {
@@ -283,7 +292,11 @@ def retrieve_payment_intent(faults: RequestFaults, intent_id: str) -> Response:
 @with_faults("stripe", "list")
 def list_payment_intents(faults: RequestFaults) -> Response:
     query = _query(params_of.LIST)
-    where, args = params_of.created_bounds(query)  # a list is consistent: no search lag
+    where, bounds = params_of.created_bounds(query)  # a list is consistent: no search lag
+    args: tuple[object, ...] = bounds
+    if "customer" in query:
+        where = f"{where} AND json_extract(body, '$.customer') = ?"
+        args = (*args, _customer(query["customer"]))
     faults.slow_down()
     rows, has_more = page(
         store().connection(),

@@ -60,7 +60,7 @@ def new_intent(params: dict[str, Any], livemode: bool = False) -> dict[str, Any]
         "confirmation_method": params.get("confirmation_method", "automatic"),
         "created": int(time.time()),
         "currency": params["currency"],
-        "customer": None,
+        "customer": params.get("customer"),
         "customer_account": None,
         "description": params.get("description"),
         "excluded_payment_method_types": None,

@@ -19,6 +19,7 @@ CREATE = frozenset(
         "confirm",
         "confirmation_method",
         "currency",
+        "customer",
         "description",
         "error_on_requires_action",
         "expand",

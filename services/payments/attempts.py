@@ -8,8 +8,8 @@ counters in Redis, each for CARD_TESTING_WINDOW_S from its first decline (the lo
 throttle's scheme, services/accounts/login_throttle.py):
 - the customer's: past CARD_TESTING_MAX_DECLINES_PER_CUSTOMER the customer's
   `payments_blocked_until` is set, which the intake reads (the lean statement too);
-- the address's (the payment's `client_address`): past ..._PER_ADDRESS the address is
-  refused, read from Redis at the intake;
+- the address's (the payment's `client_address`): past ..._PER_ADDRESS the address gets
+  a `payment_blocks` row, which the intake reads (in the lean statement: no round trip);
 - the card's for that customer (the provider's card fingerprint, where its answer
   names one): past ..._PER_CARD the card is not charged again by that customer; the
   charge job refuses it without sending (`is_card_blocked`).
@@ -26,10 +26,11 @@ from datetime import datetime, timedelta
 
 from prometheus_client import Counter
 from redis.exceptions import RedisError
-from sqlalchemy import update
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from extensions import db, redis_client
-from models import Customer, Payment
+from models import Customer, Payment, PaymentBlock
 from models.types import utcnow
 from services.platform.errors import ClientError
 from services.platform.provider_clients import alarm
@@ -61,6 +62,11 @@ class TooManyDeclinesError(ClientError):
         )
         self.retry_after_s = retry_after_s
         CARD_TESTING_REFUSALS.labels(scope).inc()
+
+
+def address_key(address: str) -> str:
+    """How `payment_blocks` names an address (hashed: never stored in clear there)."""
+    return _hashed(f"address:{address}")
 
 
 def _hashed(text: str) -> str:
@@ -108,16 +114,23 @@ def count_decline(payment: Payment, fingerprint: str | None) -> None:
 
 def _block(scope: str, name: str, for_s: int, payment: Payment, count: int) -> None:
     until = utcnow() + timedelta(seconds=for_s)
-    is_new = True
+    is_new = count == _limit(scope)  # the decline that trips it (once a window)
     if scope == "customer":
         db.session.execute(
             update(Customer)
             .where(Customer.id == payment.customer_id)
             .values(payments_blocked_until=until)
         )
+    elif scope == "address":
+        row = {"scope": scope, "key": address_key(name), "until": until, "created_at": utcnow()}
+        db.session.execute(
+            pg_insert(PaymentBlock)
+            .values(**row)
+            .on_conflict_do_update(index_elements=["scope", "key"], set_={"until": until})
+        )
     else:
         with suppress(RedisError):
-            is_new = bool(redis_client.client.set(_blocked_key(scope, name), 1, ex=for_s, nx=True))
+            redis_client.client.set(_blocked_key(scope, name), 1, ex=for_s, nx=True)
     if not is_new:
         return
     CARD_TESTING_TRIPS.labels(scope).inc()
@@ -140,26 +153,36 @@ def _block(scope: str, name: str, for_s: int, payment: Payment, count: int) -> N
     )
 
 
+def _limit(scope: str) -> int:
+    config = settings().card_testing
+    return {
+        "customer": config.max_per_customer,
+        "address": config.max_per_address,
+        "card": config.max_per_card,
+    }[scope]
+
+
 def check(customer: Customer, address: str | None, now: datetime | None = None) -> None:
     """Raise TooManyDeclinesError when the customer or the address is blocked."""
     now = now or utcnow()
     blocked = customer.payments_blocked_until
     if blocked is not None and blocked > now:
         raise TooManyDeclinesError(int((blocked - now).total_seconds()) + 1, "customer")
-    check_address(address)
+    check_address(address, now)
 
 
-def check_address(address: str | None) -> None:
-    """Raise TooManyDeclinesError when the address is blocked (one Redis round trip;
-    without Redis, not refused: the customer's block in the database still holds)."""
+def check_address(address: str | None, now: datetime | None = None) -> None:
+    """Raise TooManyDeclinesError when the address is blocked."""
     if not address:
         return
-    try:
-        ttl_s = int(redis_client.client.ttl(_blocked_key("address", address)))
-    except RedisError:
-        return
-    if ttl_s > 0:
-        raise TooManyDeclinesError(ttl_s, "address")
+    until = db.session.scalar(
+        select(PaymentBlock.until).where(
+            PaymentBlock.scope == "address", PaymentBlock.key == address_key(address)
+        )
+    )
+    now = now or utcnow()
+    if until is not None and until > now:
+        raise TooManyDeclinesError(int((until - now).total_seconds()) + 1, "address")
 
 
 def is_card_blocked(customer_id: int, fingerprint: str) -> bool:

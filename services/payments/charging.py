@@ -37,6 +37,7 @@ from providers.outcomes import (
     Unknown,
 )
 from resilience.gateway import CallContext, CallRecord, Gateway, is_refused
+from services.accounts import provider_customers
 from services.movements import lifecycle, replays
 from services.movements.kinds import CHARGE
 from services.movements.locks import lock_order_of, lock_payment, lock_payment_row
@@ -73,6 +74,7 @@ def charge_request_for(
         # (a lean claim's row has none: a first send needs none)
         clock_offset_s=getattr(payment, "provider_clock_offset_s", None),
         payment_method=payment.payment_method,
+        provider_customer_id=payment.provider_customer_id,
         # The route of blueprints/checkout.return_from_bank.
         return_url=f"{settings().payments.public_url}/payments/{payment.id}/return",
     )
@@ -110,6 +112,8 @@ def charge_payment(payment_id: int) -> None:
     if _is_card_refused(row):
         _refuse_card(payment_id, row)
         return
+    if row.provider_customer_id is None and provider_customers.can_have(row.provider):
+        provider_customers.create_later(row.customer_id, row.provider)  # for its next ones
     request = charge_request_for(row, row.previous_sent_at)
     context = CallContext("charge", payment_id, request.idempotency_key, row.send_count)
     provider = provider_for(row.provider)

@@ -24,6 +24,7 @@ from datetime import datetime
 from models import OrderStatus, PaymentPurpose, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.registry import spec_for
+from services.payments import attempts
 from services.payments.state import CREATION_REASON
 from services.platform import autocommit, queues
 from settings import settings
@@ -35,6 +36,8 @@ WITH locked AS (
     FROM orders o JOIN customers c ON c.id = o.customer_id
     WHERE o.id = :order_id AND o.status = :open AND {who}
         AND (c.payments_blocked_until IS NULL OR c.payments_blocked_until <= :now)
+        AND NOT EXISTS (SELECT 1 FROM payment_blocks b
+            WHERE b.scope = 'address' AND b.key = :address_key AND b.until > :now)
         AND o.total_minor >= CAST(COALESCE(CAST(:minimums AS jsonb) ->> o.currency, '1') AS bigint)
     FOR UPDATE OF o
 ), payment AS (
@@ -149,6 +152,7 @@ def _pay(
         "pending": PaymentStatus.PENDING.value,
         "payment_method": card,
         "address": (address or "")[:45] or None,
+        "address_key": attempts.address_key(address or ""),
         "source": TransitionSource.CHECKOUT.value,
         "reason": CREATION_REASON,
         "now": now,

@@ -46,13 +46,18 @@ from services.platform import autocommit, call_log
 _CLAIM = autocommit.plain("""
 UPDATE payments AS p
 SET lease_expires_at = :lease, first_sent_at = COALESCE(p.first_sent_at, :now),
-    last_sent_at = :now, send_count = p.send_count + 1, updated_at = :now
+    last_sent_at = :now, send_count = p.send_count + 1, updated_at = :now,
+    -- The provider's customer, from the first send on and never changed after it.
+    provider_customer_id = CASE WHEN before.first_sent_at IS NULL THEN (
+        SELECT pc.provider_customer_id FROM provider_customers pc
+        WHERE pc.customer_id = p.customer_id AND pc.provider = p.provider
+    ) ELSE p.provider_customer_id END
 FROM payments AS before
 WHERE p.id = :payment_id AND before.id = p.id AND p.status = :pending
     AND (p.lease_expires_at IS NULL OR p.lease_expires_at < :now)
 RETURNING p.id, p.idempotency_key, p.customer_id, p.purpose, p.order_id, p.provider,
     p.amount_minor, p.currency, p.provider_payment_id, p.payment_method, p.send_count,
-    p.last_sent_at, before.first_sent_at AS previous_sent_at,
+    p.last_sent_at, p.provider_customer_id, before.first_sent_at AS previous_sent_at,
     before.last_sent_at AS previous_last_sent_at
 """)
 

@@ -14,6 +14,7 @@ APPLY_WEBHOOKS = "jobs.webhooks.apply_webhooks_job"
 SEND_EMAIL = "jobs.notifications.send_email_job"
 SEND_EMAILS = "jobs.notifications.send_emails_job"
 RAISE_ALERT = "jobs.alerts.raise_alert_job"
+CREATE_PROVIDER_CUSTOMER = "jobs.payments.create_provider_customer_job"
 
 ALL = (
     CHARGE,
@@ -26,4 +27,5 @@ ALL = (
     SEND_EMAIL,
     SEND_EMAILS,
     RAISE_ALERT,
+    CREATE_PROVIDER_CUSTOMER,
 )

@@ -88,7 +88,8 @@ def test_the_lean_path_writes_what_the_orm_path_writes(
     with app.app_context():
         customer_id = lean_payment(lean["id"]).customer_id
         customer = db.session.get_one(Customer, customer_id)
-        _, is_new = start_order_payment(customer, slow_order, uuid.uuid4(), CARD)
+        # The address the blueprint hands on (the test client's).
+        _, is_new = start_order_payment(customer, slow_order, uuid.uuid4(), CARD, "127.0.0.1")
         assert is_new
         made = {
             p.order_id: (_columns(p), [_columns(t) for t in _transitions(p.id)])

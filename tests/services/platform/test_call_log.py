@@ -32,10 +32,12 @@ def test_every_call_is_logged_with_the_providers_answer(app: Flask, sandbox: Any
     assert (timed_out.operation, timed_out.outcome, timed_out.attempt) == ("charge", "Unknown", 1)
     assert timed_out.http_status is None and "timeout" in (timed_out.error or "").lower()
     assert timed_out.payment_id == payment_id and timed_out.duration_ms >= 900
-    assert (replayed.operation, replayed.outcome, replayed.http_status) == (
-        "lookup",
+    # The lookup's replay is a send of its own, with the lookup's attempt.
+    assert (replayed.operation, replayed.outcome, replayed.http_status, replayed.attempt) == (
+        "replay",
         "Succeeded",
         200,
+        1,
     )
     assert replayed.endpoint == "POST /v1/payment_intents"
     assert (replayed.request_id or "").startswith("req_") and replayed.error is None
