@@ -120,10 +120,14 @@ def scheduled_job_ids(app: Flask, provider: str = "stripe") -> list[str]:
 
 
 def queued_job_ids(app: Flask, provider: str = "stripe") -> list[str]:
+    """The movements' jobs waiting on the provider's queue. A customer's first payment
+    also queues the making of its provider customer (services/accounts/
+    provider_customers.py): that one is left out here; its own tests look for it."""
     with app.app_context():
-        return Queue(
+        ids = Queue(
             provider_queue_name(provider), connection=Redis.from_url(app.config["REDIS_URL"])
         ).get_job_ids()
+    return [i for i in ids if not i.startswith("provider-customer-")]
 
 
 def payment(app: Flask, payment_id: int) -> Payment:

@@ -21,6 +21,7 @@ from providers.outcomes import Absent, Succeeded
 from providers.stripe.client import LIST_MAX_PAGES, SETTLE_S
 from services.accounts import provider_customers
 from services.payments.charging import charge_payment, charge_request_for, reconcile_payment
+from services.platform.queues import provider_queue
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import payment, run_jobs
 from tests.providers.stripe.support import charge_request, client
@@ -40,6 +41,8 @@ def test_a_customer_is_made_once_and_its_next_payments_name_it(
         customer_id, first_id = customer.id, first.id
     with app.app_context():
         charge_payment(first_id)  # sent without one, and the customer is asked for
+        queue = provider_queue("stripe")
+        assert queue.get_job_ids() == [f"provider-customer-stripe-{customer_id}"]
     run_jobs(app)  # the job that makes it
     with app.app_context():
         made = db.session.scalars(select(ProviderCustomer)).one()
