@@ -21,7 +21,7 @@ def test_a_customer_is_made_once_per_shop_customer(sandbox: Any, sdk: stripe.Str
     assert stripe_api.create_customer(41) == made  # the same key: the same customer
     assert stripe_api.create_customer(42) != made
     found = sdk.v1.customers.retrieve(made)
-    assert found.metadata["customer_id"] == "41"
+    assert found.metadata is not None and found.metadata["customer_id"] == "41"
     refused = client(sandbox, secret_key="sk_wrong").create_customer(43)
     assert isinstance(refused, NotSent) and "authentication" in refused.reason
 

@@ -23,16 +23,19 @@ def test_a_customer_is_made_read_and_named_by_intents(
     assert made.id == again.id and made.id.startswith("cus_")
     assert sdk.v1.customers.retrieve(made.id).email == "a@example.com"
     other = sdk.v1.customers.create({})
-    params: Any = {
-        "amount": 1000,
-        "currency": "eur",
-        "payment_method": "pm_card_visa",
-        "confirm": True,
-        "automatic_payment_methods": {"enabled": True, "allow_redirects": "never"},
-    }
-    mine = sdk.v1.payment_intents.create({**params, "customer": made.id})
-    sdk.v1.payment_intents.create({**params, "customer": other.id})
-    sdk.v1.payment_intents.create(params)
+    def params(**more: Any) -> Any:
+        return {
+            "amount": 1000,
+            "currency": "eur",
+            "payment_method": "pm_card_visa",
+            "confirm": True,
+            "automatic_payment_methods": {"enabled": True, "allow_redirects": "never"},
+            **more,
+        }
+
+    mine = sdk.v1.payment_intents.create(params(customer=made.id))
+    sdk.v1.payment_intents.create(params(customer=other.id))
+    sdk.v1.payment_intents.create(params())
     assert mine.customer == made.id and mine.status == "succeeded"
     listed = sdk.v1.payment_intents.list({"customer": made.id})
     assert [i.id for i in listed.data] == [mine.id]
