@@ -23,6 +23,7 @@ def test_a_customer_is_made_read_and_named_by_intents(
     assert made.id == again.id and made.id.startswith("cus_")
     assert sdk.v1.customers.retrieve(made.id).email == "a@example.com"
     other = sdk.v1.customers.create({})
+
     def params(**more: Any) -> Any:
         return {
             "amount": 1000,
