@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -12,7 +13,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import func, select
 
 from extensions import db
-from models import LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
+from models import Customer, LedgerEntry, Order, OrderStatus, Payment, PaymentPurpose, Wallet
+from models.types import utcnow
 from services.wallet import ledger
 from tests.helpers import api_customer, csrf_token_from, run_jobs, seed_catalog
 from tests.shop_support import checkout_form, fund, place_order
@@ -373,3 +375,27 @@ def test_the_topup_form_with_any_currency_in_its_address_answers(
     page = shopper.get("/wallet/topup", query_string={"currency": currency})
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and "<option selected>EUR</option>" in html
+
+
+def test_a_customer_blocked_for_card_testing_reads_why_and_when_at_the_topup(
+    shopper: FlaskClient, app: Flask, sandbox: Any
+) -> None:
+    with app.app_context():
+        customer = db.session.scalars(
+            select(Customer).where(Customer.email == "shopper@example.com")
+        ).one()
+        customer.payments_blocked_until = utcnow() + timedelta(minutes=5)
+        db.session.commit()
+    page = shopper.get("/wallet/topup?currency=EUR").get_data(as_text=True)
+    form = {
+        "csrf_token": csrf_token_from(page),
+        "idempotency_key": str(uuid.uuid4()),
+        "currency": "EUR",
+        "amount_minor": "1250",
+        "payment_method": "pm_card_visa",
+    }
+    refused = shopper.post("/wallet/topup", data=form)
+    assert refused.status_code == 429 and 0 < int(refused.headers["Retry-After"]) <= 301
+    assert "Too many card payments were declined" in refused.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Payment)) == 0
