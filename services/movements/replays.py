@@ -92,6 +92,34 @@ def replay(
     return replayed
 
 
+def ask(
+    gateway: Gateway,
+    replay_context: CallContext,
+    lookup_context: CallContext,
+    *,
+    resend: Callable[[], Outcome] | None,
+    read: Callable[[Any, str | None], Callable[[], LookupOutcome]],
+    relock: Callable[[], Any],
+    before: Callable[[], object],
+) -> LookupOutcome:
+    """One lookup of a (leased) row, for every kind: the replay of the create first when
+    `resend` is given (the key is alive: `may_replay`), recorded as a send; then, only
+    when the replay cannot answer, the provider's records: `read(row, named)` builds
+    that call from the row locked again and the provider id the replay named. `before`
+    (the lookup's count) runs once, before the first request. Commits."""
+    named: str | None = None
+    counted: Callable[[], object] | None = before
+    if resend is not None:
+        replayed = replay(gateway, replay_context, resend, relock=relock, before=before)
+        if not replayed.needs_read:
+            return replayed.outcome
+        named = getattr(replayed.outcome, "provider_payment_id", None)
+        counted = None
+    call = read(relock(), named)
+    db.session.commit()  # no transaction stays open around the call
+    return gateway.call(lookup_context, call, before=counted)
+
+
 def _meaning(outcome: Outcome | NotSent, answer: CallRecord | None) -> Replayed:
     if isinstance(outcome, Succeeded | Declined | NotSent):
         return Replayed(outcome)

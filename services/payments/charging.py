@@ -185,40 +185,28 @@ def reconcile_payment(payment_id: int) -> None:
     provider = provider_for(payment.provider)
     gateway = gateway_for(payment.provider)
     key, attempt = str(payment.idempotency_key), payment.reconcile_attempts + 1
-    count: Callable[[], None] | None = functools.partial(_count_lookup, payment)
-    outcome: LookupOutcome | None = None
-    named: str | None = None
-    if replays.may_replay(payment):
-        sent = charge_request_for(payment, payment.first_sent_at)
-        replayed = replays.replay(
-            gateway,
-            CallContext("replay", payment_id, key, attempt),
-            lambda: provider.charge(sent),
-            relock=lambda: lock_payment(payment_id),
-            before=count,
-        )
-        count = None  # counted once the replay was admitted
-        if replayed.needs_read:
-            named = getattr(replayed.outcome, "provider_payment_id", None)
-        else:
-            outcome = replayed.outcome
-    if outcome is None:
-        payment = lock_payment(payment_id)
-        assert payment is not None
-        request = charge_request_for(payment, payment.first_sent_at)
+    sent = charge_request_for(payment, payment.first_sent_at)
+
+    def read(row: Payment, named: str | None) -> Callable[[], LookupOutcome]:
+        request = charge_request_for(row, row.first_sent_at)
         if named and request.provider_payment_id is None:
             request = dataclasses.replace(request, provider_payment_id=named)
-        db.session.commit()  # no transaction stays open around the call
-        outcome = gateway.call(
-            CallContext("lookup", payment_id, key, attempt),
-            lambda: provider.lookup(request),
-            before=count,
-        )
-        if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
-            # The key-less provider has no such payment: it was never charged, so send it
-            # now (we hold the lease; the client looks up once more right before sending),
-            # through the breaker like any request.
-            outcome = _resend(payment_id, gateway, provider, request)
+        return lambda: provider.lookup(request)
+
+    outcome = replays.ask(
+        gateway,
+        CallContext("replay", payment_id, key, attempt),
+        CallContext("lookup", payment_id, key, attempt),
+        resend=(lambda: provider.charge(sent)) if replays.may_replay(payment) else None,
+        read=read,
+        relock=lambda: lock_payment(payment_id),
+        before=functools.partial(_count_lookup, payment),
+    )
+    if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
+        # The key-less provider has no such payment: it was never charged, so send it
+        # now (we hold the lease; the client looks up once more right before sending),
+        # through the breaker like any request.
+        outcome = _resend(payment_id, gateway, provider, sent)
 
     payment = lock_payment(payment_id)
     assert payment is not None

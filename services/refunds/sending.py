@@ -93,43 +93,33 @@ def reconcile_refund(refund_id: int) -> None:
         return
     provider = provider_for(refund.provider)
     gateway = gateway_for(refund.provider)
-    key = str(refund.idempotency_key)
-    count: Callable[[], None] | None = functools.partial(_count_lookup, refund)
-    outcome: LookupOutcome | None = None
-    named: str | None = None
-    if replays.may_replay(refund):
-        sent = _request_for(refund, refund.first_sent_at)
-        replayed = replays.replay(
-            gateway,
-            CallContext("refund_replay", sent.payment_id, key, refund.reconcile_attempts + 1),
-            lambda: provider.refund(sent),
-            relock=lambda: lock_refund(refund_id),
-            before=count,
-        )
-        count = None
-        if replayed.needs_read:
-            named = getattr(replayed.outcome, "provider_payment_id", None)
-        else:
-            outcome = replayed.outcome
-    if outcome is None:
-        refund = lock_refund(refund_id)
-        assert refund is not None
-        request = _request_for(refund, refund.first_sent_at)
+    key, attempt = str(refund.idempotency_key), refund.reconcile_attempts + 1
+    sent = _request_for(refund, refund.first_sent_at)
+
+    def read(row: Refund, named: str | None) -> Callable[[], LookupOutcome]:
+        request = _request_for(row, row.first_sent_at)
         if named and request.provider_refund_id is None:
             request = dataclasses.replace(request, provider_refund_id=named)
-        db.session.commit()  # no transaction stays open around the call
-        context = CallContext("refund_lookup", request.payment_id, key)
-        outcome = gateway.call(context, lambda: provider.lookup_refund(request), before=count)
-        if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
-            # The key-less provider has no such refund: it never happened; send it now
-            # (its client looks up once more right before sending), through the breaker,
-            # recorded as sent before it leaves.
-            context = CallContext("refund_resend", request.payment_id, key)
-            outcome = gateway.call(
-                context,
-                lambda: provider.refund(request),
-                before=functools.partial(_mark_resend, refund_id),
-            )
+        return lambda: provider.lookup_refund(request)
+
+    outcome = replays.ask(
+        gateway,
+        CallContext("refund_replay", sent.payment_id, key, attempt),
+        CallContext("refund_lookup", sent.payment_id, key, attempt),
+        resend=(lambda: provider.refund(sent)) if replays.may_replay(refund) else None,
+        read=read,
+        relock=lambda: lock_refund(refund_id),
+        before=functools.partial(_count_lookup, refund),
+    )
+    if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
+        # The key-less provider has no such refund: it never happened; send it now (its
+        # client looks up once more right before sending), through the breaker, recorded
+        # as sent before it leaves.
+        outcome = gateway.call(
+            CallContext("refund_resend", sent.payment_id, key),
+            lambda: provider.refund(sent),
+            before=functools.partial(_mark_resend, refund_id),
+        )
     refund = _release(refund_id)
     follow_up: FollowUp = _nothing
     if refund.status == RefundStatus.PROCESSING and isinstance(outcome, Absent):
