@@ -129,6 +129,19 @@ def enqueue(
                     row_id,
                 )
                 existing.delete()
+            elif (
+                status == JobStatus.QUEUED
+                and is_started_job_dead
+                and queue.get_job_position(existing.id) is None
+            ):
+                # Marked queued but in no queue: a worker took it into RQ's intermediate
+                # list and could not start it (Redis went away under it), so nobody will.
+                log.warning(
+                    "job %s of row %s was taken but never started; enqueueing it again",
+                    job_id,
+                    row_id,
+                )
+                existing.delete()
             elif status in ACTIVE_STATUSES:
                 return True
         if delay_s:

@@ -11,8 +11,10 @@ import time_machine
 from flask import Flask
 
 from models import PaymentStatus
+from models.types import utcnow
 from services.payments.charging import charge_payment
-from services.payments.sweeps import sweep_unknown
+from services.payments.sweeps import sweep_pending, sweep_unknown
+from services.platform import queues
 from tests.helpers import (
     committed_payment,
     payment,
@@ -68,5 +70,27 @@ def test_sweep_takes_over_a_scheduled_job_nobody_moves(app: Flask, sandbox: Any)
         assert sweep_unknown() == 1
         assert queued_job_ids(app) == [job_id]  # once
         run_jobs(app)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+
+
+def test_sweep_takes_over_a_job_a_worker_took_but_never_started(app: Flask, sandbox: Any) -> None:
+    """A worker moves a job to RQ's intermediate list before it starts it; when Redis goes
+    away right then (a failover), the job stays "queued" in no queue: nobody runs it."""
+    payment_id = committed_payment(app)
+    job_id = f"charge-{payment_id}"
+    with app.app_context():
+        queues.enqueue("stripe", queues.CHARGE_JOB, payment_id, job_id=job_id)
+        queue = queues.provider_queue("stripe")
+        queue.connection.lrem(queue.key, 0, job_id)  # taken: not in the queue any more
+        queue.connection.lpush(queue.intermediate_queue_key, job_id)
+        assert queued_job_ids(app) == []
+    later = utcnow() + timedelta(seconds=app.config["PENDING_SWEEP_GRACE_S"] + 1)
+    with time_machine.travel(later, tick=True), app.app_context():
+        assert sweep_pending() == 1
+        assert queued_job_ids(app) == [job_id]
+        assert sweep_pending() == 1  # queued for real now: not doubled
+        assert queued_job_ids(app) == [job_id]
+    run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     assert sandbox.succeeded_charges(str(payment_id)) == 1
