@@ -60,11 +60,8 @@ def token_required(view: Callable[..., ResponseReturnValue]) -> Callable[..., Re
 @bp.errorhandler(ClientError)
 def client_error(exc: ClientError) -> ResponseReturnValue:
     db.session.rollback()
-    response = jsonify(error={"code": exc.code, "message": str(exc), **exc.details})
-    retry_after_s = exc.details.get("retry_after_s")
-    if isinstance(retry_after_s, int):  # a limit (card testing): when to come back
-        response.headers["Retry-After"] = str(retry_after_s)
-    return response, exc.status
+    body = jsonify(error={"code": exc.code, "message": str(exc), **exc.details})
+    return body, exc.status, exc.headers()
 
 
 def _json_body(*, is_optional: bool = False) -> dict[str, Any]:

@@ -90,8 +90,7 @@ def topup() -> ResponseReturnValue:
         db.session.rollback()
         flash(form_message(exc) if isinstance(exc, ClientError) else amount_message(exc), "error")
         status = exc.status if isinstance(exc, ClientError) else 400
-        retry_after_s = exc.details.get("retry_after_s") if isinstance(exc, ClientError) else None
-        headers = {"Retry-After": str(retry_after_s)} if isinstance(retry_after_s, int) else {}
+        headers = exc.headers() if isinstance(exc, ClientError) else {}
         return _topup_form(currency), status, headers
     return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
 

@@ -28,6 +28,9 @@ class Customer(UserMixin, db.Model):  # type: ignore[name-defined]
     # Card testing: the customer's declines passed the limit (services/payments/attempts.py),
     # so new payments are refused (429) until then. None: not blocked.
     payments_blocked_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The latest card decline of the customer's payments: the charge job reads a new
+    # card's fingerprint first only for a customer declined within the window.
+    last_declined_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     def get_id(self) -> str:

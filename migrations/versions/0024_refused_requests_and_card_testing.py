@@ -38,6 +38,9 @@ def upgrade():
         'customers',
         sa.Column('payments_blocked_until', sa.DateTime(timezone=True), nullable=True),
     )
+    op.add_column(
+        'customers', sa.Column('last_declined_at', sa.DateTime(timezone=True), nullable=True)
+    )
     op.create_table(
         'payment_blocks',
         sa.Column('id', sa.Integer(), nullable=False),
@@ -52,6 +55,7 @@ def upgrade():
 
 def downgrade():
     op.drop_table('payment_blocks')
+    op.drop_column('customers', 'last_declined_at')
     op.drop_column('customers', 'payments_blocked_until')
     op.drop_column('payments', 'client_address')
     op.execute("DELETE FROM alerts WHERE kind IN ('invalid_request', 'card_testing')")

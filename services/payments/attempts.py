@@ -12,7 +12,8 @@ throttle's scheme, services/accounts/login_throttle.py):
   a `payment_blocks` row, which the intake reads (in the lean statement: no round trip);
 - the card's for that customer (the provider's card fingerprint, where its answer
   names one): past ..._PER_CARD the card is not charged again by that customer; the
-  charge job refuses it without sending (`is_card_blocked`).
+  charge job refuses it without sending (`is_card_blocked`), reading the new card's
+  fingerprint only for a customer declined lately (`Customer.last_declined_at`).
 A limit that trips is counted in /metrics and alerted to ops once per window.
 Only card declines count: our own refused requests (could not be processed) do not.
 """
@@ -60,7 +61,6 @@ class TooManyDeclinesError(ClientError):
             f"try again in {retry_after_s} s",
             details={"retry_after_s": retry_after_s},
         )
-        self.retry_after_s = retry_after_s
         CARD_TESTING_REFUSALS.labels(scope).inc()
 
 
@@ -90,6 +90,9 @@ def count_decline(payment: Payment, fingerprint: str | None) -> None:
     """A card declined this payment: count it; past a limit, block (the customer's
     block is written in the caller's transaction). Without Redis nothing is counted."""
     config = settings().card_testing
+    db.session.execute(
+        update(Customer).where(Customer.id == payment.customer_id).values(last_declined_at=utcnow())
+    )
     counted = {"customer": (str(payment.customer_id), config.max_per_customer)}
     if payment.client_address:
         counted["address"] = (payment.client_address, config.max_per_address)
@@ -109,12 +112,15 @@ def count_decline(payment: Payment, fingerprint: str | None) -> None:
     for index, (scope, (name, limit)) in enumerate(counted.items()):
         count, ttl_s = int(answers[3 * index + 1]), int(answers[3 * index + 2])
         if count >= limit:
-            _block(scope, name, max(ttl_s, 1), payment, count)
+            _block(scope, name, max(ttl_s, 1), payment, count, is_new=count == limit)
 
 
-def _block(scope: str, name: str, for_s: int, payment: Payment, count: int) -> None:
+def _block(
+    scope: str, name: str, for_s: int, payment: Payment, count: int, *, is_new: bool
+) -> None:
+    """Refuse the scope's new payments for `for_s`; `is_new`: this decline tripped it
+    (once a window), so it is counted and alerted."""
     until = utcnow() + timedelta(seconds=for_s)
-    is_new = count == _limit(scope)  # the decline that trips it (once a window)
     if scope == "customer":
         db.session.execute(
             update(Customer)
@@ -153,15 +159,6 @@ def _block(scope: str, name: str, for_s: int, payment: Payment, count: int) -> N
     )
 
 
-def _limit(scope: str) -> int:
-    config = settings().card_testing
-    return {
-        "customer": config.max_per_customer,
-        "address": config.max_per_address,
-        "card": config.max_per_card,
-    }[scope]
-
-
 def check(customer: Customer, address: str | None, now: datetime | None = None) -> None:
     """Raise TooManyDeclinesError when the customer or the address is blocked."""
     now = now or utcnow()
@@ -195,10 +192,9 @@ def is_card_blocked(customer_id: int, fingerprint: str) -> bool:
         return False
 
 
-def has_recent_declines(customer_id: int) -> bool:
-    """Whether the customer had a card declined in the window (then a new card's
-    fingerprint is worth asking for before it is charged)."""
-    try:
-        return bool(redis_client.client.exists(_count_key("customer", str(customer_id))))
-    except RedisError:
-        return False
+def has_recent_declines(last_declined_at: datetime | None, now: datetime) -> bool:
+    """Whether the customer's latest card decline (`Customer.last_declined_at`, which the
+    charge's claim reads with its row: no round trip) is within the window; then a new
+    card's fingerprint is worth asking for before it is charged."""
+    window = timedelta(seconds=settings().card_testing.window_s)
+    return last_declined_at is not None and last_declined_at > now - window

@@ -147,7 +147,9 @@ def _is_card_refused(row: Row[Any]) -> bool:
     fingerprint read first (a read, through the breaker); a card past its limit for
     that customer is not charged (services/payments/attempts.py)."""
     read = getattr(provider_for(row.provider), "card_fingerprint", None)
-    if read is None or not row.payment_method or not attempts.has_recent_declines(row.customer_id):
+    if not (read and row.payment_method):
+        return False
+    if not attempts.has_recent_declines(row.customer_declined_at, utcnow()):
         return False
     context = CallContext("card_check", row.id, str(row.idempotency_key))
     fingerprint = gateway_for(row.provider).call(

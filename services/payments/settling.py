@@ -58,6 +58,8 @@ WHERE p.id = :payment_id AND before.id = p.id AND p.status = :pending
 RETURNING p.id, p.idempotency_key, p.customer_id, p.purpose, p.order_id, p.provider,
     p.amount_minor, p.currency, p.provider_payment_id, p.payment_method, p.send_count,
     p.last_sent_at, p.provider_customer_id, before.first_sent_at AS previous_sent_at,
+    (SELECT c.last_declined_at FROM customers c WHERE c.id = p.customer_id)
+        AS customer_declined_at,
     before.last_sent_at AS previous_last_sent_at
 """)
 

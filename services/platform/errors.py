@@ -29,6 +29,12 @@ class ClientError(ValueError):
         if status:
             self.status = status
 
+    def headers(self) -> dict[str, str]:
+        """The answer's headers a client needs: Retry-After for a limit (its details'
+        `retry_after_s`), on the API and on the pages alike."""
+        retry_after_s = self.details.get("retry_after_s")
+        return {"Retry-After": str(retry_after_s)} if isinstance(retry_after_s, int) else {}
+
 
 class NotFoundError(ClientError):
     code = "not_found"
