@@ -153,6 +153,19 @@ class FilterConverter(sqla_filters.FilterConverter):
         return [f(column, name, **kwargs) for f in self.utc_filters]
 
 
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection"), and what
+# it reads as a number, which is data and stays as it is.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """An export cell that opens as text: a customer's `=HYPERLINK(...)@x.it` gets a
+    leading `'` (OWASP's neutralisation), so no spreadsheet runs it; numbers pass."""
+    is_formula = isinstance(value, str) and value.startswith(FORMULA_START)
+    return "'" + value if is_formula and not PLAIN_NUMBER.fullmatch(value) else value
+
+
 class ReadOnlyView(AdminOnly, ModelView):
     """Look, filter and search; never edit: every money change goes through services."""
 
@@ -197,6 +210,9 @@ class ReadOnlyView(AdminOnly, ModelView):
         "created_at": "Created (UTC)",
         "updated_at": "Updated (UTC)",
     }
+
+    def get_export_value(self, model: Any, name: Any) -> Any:
+        return spreadsheet_safe(super().get_export_value(model, name))
 
     def get_one(self, id: Any) -> Any:
         # `?id=abc` or an id past the integer range names no row: "record does not

