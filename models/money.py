@@ -102,7 +102,7 @@ MEANT_ANOTHER_AMOUNT = N_(
 )
 
 
-def parse(text: str, currency: str, locale: str | None = None) -> Money:
+def parse(text: str, currency: str, locale: str | None = None, *, is_hinted: bool = True) -> Money:
     """What a person typed, read strictly in `locale` ("12,50" is 12.50 in it, de and fr;
     "1,234.56" is 1234.56 in en; the currency's own symbol or code may stand before or
     after it, as `format` prints it). Refused with InvalidAmountError, saying how to type it:
@@ -121,8 +121,8 @@ def parse(text: str, currency: str, locale: str | None = None) -> Money:
         raise InvalidAmountError(N_("Type digits only, like %(example)s."), example=example)
     try:
         value = parse_decimal(raw, locale=locale, strict=True)
-    except NumberFormatError as exc:
-        meant = _meant(raw, exc, code, locale)
+    except NumberFormatError:
+        meant = _meant(raw, code, locale) if is_hinted else None
         if meant is not None:
             raise InvalidAmountError(
                 MEANT_ANOTHER_AMOUNT,
@@ -177,17 +177,22 @@ def _example(currency: str, locale: str) -> str:
     return str(format_decimal(EXAMPLE_AMOUNT, format=pattern, locale=locale))
 
 
-def _meant(raw: str, exc: NumberFormatError, currency: str, locale: str) -> Money | None:
-    """Babel's reading of what was meant (the other convention), where it is money here."""
-    group = get_group_symbol(locale)
-    for suggestion in exc.suggestions or []:
-        if suggestion.replace(group, "") == raw.replace(group, ""):
-            continue  # only the separators moved: not another reading
-        try:
-            return parse(suggestion, currency, locale)
-        except InvalidAmountError:
-            continue
-    return None
+# A locale of the other convention, by the reader's decimal symbol: what was typed is
+# read in it by `parse` itself (never by Babel's suggestions, which move separators
+# without knowing the currency: "0,5" came back as 5.00 and "1.250,00" as 1.25).
+OTHER_CONVENTION = {",": "en", ".": "de"}
+
+
+def _meant(raw: str, currency: str, locale: str) -> Money | None:
+    """The amount `raw` is in the other convention (12,50 typed by an English reader is
+    12.50), where it is money there; None otherwise."""
+    other = OTHER_CONVENTION.get(get_decimal_symbol(locale))
+    if other is None:
+        return None
+    try:
+        return parse(raw, currency, other, is_hinted=False)
+    except InvalidAmountError:
+        return None
 
 
 def reviewed_minor(raw: object) -> int:

@@ -72,6 +72,10 @@ def test_parse_reads_the_customers_convention(text: str, locale: str, minor: int
         ("1,234.56", "it", "did you mean 1.234,56\xa0€?"),
         ("12,50", "en", "did you mean €12.50?"),
         ("1.234,56", "en", "did you mean €1,234.56?"),
+        ("1.250,00", "en", "did you mean €1,250.00?"),  # not €1.25
+        ("0,5", "en", "did you mean €0.50?"),  # not €5.00
+        ("1,250.00", "it", "did you mean 1.250,00\xa0€?"),
+        ("0.5", "it", "did you mean 0,50\xa0€?"),
         ("12,345", "it", "EUR has 2 decimals at most: type it like 1.234,50"),
         ("1.005", "en", "EUR has 2 decimals at most"),
         ("-5", "en", "Type digits only, like 1,234.50"),
