@@ -27,10 +27,13 @@ def select_locale() -> str | None:
     return request.accept_languages.best_match(SUPPORTED_LOCALES) or SUPPORTED_LOCALES[0]
 
 
-@bp.get("/language/<code>")
-def switch(code: str) -> Response:
-    """Remember the language and go back where the customer was (a path of ours only)."""
-    response = redirect(safe_next(request.args.get("next"), url_for("shop.catalog")))
+@bp.post("/language")
+def switch() -> Response:
+    """Remember the language and go back where the customer was (a path of ours only).
+    A POST with the form's CSRF token: it changes the account's stored language, which
+    no other site may do for a visitor (a GET could be an image on any page)."""
+    code = request.form.get("code", "")
+    response = redirect(safe_next(request.form.get("next"), url_for("shop.catalog")))
     if code in SUPPORTED_LOCALES and current_user.is_authenticated:
         remember_locale(current_user, code)  # their emails follow
     if code in SUPPORTED_LOCALES:

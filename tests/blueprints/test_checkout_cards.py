@@ -27,7 +27,7 @@ def test_the_checkout_page_mounts_stripe_js_and_never_asks_for_the_card(
     assert 'name="payment_method" value=""' in page
     # The only named fields are ours: the card's own inputs are made by Stripe.js, unnamed.
     names = set(re.findall(r'<(?:input|select)[^>]* name="([^"]+)"', page))
-    assert names == {"csrf_token", "idempotency_key", "payment_method", "operation_id"}
+    assert names == {"csrf_token", "idempotency_key", "payment_method", "operation_id", "next"}
 
 
 def test_paying_without_a_card_asks_for_one_and_writes_nothing(

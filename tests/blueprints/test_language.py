@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -11,8 +13,15 @@ from sqlalchemy import select
 from extensions import db
 from models import Customer
 from services.catalog.demo_data import seed_catalog
+from tests.helpers import csrf_token_from
 
 ITALIAN = {"Accept-Language": "it-IT,it;q=0.9,en;q=0.4"}
+
+
+def switch(client: FlaskClient, code: str, next: str = "/") -> Any:
+    """The switcher as a browser uses it: the form's POST with its CSRF token."""
+    token = csrf_token_from(client.get("/cart").get_data(as_text=True))
+    return client.post("/language", data={"code": code, "next": next, "csrf_token": token})
 
 
 def test_the_browser_language_chooses_the_page_language(app: Flask, client: FlaskClient) -> None:
@@ -29,17 +38,17 @@ def test_the_browser_language_chooses_the_page_language(app: Flask, client: Flas
 def test_the_switcher_wins_over_the_browser_and_follows_the_customer(
     app: Flask, shopper: FlaskClient
 ) -> None:
-    switched = shopper.get("/language/it?next=/orders")
+    switched = switch(shopper, "it", "/orders")
     assert switched.status_code == 302 and switched.headers["Location"] == "/orders"
     page = shopper.get("/orders", headers={"Accept-Language": "en"}).get_data(as_text=True)
     assert '<html lang="it">' in page and "I tuoi ordini" in page
-    assert 'href="/language/en?next=' in page  # and back
+    assert 'name="code" value="en"' in page  # and back
     with app.app_context():
         customer = db.session.scalar(
             select(Customer).where(Customer.email == "shopper@example.com")
         )
         assert customer is not None and customer.locale == "it"  # their emails follow
-    shopper.get("/language/en")
+    switch(shopper, "en")
     assert "Your orders" in shopper.get("/orders").get_data(as_text=True)
 
 
@@ -47,11 +56,24 @@ def test_the_switcher_wins_over_the_browser_and_follows_the_customer(
     "target", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:x"]
 )
 def test_the_switcher_never_sends_anyone_elsewhere(client: FlaskClient, target: str) -> None:
-    response = client.get("/language/it", query_string={"next": target})
+    response = switch(client, "it", target)
     assert response.status_code == 302 and response.headers["Location"] == "/"
 
 
 def test_an_unknown_language_changes_nothing(client: FlaskClient) -> None:
-    response = client.get("/language/xx?next=/cart")
+    response = switch(client, "xx", "/cart")
     assert response.status_code == 302 and "lang=" not in response.headers.get("Set-Cookie", "")
     assert '<html lang="en">' in client.get("/cart").get_data(as_text=True)
+
+
+def test_another_site_cannot_change_a_customers_language(app: Flask, shopper: FlaskClient) -> None:
+    """Without the form's token (a cross-site form, an image's GET) nothing is stored."""
+    refused = shopper.post("/language", data={"code": "it", "next": "/"})
+    assert refused.status_code == 400
+    assert shopper.get("/language/it").status_code in (404, 405)
+    with app.app_context():
+        customer = db.session.scalar(
+            select(Customer).where(Customer.email == "shopper@example.com")
+        )
+        assert customer is not None and customer.locale != "it"
+    assert '<html lang="en">' in shopper.get("/cart").get_data(as_text=True)
