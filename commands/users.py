@@ -11,6 +11,7 @@ from models import AdminRole
 from services.accounts.customers import (
     AccountError,
     create_customer,
+    is_password_long_enough,
     issue_api_token,
     normalize_email,
 )
@@ -19,6 +20,7 @@ from settings import settings
 
 customers_cli = AppGroup("customers", help="Manage customers.")
 admin_cli = AppGroup("admin", help="Manage dashboard administrators.")
+ADMIN_PASSWORD_MIN = 12  # characters besides spaces: an admin can move money
 
 
 @customers_cli.command("create")
@@ -54,8 +56,10 @@ def _admin_credentials(email: str, password: str | None) -> tuple[str, str, bool
         )
     generated = not password
     password = password or secrets.token_urlsafe(12)
-    if len(password) < 12:
-        raise click.ClickException("Use an admin password of at least 12 characters.")
+    if not is_password_long_enough(password, ADMIN_PASSWORD_MIN):
+        raise click.ClickException(
+            f"Use an admin password of at least {ADMIN_PASSWORD_MIN} characters besides spaces."
+        )
     return email, password, generated
 
 

@@ -20,7 +20,13 @@ from services.accounts import login_throttle
 from services.accounts.login_throttle import TooManyAttemptsError
 from services.notifications.outbox import queue_email
 
-MIN_PASSWORD_LENGTH = 8
+MIN_PASSWORD_LENGTH = 8  # characters other than spaces (docs/security.md)
+
+
+def is_password_long_enough(password: str, minimum: int = MIN_PASSWORD_LENGTH) -> bool:
+    """At least `minimum` characters besides whitespace: twelve spaces are no password."""
+    return len("".join(password.split())) >= minimum
+
 
 __all__ = ["AccountError", "TooManyAttemptsError"]
 
@@ -77,9 +83,10 @@ def create_customer(
     Raises AccountError when the email is invalid or taken, or the password too short.
     """
     email = normalize_email(email)
-    if len(password) < MIN_PASSWORD_LENGTH:
+    if not is_password_long_enough(password):
         raise AccountError(
-            N_("Use a password of at least %(min)s characters."), min=MIN_PASSWORD_LENGTH
+            N_("Use a password of at least %(min)s characters besides spaces."),
+            min=MIN_PASSWORD_LENGTH,
         )
     customer = Customer(email=email, password_hash=generate_password_hash(password), locale=locale)
     db.session.add(customer)

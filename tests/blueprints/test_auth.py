@@ -70,3 +70,14 @@ def test_login_redirect_ignores_offsite_next(client: FlaskClient, runner: FlaskC
     )
     assert response.status_code == 302
     assert response.headers["Location"] == "/"
+
+
+def test_a_password_of_spaces_is_no_password(app: Flask, client: FlaskClient) -> None:
+    for password in (" " * 12, "\t" * 8 + "abc", "a b c d e f g"):  # 0, 3 and 7 besides spaces
+        token = csrf_token_from(client.get("/signup").get_data(as_text=True))
+        form = {"email": "dave@example.com", "password": password, "csrf_token": token}
+        refused = client.post("/signup", data=form)
+        assert refused.status_code == 400, repr(password)
+        assert "at least 8 characters besides spaces" in refused.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Customer)) == 0

@@ -50,6 +50,8 @@ def test_admin_set_password_replaces_a_forgotten_one_and_signs_out_everywhere(
     assert missing.exit_code != 0 and "No admin has the email" in missing.output
     short = runner.invoke(args=["admin", "set-password", ADMIN_EMAIL, "--password", "short"])
     assert short.exit_code != 0 and "at least 12" in short.output
+    spaces = runner.invoke(args=["admin", "set-password", ADMIN_EMAIL, "--password", " " * 16])
+    assert spaces.exit_code != 0 and "besides spaces" in spaces.output
 
 
 def test_admin_create_with_a_role(runner: Any, app: Flask) -> None:
