@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import session
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import generate_password_hash
 
@@ -136,14 +136,21 @@ def set_role(admin_id: int, role: str, reason: str, actor: AdminUser) -> str:
         raise ClientError(f"no role {role[:20]!r}", code="invalid_role") from None
     if len(reason.strip()) < 5:
         raise ClientError("give the reason (5 characters at least)", code="reason_required")
+    # Every admin's row first, in id order (two admins demoting each other at once: the
+    # second waits, then reads one admin left), then the target's.
+    admins_left = len(
+        db.session.scalars(
+            select(AdminUser.id)
+            .where(AdminUser.role == AdminRole.ADMIN)
+            .order_by(AdminUser.id)
+            .with_for_update()
+        ).all()
+    )
     target = db.session.scalar(select(AdminUser).where(AdminUser.id == admin_id).with_for_update())
     if target is None:
         db.session.rollback()
         raise ClientError(f"no dashboard user {admin_id}", code="admin_not_found", status=404)
-    admins_left = db.session.scalar(
-        select(func.count()).select_from(AdminUser).where(AdminUser.role == AdminRole.ADMIN)
-    )
-    if target.role == AdminRole.ADMIN and new != AdminRole.ADMIN and admins_left == 1:
+    if target.role == AdminRole.ADMIN and new != AdminRole.ADMIN and admins_left <= 1:
         db.session.rollback()
         raise ClientError("the last admin keeps the admin role", code="last_admin", status=409)
     was, target.role = target.role, new

@@ -4,10 +4,11 @@ the next action; no one else may; the last admin keeps the role."""
 from __future__ import annotations
 
 import re
+import threading
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from extensions import db
 from models import AdminRole, AdminUser
@@ -63,3 +64,50 @@ def test_only_an_admin_gives_roles_and_the_last_admin_stays(
     with app.app_context():
         roles = dict(db.session.execute(select(AdminUser.email, AdminUser.role)).all())
     assert roles["admin@example.com"] == AdminRole.ADMIN
+
+
+def test_two_admins_demoting_each_other_at_once_leave_one_admin(app: Flask) -> None:
+    """Real threads, each its own connection, started together on a barrier, ten rounds:
+    one demotion goes through and the other is refused as the last admin's."""
+    make_admin(app, "admin", "ann@example.com")
+    make_admin(app, "admin", "ben@example.com")
+    ann, ben = _id(app, "ann@example.com"), _id(app, "ben@example.com")
+    for _ in range(10):
+        barrier, said = threading.Barrier(2), list[str]()
+        threads = [
+            threading.Thread(target=_demote, args=(app, barrier, said, ben, ann)),
+            threading.Thread(target=_demote, args=(app, barrier, said, ann, ben)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert sorted(said) == ["demoted", "last_admin"]
+        with app.app_context():
+            left = db.session.scalars(
+                select(AdminUser.email).where(AdminUser.role == AdminRole.ADMIN)
+            ).all()
+            assert len(left) == 1
+            db.session.execute(
+                update(AdminUser).where(AdminUser.id.in_([ann, ben])).values(role=AdminRole.ADMIN)
+            )
+            db.session.commit()
+
+
+def _demote(
+    app: Flask, barrier: threading.Barrier, said: list[str], target: int, actor: int
+) -> None:
+    from services.backoffice import admins
+    from services.platform.errors import ClientError
+
+    with app.app_context():
+        me = db.session.get(AdminUser, actor)
+        assert me is not None
+        barrier.wait()
+        try:
+            admins.set_role(target, "viewer", "step down now", me)
+            said.append("demoted")
+        except ClientError as exc:
+            said.append(exc.code)
+        finally:
+            db.session.remove()
