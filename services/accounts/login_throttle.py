@@ -2,10 +2,13 @@
 
 Three counters per failed attempt, each for a 15-minute window that starts at the
 first failure: the (account, address) pair, the address, and the account from any
-address. The pair's limit is small, so a guesser at one address stops quickly; the
+address. An attempt is counted before its password is checked, atomically with the
+limits' check (one Lua script), and given back when it succeeds.
+
+The pair's limit is small, so a guesser at one address stops quickly; the
 account's limit is much larger, so someone else's typing cannot lock the real
 person out after a handful of tries, while a guesser spread over many addresses is
-still bounded. Only failures count; a successful login clears its account's counters.
+still bounded. Only failures count: a successful login clears its account's counters.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import functools
 import hashlib
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from redis.exceptions import RedisError
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -53,12 +56,11 @@ def sign_in(
     """The account `find` returns for the email if the password matches, else None
     (unknown email or wrong password alike, in the same time: the password is checked
     either way). Raises TooManyAttemptsError before anything is checked."""
-    check(scope, email, address)
+    reserve(scope, email, address)
     account = find(email.strip().lower())
     is_match = password_matches(account.password_hash if account else None, password)
     if account is None or not is_match:
-        record_failure(scope, email, address)
-        return None
+        return None  # counted by the reservation
     record_success(scope, email, address)
     return account
 
@@ -79,32 +81,53 @@ def _keys(scope: str, email: str, address: str) -> dict[str, tuple[str, int]]:
     }
 
 
-def check(scope: str, email: str, address: str) -> None:
-    """Raise TooManyAttemptsError when any counter is at its limit (before the password
-    is checked). Without Redis there is no counting, so logins are refused."""
+# Every attempt is counted as a failure before its password is checked, in one step
+# with the check of the limits: 50 tries at once get at most the limit through (a check
+# then a count let every one of them pass the check first). A refused attempt counts
+# nothing, so a guesser at one address cannot run the account's counter up for others.
+_RESERVE = """
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then return 0 end
+end
+for _, key in ipairs(KEYS) do
+  redis.call('SET', key, 0, 'EX', ARGV[1], 'NX')
+  redis.call('INCR', key)
+end
+return 1
+"""
+# A success clears its account's counters and gives back the address's reservation
+# (an office's logins are not failures); a counter that expired meanwhile stays gone.
+_SUCCEED = """
+redis.call('DEL', KEYS[1], KEYS[3])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DECR', KEYS[2]) end
+return 1
+"""
+
+
+def reserve(scope: str, email: str, address: str) -> None:
+    """Count this attempt as a failure, unless a counter is at its limit: then raise
+    TooManyAttemptsError and count nothing. Without Redis there is no counting, so
+    logins are refused."""
     keys = _keys(scope, email, address)
     try:
-        counts = redis_client.client.mget([key for key, _ in keys.values()])
+        is_reserved = _script(_RESERVE)(
+            keys=[key for key, _ in keys.values()],
+            args=[WINDOW_S, *(limit for _, limit in keys.values())],
+        )
     except RedisError:
         raise TooManyAttemptsError() from None
-    for (_, limit), count in zip(keys.values(), counts, strict=True):
-        if count is not None and int(count) >= limit:
-            raise TooManyAttemptsError()
-
-
-def record_failure(scope: str, email: str, address: str) -> None:
-    with suppress(RedisError):  # the next check() refuses while Redis is down
-        pipe = redis_client.client.pipeline()
-        for key, _ in _keys(scope, email, address).values():
-            pipe.set(key, 0, ex=WINDOW_S, nx=True)  # the window starts at the first failure
-            pipe.incr(key)
-        pipe.execute()
+    if not is_reserved:
+        raise TooManyAttemptsError()
 
 
 def record_success(scope: str, email: str, address: str) -> None:
     keys = _keys(scope, email, address)
     with suppress(RedisError):  # without Redis the counters expire on their own
-        redis_client.client.delete(keys["pair"][0], keys["account"][0])
+        _script(_SUCCEED)(keys=[key for key, _ in keys.values()])
+
+
+def _script(source: str) -> Any:
+    return redis_client.client.register_script(source)
 
 
 SIGNUP_WINDOW_S = 3600

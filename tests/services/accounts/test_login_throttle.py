@@ -5,6 +5,7 @@ opens nothing."""
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from typing import Any
 
@@ -120,3 +121,39 @@ def test_one_address_making_many_accounts_is_stopped(app: Flask) -> None:
     answers = [sign_up(n, ATTACKER) for n in range(12)]
     assert answers == [303] * 10 + [429, 429]
     assert sign_up(99, OWNER) == 303  # another address is not held back
+
+
+def test_fifty_tries_at_once_get_at_most_the_limit_through(app: Flask) -> None:
+    """Real threads on a barrier, each checking a password (the slow part): the count and
+    the limit are one step, so no try slips in between another's check and its count."""
+    from services.accounts import login_throttle
+
+    barrier, answers = threading.Barrier(50), []
+
+    def guess(n: int) -> None:
+        with app.app_context():
+            barrier.wait()
+            try:
+                login_throttle.sign_in("customer", "victim@example.com", f"g{n}", "10.9.9.9", _none)
+                answers.append("checked")
+            except login_throttle.TooManyAttemptsError:
+                answers.append("refused")
+
+    threads = [threading.Thread(target=guess, args=(n,)) for n in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert answers.count("checked") == login_throttle.MAX_FAILURES_PER_PAIR
+    assert answers.count("refused") == 50 - login_throttle.MAX_FAILURES_PER_PAIR
+
+
+def _none(email: str) -> None:
+    return None
+
+
+def test_successful_logins_from_one_office_are_not_failures(app: Flask) -> None:
+    """Each attempt is counted first; a success gives the address's count back."""
+    for n in range(21):  # past the address's limit of 20
+        email = _customer(app, f"colleague{n}@example.com")
+        assert sign_in(app.test_client(), email, "the-right-password", OWNER).status_code == 302
