@@ -53,8 +53,12 @@ def trust_proxies(app: Flask) -> None:
 
 
 class RowIdConverter(IntegerConverter):
-    """`<id:...>` in a route: a row id, 1 to MAX_ROW_ID. A larger number is no row of
-    ours, so it answers 404 instead of reaching the database (integer out of range)."""
+    """`<id:...>` in a route: a row id, ASCII digits, 1 to MAX_ROW_ID. A larger number is
+    no row of ours, so it answers 404 instead of reaching the database (integer out of
+    range); so do other scripts' digits (`\\d` and `int()` read Arabic-Indic or
+    full-width digits as numbers: two texts would name one row)."""
+
+    regex = "[0-9]+"
 
     def __init__(self, url_map: Any) -> None:
         super().__init__(url_map, min=1, max=MAX_ROW_ID)

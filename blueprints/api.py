@@ -6,13 +6,16 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, g, jsonify, request
+from flask import Blueprint, g, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
 from blueprints.api_contract import document
 from extensions import csrf, db
+from models import Payment
 from models.types import parse_uuid
+from providers.events import JSONNumberError, JSONTextError, strict_json
 from services.accounts.customers import customer_for_token, hash_token
+from services.catalog.products import skus_on_sale_by_currency
 from services.payments.cards import card_entry
 from services.payments.checkout import (
     create_order,
@@ -57,6 +60,21 @@ def token_required(view: Callable[..., ResponseReturnValue]) -> Callable[..., Re
     return wrapper
 
 
+@bp.before_request
+def json_bodies_only() -> ResponseReturnValue | None:
+    """A request body is JSON in UTF-8 and says so (`application/json`, with no charset
+    or `utf-8`): anything else is a 415 before the body is read. JSON has one encoding
+    (RFC 8259); a `+json` type or another charset would be read as something it is not."""
+    if request.method != "POST" or not (
+        request.content_length or request.headers.get("Transfer-Encoding")
+    ):
+        return None
+    charset = request.mimetype_params.get("charset", "utf-8").lower()
+    if request.mimetype == "application/json" and charset == "utf-8":
+        return None
+    return api_error(415, "unsupported_media_type", "send the body as application/json (UTF-8)")
+
+
 @bp.errorhandler(ClientError)
 def client_error(exc: ClientError) -> ResponseReturnValue:
     db.session.rollback()
@@ -64,26 +82,52 @@ def client_error(exc: ClientError) -> ResponseReturnValue:
     return body, exc.status, exc.headers()
 
 
-def _json_body(*, is_optional: bool = False) -> dict[str, Any]:
-    body = request.get_json(silent=True)
-    if body is None and is_optional and not request.get_data(cache=True):
+def _json_body(*fields: str, is_optional: bool = False) -> dict[str, Any]:
+    """The request's JSON object, holding only `fields` (a misspelt or unknown field is
+    refused, never ignored: the client would think it was read)."""
+    data = request.get_data(cache=True)
+    if is_optional and not data:
         return {}
+    try:
+        body = strict_json(data, is_integral_float_int=True)
+    except JSONTextError as exc:
+        raise ClientError(str(exc), code="invalid_text") from None
+    except JSONNumberError as exc:
+        raise ClientError(str(exc), code="number_out_of_range") from None
+    except ValueError:  # UnicodeDecodeError among them
+        raise ClientError("the body is not JSON (UTF-8)", code="invalid_json") from None
     if not isinstance(body, dict):
-        raise ClientError("the body must be a JSON object", code="invalid_json")
+        raise ClientError("the body must be a JSON object", code="invalid_body")
+    unknown = sorted(set(body) - set(fields))
+    if unknown:
+        raise ClientError(
+            f"unknown field {unknown[0][:40]!r}: this request takes {', '.join(fields)}",
+            code="unknown_field",
+            status=422,
+        )
     return body
 
 
 @bp.get("/openapi.json")
 def openapi() -> ResponseReturnValue:
     """The API's contract (OpenAPI 3.1); public, like any published API description."""
-    return jsonify(document(settings().money.currencies, card_entry().token_re))
+    entry, money = card_entry(), settings().money
+    described = document(
+        money.currencies,
+        entry.token_re,
+        catalog=skus_on_sale_by_currency(),
+        max_amount_minor=money.max_amount_minor,
+        card_minimum_minor=entry.minimum_minor,
+    )
+    db.session.rollback()  # a read: the connection goes back to the pool idle
+    return jsonify(described)
 
 
 @bp.post("/orders")
 @token_required
 def post_order() -> ResponseReturnValue:
-    order = create_order(g.customer, parse_items(_json_body().get("items")))
-    return jsonify(new_order_json(order)), 201
+    order = create_order(g.customer, parse_items(_json_body("items").get("items")))
+    return jsonify(new_order_json(order)), 201, _location("api.get_order", order_id=order.id)
 
 
 @bp.get("/orders/<id:order_id>")
@@ -97,14 +141,14 @@ def post_payment(order_id: int) -> ResponseReturnValue:
     new = _lean_payment(order_id)  # the common case in one statement (services/payments/intake.py)
     if new is not None:
         body = payment_json(new, refunds=[], transitions=[new.transition])
-        return jsonify(body), 201
+        return jsonify(body), 201, _location("api.get_payment", payment_id=new.id)
     return _post_payment(order_id)
 
 
 def _lean_payment(order_id: int) -> NewPayment | None:
     token, raw_key = _bearer_token(), request.headers.get("Idempotency-Key", "")
     body = request.get_json(silent=True)
-    if not token or not isinstance(body, dict):
+    if not token or not isinstance(body, dict) or body.keys() != {"payment_method"}:
         return None
     try:
         key = parse_uuid(raw_key)
@@ -118,9 +162,9 @@ def _lean_payment(order_id: int) -> NewPayment | None:
 def _post_payment(order_id: int) -> ResponseReturnValue:
     """Every other case (repeats, errors): decided and answered by the ORM path."""
     key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
-    card = _json_body(is_optional=True).get("payment_method")
+    card = _json_body("payment_method", is_optional=True).get("payment_method")
     payment, is_new = start_order_payment(g.customer, order_id, key, card, request.remote_addr)
-    return jsonify(payment_json(payment)), 201 if is_new else 200
+    return _payment_answer(payment, is_new)
 
 
 @bp.get("/payments/<id:payment_id>")
@@ -145,7 +189,7 @@ def get_wallet() -> ResponseReturnValue:
 @token_required
 def post_debit() -> ResponseReturnValue:
     operation_id = str(parse_idempotency_key(request.headers.get("Idempotency-Key")))
-    body = _json_body()
+    body = _json_body("amount_minor", "currency", "reference")
     currency = body.get("currency")
     if not isinstance(currency, str):
         raise ClientError("currency must be an ISO 4217 code", code="invalid_currency", status=422)
@@ -158,7 +202,7 @@ def post_debit() -> ResponseReturnValue:
         operation_id,
         memo=reference[:200],
     )
-    return jsonify(movement_json(movement)), 200 if movement.is_replay else 201
+    return _movement_answer(movement)
 
 
 @bp.post("/orders/<id:order_id>/wallet-payments")
@@ -167,7 +211,7 @@ def post_wallet_payment(order_id: int) -> ResponseReturnValue:
     """Pay an open order from the wallet; the Idempotency-Key is the debit's operation id."""
     operation_id = str(parse_idempotency_key(request.headers.get("Idempotency-Key")))
     movement = pay_order_from_wallet(g.customer, order_id, operation_id)
-    return jsonify(movement_json(movement)), 200 if movement.is_replay else 201
+    return _movement_answer(movement)
 
 
 @bp.post("/wallet/topups")
@@ -175,7 +219,7 @@ def post_wallet_payment(order_id: int) -> ResponseReturnValue:
 def post_topup() -> ResponseReturnValue:
     """Top a wallet up through the provider: a payment like an order's, same key rules."""
     key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
-    body = _json_body()
+    body = _json_body("amount_minor", "currency", "payment_method")
     currency = body.get("currency")
     if not isinstance(currency, str):
         raise ClientError("currency must be an ISO 4217 code", code="invalid_currency", status=422)
@@ -187,4 +231,26 @@ def post_topup() -> ResponseReturnValue:
         body.get("payment_method"),
         request.remote_addr,
     )
-    return jsonify(payment_json(payment)), 201 if is_new else 200
+    return _payment_answer(payment, is_new)
+
+
+def _location(endpoint: str, **values: Any) -> dict[str, str]:
+    return {"Location": url_for(endpoint, **values)}
+
+
+def _payment_answer(payment: Payment, is_new: bool) -> ResponseReturnValue:
+    """201 with the payment's Location when this request made it; 200 for a repeat."""
+    if is_new:
+        return (
+            jsonify(payment_json(payment)),
+            201,
+            _location("api.get_payment", payment_id=payment.id),
+        )
+    return jsonify(payment_json(payment)), 200
+
+
+def _movement_answer(movement: ledger.Movement) -> ResponseReturnValue:
+    """201 with the wallets' Location for a new movement; 200 for a repeat."""
+    if movement.is_replay:
+        return jsonify(movement_json(movement)), 200
+    return jsonify(movement_json(movement)), 201, _location("api.get_wallet")

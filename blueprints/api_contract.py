@@ -8,12 +8,13 @@ that break it)."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from blueprints.api_bodies import CARD, TEXT_PATTERN, amount_branch, closed, new_order
+from blueprints.api_errors import DETAILS, error_responses
 from models import OrderStatus, PaymentPurpose, PaymentStatus, RefundStatus, TransitionSource
 from models.types import MAX_ROW_ID
-from services.payments.checkout import MAX_ORDER_ITEMS, MAX_QUANTITY
 
 JSON = "application/json"
 
@@ -134,64 +135,27 @@ ERROR = _object(
     {
         "error": {
             "type": "object",
-            "properties": {"code": STRING, "message": STRING},
+            "properties": {"code": STRING, "message": STRING, **DETAILS},
             "required": ["code", "message"],
-            "additionalProperties": True,  # details of some errors (e.g. the existing payment)
         }
     }
 )
-NEW_ORDER = _object(
-    {
-        "items": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_ORDER_ITEMS,
-            "items": _object(
-                {
-                    "sku": {"type": "string", "minLength": 1},
-                    "quantity": {"type": "integer", "minimum": 1, "maximum": MAX_QUANTITY},
-                }
-            ),
-        }
-    }
-)
-CARD = _ref("PaymentMethod")
-NEW_PAYMENT = _object({"payment_method": CARD})
-NEW_DEBIT = _object(
-    {
-        "amount_minor": {"type": "integer", "minimum": 1},
-        "currency": CURRENCY,
-        "reference": {"type": "string", "maxLength": 200},
-    },
-    optional=("reference",),
-)
-NEW_TOPUP = _object(
-    {
-        "amount_minor": {"type": "integer", "minimum": 1},
-        "currency": CURRENCY,
-        "payment_method": CARD,
-    }
-)
-
-ERRORS = {
-    "400": "malformed request: not JSON, a missing or invalid Idempotency-Key",
-    "401": "no valid bearer token",
-    "404": "no such order or payment of this customer, or no wallet in that currency",
-    "409": "conflicts with the current state (e.g. the order is paid or being paid)",
-    "413": "the body is larger than the limit",
-    "429": "too_many_declines: too many card payments of this customer or address were "
-    "declined lately (card testing); retry after Retry-After seconds",
-    "422": "well-formed but not acceptable: invalid items, amounts, currency, card token; "
-    "an Idempotency-Key already used for another operation",
-    "503": "a dependency is down for a moment: retry after Retry-After seconds",
-}
+MONEY = _object({"amount_minor": AMOUNT, "currency": STRING})
 IDEMPOTENCY_KEY = {
     "name": "Idempotency-Key",
     "in": "header",
     "required": True,
     "description": "a UUID chosen by the client, one per operation: a repeat with the same "
-    "key answers the first result (200) instead of acting twice",
-    "schema": {"type": "string", "format": "uuid"},
+    "key answers the first result (200) instead of acting twice. Compared as a UUID "
+    "(either case; spaces around it ignored; only the 8-4-4-4-12 form). One key space for "
+    "every customer (a UUID drawn at random never meets another's; a key already used, by "
+    "anyone, for another request is 422 idempotency_key_reused). Kept for good: the key is "
+    "stored with the payment or wallet movement it made.",
+    "schema": {
+        "type": "string",
+        "format": "uuid",
+        "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    },
 }
 
 
@@ -204,43 +168,75 @@ def _id(name: str) -> dict[str, Any]:
     }
 
 
+LOCATION = {
+    "Location": {
+        "description": "the created resource's URL",
+        "schema": {"type": "string"},
+        "required": True,
+    }
+}
+
+
+def _link(operation_id: str, parameter: str) -> dict[str, Any]:
+    return {"operationId": operation_id, "parameters": {parameter: "$response.body#/id"}}
+
+
 def _operation(
+    operation_id: str,
     summary: str,
     responses: dict[str, tuple[str, str]],
     *,
     errors: tuple[str, ...],
     body: str | None = None,
     parameters: tuple[dict[str, Any], ...] = (),
+    links: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    answer: dict[str, Any] = {
-        status: {"description": text, "content": {JSON: {"schema": _ref(schema)}}}
-        for status, (schema, text) in responses.items()
-    }
-    for status in ("401", *errors, "503"):
+    answer: dict[str, Any] = {}
+    for status, (schema, text) in responses.items():
+        answer[status] = {"description": text, "content": {JSON: {"schema": _ref(schema)}}}
+        if status == "201":
+            answer[status]["headers"] = LOCATION
+        if links and status in ("200", "201"):
+            answer[status]["links"] = links
+    every = ("400", "401", "405", "414", "431", "503")
+    with_body = ("413", "415") if body is not None or operation_id.startswith("pay") else ()
+    for status in sorted({*every, *with_body, *errors}):
         answer[status] = {"$ref": f"#/components/responses/E{status}"}
-    operation: dict[str, Any] = {"summary": summary, "responses": answer}
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "summary": summary,
+        "responses": answer,
+    }
     if parameters:
         operation["parameters"] = list(parameters)
     if body is not None:
-        schema = {"schema": _ref(body)}
-        operation["requestBody"] = {"required": True, "content": {JSON: schema}}
+        content = {JSON: {"schema": _ref(body)}}
+        operation["requestBody"] = {"required": True, "content": content}
     return operation
 
 
 REPEAT = "a repeat of an earlier request with the same Idempotency-Key"
-BODY_ERRORS = ("400", "409", "413", "422")
+TO_ORDER = {
+    "getOrder": _link("getOrder", "order_id"),
+    "payOrder": _link("payOrder", "order_id"),
+    "payOrderFromWallet": _link("payOrderFromWallet", "order_id"),
+}
+TO_PAYMENT = {"getPayment": _link("getPayment", "payment_id")}
 
 PATHS: dict[str, dict[str, Any]] = {
     "/api/orders": {
         "post": _operation(
+            "createOrder",
             "Create an order; prices and total come from the catalog",
             {"201": ("Order", "the order, open")},
-            errors=("400", "413", "422"),
+            errors=("422",),
             body="NewOrder",
+            links=TO_ORDER,
         )
     },
     "/api/orders/{order_id}": {
         "get": _operation(
+            "getOrder",
             "An order of this customer",
             {"200": ("Order", "the order")},
             errors=("404",),
@@ -249,26 +245,30 @@ PATHS: dict[str, dict[str, Any]] = {
     },
     "/api/orders/{order_id}/payments": {
         "post": _operation(
+            "payOrder",
             "Pay an order by card: the charge runs in the background; poll the payment",
             {
                 "201": ("Payment", "the payment, pending"),
                 "200": ("Payment", REPEAT),
             },
-            errors=("404", *BODY_ERRORS, "429"),
+            errors=("404", "409", "422", "429"),
             body="NewPayment",
             parameters=(_id("order_id"), IDEMPOTENCY_KEY),
+            links=TO_PAYMENT,
         )
     },
     "/api/orders/{order_id}/wallet-payments": {
         "post": _operation(
-            "Pay an open order from the wallet in its currency",
+            "payOrderFromWallet",
+            "Pay an open order from the wallet in its currency (no body)",
             {"201": ("Movement", "the debit"), "200": ("Movement", REPEAT)},
-            errors=("400", "404", "409", "422"),
+            errors=("404", "409", "422"),
             parameters=(_id("order_id"), IDEMPOTENCY_KEY),
         )
     },
     "/api/payments/{payment_id}": {
         "get": _operation(
+            "getPayment",
             "A payment of this customer, with its refunds and transitions",
             {"200": ("Payment", "the payment")},
             errors=("404",),
@@ -277,46 +277,79 @@ PATHS: dict[str, dict[str, Any]] = {
     },
     "/api/wallet": {
         "get": _operation(
-            "The customer's wallets", {"200": ("Wallets", "one per currency")}, errors=()
+            "getWallets",
+            "The customer's wallets",
+            {"200": ("Wallets", "one per currency")},
+            errors=(),
         )
     },
     "/api/wallet/debits": {
         "post": _operation(
+            "debitWallet",
             "Debit a wallet",
             {"201": ("Movement", "the debit"), "200": ("Movement", REPEAT)},
-            errors=(*BODY_ERRORS, "404"),
+            errors=("404", "409", "422"),
             body="NewDebit",
             parameters=(IDEMPOTENCY_KEY,),
         )
     },
     "/api/wallet/topups": {
         "post": _operation(
+            "topUpWallet",
             "Top a wallet up by card: a payment like an order's",
             {"201": ("Payment", "the payment, pending"), "200": ("Payment", REPEAT)},
-            errors=(*BODY_ERRORS, "404", "429"),
+            errors=("404", "422", "429"),
             body="NewTopup",
             parameters=(IDEMPOTENCY_KEY,),
+            links=TO_PAYMENT,
         )
     },
 }
 
 
-def document(currencies: Sequence[str], card_pattern: str) -> dict[str, Any]:
-    """The document for this deployment: its currencies and its provider's card token."""
+def document(
+    currencies: Sequence[str],
+    card_pattern: str,
+    *,
+    catalog: Mapping[str, Sequence[str]],
+    max_amount_minor: int,
+    card_minimum_minor: Mapping[str, int],
+) -> dict[str, Any]:
+    """The document for this deployment: its currencies, its provider's card token and
+    minimum charges, the amounts' maximum and the SKUs on sale (by currency)."""
     currency = {"type": "string", "enum": list(currencies), "description": "ISO 4217 code"}
     card = {
         "type": "string",
         "pattern": f"^(?:{card_pattern})$",
         "description": "the provider's card token from its browser library (Stripe: pm_...); "
         "never card data",
+        "examples": ["pm_card_visa"],
     }
+    amount = {"type": "integer", "minimum": 1, "maximum": max_amount_minor}
+    debit = closed(
+        {
+            "amount_minor": amount,
+            "currency": CURRENCY,
+            "reference": {"type": "string", "maxLength": 200, "pattern": TEXT_PATTERN},
+        }
+    )
+    debit["required"] = ["amount_minor", "currency"]
+    topup = closed({"amount_minor": amount, "currency": CURRENCY, "payment_method": CARD})
+    topup["description"] = "the amount is at least the provider's minimum charge in the currency"
+    topup["anyOf"] = [
+        amount_branch(code, card_minimum_minor.get(code, 1), max_amount_minor)
+        for code in currencies
+    ]
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "Payments monolith API",
             "version": "1",
             "description": "Amounts are integers in minor units; every error body is "
-            '{"error": {"code", "message"}}. See docs/architecture.md#json-api.',
+            '{"error": {"code", "message", ...}} (the codes, by status, in each error '
+            "response). Request bodies are application/json in UTF-8 (else 415) and hold "
+            "only the fields described (else 422 unknown_field). See "
+            "docs/architecture.md#json-api.",
         },
         "security": [{"bearer": []}],
         "paths": PATHS,
@@ -331,6 +364,7 @@ def document(currencies: Sequence[str], card_pattern: str) -> dict[str, Any]:
             "schemas": {
                 "Currency": currency,
                 "PaymentMethod": card,
+                "Money": MONEY,
                 "Order": ORDER,
                 "Payment": PAYMENT,
                 "Refund": REFUND,
@@ -338,14 +372,11 @@ def document(currencies: Sequence[str], card_pattern: str) -> dict[str, Any]:
                 "Movement": MOVEMENT,
                 "Wallets": WALLETS,
                 "Error": ERROR,
-                "NewOrder": NEW_ORDER,
-                "NewPayment": NEW_PAYMENT,
-                "NewDebit": NEW_DEBIT,
-                "NewTopup": NEW_TOPUP,
+                "NewOrder": new_order(catalog),
+                "NewPayment": closed({"payment_method": CARD}),
+                "NewDebit": debit,
+                "NewTopup": topup,
             },
-            "responses": {
-                f"E{status}": {"description": text, "content": {JSON: {"schema": _ref("Error")}}}
-                for status, text in ERRORS.items()
-            },
+            "responses": error_responses(),
         },
     }

@@ -26,11 +26,12 @@ FORM_TYPES = frozenset({"multipart/form-data", "application/x-www-form-urlencode
 
 
 class StrictJSONProvider(DefaultJSONProvider):
-    """request.get_json through strict_json: a refusal is a ValueError, which Flask
-    answers 400 (or None with silent=True, which the views answer 400)."""
+    """request.get_json through strict_json, integral numbers read as integers (JSON
+    Schema's reading of 5.0): a refusal is a ValueError, which Flask answers 400 (or None
+    with silent=True, which the views answer 400)."""
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
-        return strict_json(s)
+        return strict_json(s, is_integral_float_int=True)
 
 
 def register(app: Flask) -> None:

@@ -69,16 +69,34 @@ def check_timestamp(raw: str, now: float) -> int:
 
 
 MAX_JSON_DEPTH = 32  # deeper than any provider's event or any request of our API
+MAX_INTEGER_DIGITS = 30  # past any amount or count (Python refuses past 4300 digits)
+MAX_EXACT_FLOAT = 2**53  # below it, a float holds every integer exactly
 
 
-def strict_json(body: str | bytes) -> Any:
+class JSONTextError(ValueError):
+    """Well-formed JSON whose text cannot be stored or sent on: a control character
+    (NUL among them) or a lone surrogate in a string."""
+
+
+class JSONNumberError(ValueError):
+    """Well-formed JSON with a number no field here can hold: past a float's range
+    (1e400), NaN or Infinity, or an integer of more than MAX_INTEGER_DIGITS digits."""
+
+
+def strict_json(body: str | bytes, *, is_integral_float_int: bool = False) -> Any:
     """JSON as every boundary here accepts it; ValueError naming the problem otherwise:
-    nesting deeper than MAX_JSON_DEPTH (past about a thousand levels Python's parser
-    raises RecursionError), NaN and Infinity, NUL and other control characters, lone
-    surrogates in strings (none can be stored or sent on)."""
+    not UTF-8 or not JSON (ValueError), nesting deeper than MAX_JSON_DEPTH (past about a
+    thousand levels Python's parser raises RecursionError), a number out of range
+    (JSONNumberError), NUL and other control characters or lone surrogates in strings
+    (JSONTextError: none can be stored or sent on). With `is_integral_float_int`, a
+    number written with a fraction or exponent whose value is a whole number (5.0, 5e2)
+    is that integer, as JSON Schema counts it."""
     text = body.decode("utf-8") if isinstance(body, bytes) else body  # UnicodeDecodeError
+    number = _integral_or_float if is_integral_float_int else _finite
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        value = json.loads(
+            text, parse_constant=_no_constant, parse_float=number, parse_int=_bounded_int
+        )
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     _check(value)
@@ -86,14 +104,25 @@ def strict_json(body: str | bytes) -> Any:
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
+    raise JSONNumberError(f"{name} is not a number JSON allows")
 
 
 def _finite(raw: str) -> float:
     number = float(raw)
     if not math.isfinite(number):
-        raise ValueError(f"{raw[:20]} is too large for a number")
+        raise JSONNumberError(f"{raw[:20]} is too large for a number")
     return number
+
+
+def _integral_or_float(raw: str) -> float | int:
+    number = _finite(raw)
+    return int(number) if number.is_integer() and abs(number) < MAX_EXACT_FLOAT else number
+
+
+def _bounded_int(raw: str) -> int:
+    if len(raw.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise JSONNumberError(f"an integer of {len(raw)} digits is too large for a number")
+    return int(raw)
 
 
 def _check(value: Any) -> None:
@@ -133,8 +162,11 @@ def _check_text(text: str) -> None:
     if found is None:
         return
     if found.group() >= "\ud800":
-        raise ValueError("a JSON string holds a lone surrogate")
-    raise ValueError("a JSON string holds a control character (NUL?)")
+        raise JSONTextError("a JSON string holds a lone surrogate")
+    raise JSONTextError(
+        f"a JSON string holds the control character U+{ord(found.group()):04X}; "
+        "only tab, newline and carriage return are text"
+    )
 
 
 def load_json_object(body: bytes) -> dict[str, Any]:

@@ -22,3 +22,16 @@ def active_product(sku: str) -> Product | None:
 
 def products_by_sku(skus: Iterable[str]) -> Sequence[Product]:
     return db.session.scalars(select(Product).where(Product.sku.in_(list(skus)))).all()
+
+
+def skus_on_sale_by_currency() -> dict[str, list[str]]:
+    """The SKUs of active products, by currency, sorted (the API contract's enum)."""
+    rows = db.session.execute(
+        select(Product.currency, Product.sku)
+        .where(Product.is_active.is_(True))
+        .order_by(Product.currency, Product.sku)
+    )
+    catalog: dict[str, list[str]] = {}
+    for currency, sku in rows:
+        catalog.setdefault(currency, []).append(sku)
+    return catalog

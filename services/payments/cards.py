@@ -4,7 +4,8 @@ turns the card into a PaymentMethod (pm_...) in the browser; the acquirer: a tok
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from flask import current_app
@@ -21,6 +22,8 @@ class CardEntry:
     publishable_key: str | None = None
     test_cards: tuple[tuple[str, str], ...] = ()
     token_re: str = ""  # the shape of the token the card entry yields (the API's contract)
+    # The provider's smallest charge by currency, in minor units (the API's contract too).
+    minimum_minor: Mapping[str, int] = field(default_factory=dict)
 
 
 def card_entry() -> CardEntry:
@@ -35,10 +38,15 @@ def card_entry() -> CardEntry:
             config["STRIPE_JS_URL"],
             config["STRIPE_PUBLISHABLE_KEY"],
             token_re=spec.payment_method_re,
+            minimum_minor=spec.minimum_minor,
         )
     test_cards = () if settings().is_production else spec.test_cards
     return CardEntry(
-        provider, spec.card_entry, test_cards=test_cards, token_re=spec.payment_method_re
+        provider,
+        spec.card_entry,
+        test_cards=test_cards,
+        token_re=spec.payment_method_re,
+        minimum_minor=spec.minimum_minor,
     )
 
 

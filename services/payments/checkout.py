@@ -43,7 +43,8 @@ MAX_QUANTITY = 100
 
 
 def parse_items(raw: Any) -> dict[str, int]:
-    """Validate `[{"sku": str, "quantity": int}, ...]`; return quantities by SKU (merged)."""
+    """Validate `[{"sku": str, "quantity": int}, ...]`, one line per SKU; return
+    quantities by SKU."""
     if not isinstance(raw, list) or not raw:
         raise UnprocessableError("items must be a non-empty list", code="invalid_items")
     if len(raw) > MAX_ORDER_ITEMS:
@@ -52,6 +53,13 @@ def parse_items(raw: Any) -> dict[str, int]:
     for index, item in enumerate(raw):
         if not isinstance(item, dict):
             raise UnprocessableError(f"items[{index}] must be an object", code="invalid_items")
+        unknown = sorted(set(item) - {"sku", "quantity"})
+        if unknown:
+            raise UnprocessableError(
+                f"items[{index}] has an unknown field {unknown[0][:40]!r}: "
+                "an item takes sku and quantity",
+                code="unknown_field",
+            )
         sku, quantity = item.get("sku"), item.get("quantity")
         if not isinstance(sku, str) or not sku.strip():
             raise UnprocessableError(f"items[{index}].sku must be a string", code="invalid_items")
@@ -64,9 +72,11 @@ def parse_items(raw: Any) -> dict[str, int]:
                 f"items[{index}].quantity must be an integer from 1 to {MAX_QUANTITY}",
                 code="invalid_quantity",
             )
-        quantities[sku] = quantities.get(sku, 0) + quantity
-        if quantities[sku] > MAX_QUANTITY:
-            raise UnprocessableError(f"at most {MAX_QUANTITY} of {sku}", code="invalid_quantity")
+        if sku in quantities:  # one line per SKU, as the contract says (never summed)
+            raise UnprocessableError(
+                f"items[{index}]: {sku[:40]!r} is on an earlier line", code="duplicate_sku"
+            )
+        quantities[sku] = quantity
     return quantities
 
 

@@ -22,17 +22,15 @@ def count(app: Flask, model: Any) -> int:
 
 
 def test_order_total_comes_from_the_catalog(client: FlaskClient, api: dict[str, str]) -> None:
-    response = client.post(
-        "/api/orders",
-        headers=api,
-        json={
-            "items": [
-                {"sku": "MUG", "quantity": 2, "price_minor": 1},
-                {"sku": "TEE", "quantity": 1},
-            ],
-            "total_minor": 1,
-        },
-    )
+    items = [{"sku": "MUG", "quantity": 2}, {"sku": "TEE", "quantity": 1}]
+    for priced in (
+        {"items": [{**items[0], "price_minor": 1}, items[1]]},
+        {"items": items, "total_minor": 1},
+    ):
+        # A price of the client's is refused, never silently ignored (nor believed).
+        refused = client.post("/api/orders", headers=api, json=priced)
+        assert refused.status_code == 422 and refused.get_json()["error"]["code"] == "unknown_field"
+    response = client.post("/api/orders", headers=api, json={"items": items})
     assert response.status_code == 201
     assert response.get_json()["total_minor"] == 2 * 1400 + 2500
     # The reply is built from what the one insert wrote: the same as reading it back.
@@ -165,7 +163,7 @@ def test_bad_idempotency_keys(
             422,
             "mixed_currencies",
         ),
-        ([1, 2], 400, "invalid_json"),
+        ([1, 2], 400, "invalid_body"),
     ],
 )
 def test_bad_orders_are_refused_and_write_nothing(

@@ -172,7 +172,7 @@ def test_one_key_on_two_endpoints_is_refused_never_replayed(
         ({"amount_minor": 10}, "k", 422, "invalid_currency"),
         ({"amount_minor": 10, "currency": "JPY"}, "k", 404, "wallet_not_found"),
         ({"amount_minor": 10, "currency": "EUR", "reference": 5}, "k", 422, "invalid_reference"),
-        ([1], "k", 400, "invalid_json"),
+        ([1], "k", 400, "invalid_body"),
     ],
 )
 def test_api_bad_debits_write_nothing(
@@ -249,7 +249,7 @@ def test_api_topup_and_wallet_payment(
         ({"amount_minor": 10**12, "currency": "EUR"}, "k", 422, "invalid_amount"),
         ({"amount_minor": 10}, "k", 422, "invalid_currency"),
         ({"amount_minor": 10, "currency": "JPY"}, "k", 404, "wallet_not_found"),
-        ("nope", "k", 400, "invalid_json"),
+        ("nope", "k", 400, "invalid_body"),
     ],
 )
 def test_api_bad_topups_write_nothing(

@@ -8,6 +8,8 @@ import pytest
 from providers.events import (
     MAX_JSON_DEPTH,
     SIGNATURE_TOLERANCE_S,
+    JSONNumberError,
+    JSONTextError,
     WebhookError,
     check_timestamp,
     event_time,
@@ -24,7 +26,7 @@ def _nested(depth: int) -> list[object]:
     return value
 
 
-CONTROL, SURROGATE = "a JSON string holds a control character", "lone surrogate"
+CONTROL, SURROGATE = "a JSON string holds the control character U+", "lone surrogate"
 
 
 @pytest.mark.parametrize(
@@ -41,8 +43,30 @@ CONTROL, SURROGATE = "a JSON string holds a control character", "lone surrogate"
     ],
 )
 def test_strict_json_refuses_what_cannot_be_stored(body: str, refusal: str) -> None:
-    with pytest.raises(ValueError, match=refusal):
+    with pytest.raises(ValueError, match=refusal) as refused:
         strict_json(body)
+    # Text that cannot be stored is its own kind of refusal: not "not JSON".
+    assert isinstance(refused.value, JSONTextError) == (refusal != "nested deeper")
+
+
+@pytest.mark.parametrize(
+    "body", ["1e400", "-1e400", '{"a": [NaN]}', "Infinity", "9" * 31, "-" + "9" * 31]
+)
+def test_numbers_no_field_can_hold_are_out_of_range_not_malformed(body: str) -> None:
+    with pytest.raises(JSONNumberError):
+        strict_json(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "value"),
+    [("5.0", 5), ("5e2", 500), ("-0.0", 0), ("5.5", 5.5), ("1e300", 1e300), ("[2.0]", [2])],
+)
+def test_integral_numbers_are_integers_where_json_schema_counts_them_so(
+    body: str, value: object
+) -> None:
+    parsed = strict_json(body, is_integral_float_int=True)
+    assert parsed == value and type(parsed) is type(value)
+    assert type(strict_json(body)) is not int  # a webhook's numbers stay as written
 
 
 @pytest.mark.parametrize(
