@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 AXE_VERSION := 4.14.1
 AXE := $(VENV)/axe-core-$(AXE_VERSION).min.js
 
-.PHONY: run test lint bench mutation clean messages system-packages
+.PHONY: run test lint bench mutation clean messages system-packages fuzz
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11+ is required" if sys.version_info < (3, 11) else 0)'
@@ -26,6 +26,11 @@ run: $(STAMP)
 TEST_WORKERS ?= $(if $(TEST_DATABASE_URL)$(REDIS_URL),0,2)
 test: $(STAMP) system-packages $(AXE)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# The API contract's fuzz run at ten times `make test`'s budget (schemathesis, every
+# check, the stateful phase; tests/blueprints/test_api_contract.py). A few minutes.
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=400 $(BIN)/python -m pytest -n 0 tests/blueprints/test_api_contract.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

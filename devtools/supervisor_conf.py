@@ -164,7 +164,8 @@ def _web(layout: Layout) -> str:
         "web",
         f"{layout.bin_dir}/gunicorn wsgi:app --bind {layout.web_bind} "
         f"--workers {layout.web_workers} "
-        "--worker-class gthread --threads 4 --timeout 30 --graceful-timeout 20 "
+        # gthread whose own refusals (400, 414, 431) are JSON and which closes after a 413.
+        "--worker-class edge.JSONErrorWorker --threads 4 --timeout 30 --graceful-timeout 20 "
         # Above the app's own limits (blueprints/guards.py), which answer in JSON first.
         "--limit-request-line 8190 --limit-request-field_size 16380 "
         "--limit-request-fields 120 "

@@ -1,0 +1,102 @@
+"""gunicorn's own refusals under the web program's settings (edge.JSONErrorWorker): a
+request it cannot read is answered in JSON, and a 413 closes its connection, said so.
+Raw sockets to a real gunicorn, since a test client never reaches this layer."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from devtools.servers import free_port
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def edge() -> Iterator[int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "tests.edge_support:app",
+            *("--bind", f"127.0.0.1:{port}", "--worker-class", "edge.JSONErrorWorker"),
+            *("--threads", "2", "--limit-request-line", "8190"),
+            *("--limit-request-field_size", "16380", "--limit-request-fields", "120"),
+        ],
+        cwd=PROJECT_DIR,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _exchange(port: int, raw: bytes) -> tuple[str, dict[str, str], bytes, socket.socket]:
+    conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+    conn.sendall(raw)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    while len(body) < int(headers.get("content-length", 0)):
+        body += conn.recv(65536)
+    return lines[0], headers, body, conn
+
+
+@pytest.mark.parametrize(
+    ("raw", "status", "code"),
+    [
+        (b"GET /api/orders?" + b"q" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+        (
+            b"GET /api/orders HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"x" * 65536 + b"\r\n\r\n",
+            431,
+            "request_header_fields_too_large",
+        ),
+        (b"GET /api/orders HTTP/1.1\r\nHost: x\r\n" + b"X-H: 1\r\n" * 130 + b"\r\n", 431, None),
+        (b"GARBAGE\x01 /api HTTP/1.1\r\n\r\n", 400, "bad_request"),
+        (b"GET /api/orders HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400, "bad_request"),
+    ],
+    ids=["414", "431 64 KB header", "431 many headers", "400 request line", "400 header"],
+)
+def test_what_gunicorn_refuses_is_json(
+    edge: int, raw: bytes, status: int, code: str | None
+) -> None:
+    line, headers, body, conn = _exchange(edge, raw)
+    conn.close()
+    assert line.startswith(f"HTTP/1.1 {status} ")
+    assert headers["content-type"] == "application/json" and headers["connection"] == "close"
+    error = json.loads(body)["error"]
+    assert error["message"] and (code is None or error["code"] == code)
+
+
+def test_after_a_413_the_connection_is_closed_and_says_so(edge: int) -> None:
+    raw = b"POST /api/big HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n" + b"x" * 1000
+    line, headers, _, conn = _exchange(edge, raw)
+    assert line.startswith("HTTP/1.1 413 ")
+    assert headers["connection"] == "close"
+    conn.settimeout(5)
+    assert conn.recv(1) == b""  # closed by the server, as it said
+    conn.close()
+    # An ordinary answer keeps the connection alive (the worker closes only after 413).
+    line, headers, _, conn = _exchange(edge, b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+    conn.close()
+    assert line.startswith("HTTP/1.1 200 ") and headers.get("connection", "keep-alive") != "close"
