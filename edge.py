@@ -39,7 +39,8 @@ class JSONErrorWorker(ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
-        self.wsgi = _closing_after_413(self.wsgi)
+        loaded: Any = getattr(self, "wsgi")  # noqa: B009  (gunicorn sets it untyped)
+        self.wsgi = _closing_after_413(loaded)
 
 
 def _closing_after_413(app: Any) -> Any:
