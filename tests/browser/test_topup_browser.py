@@ -32,7 +32,7 @@ def test_an_italian_top_up_of_12_50_is_reviewed_then_charged_1250_cents(
     browser.find_element(By.NAME, "password").send_keys("password123")
     browser.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
     wait.until(ec.url_to_be(f"{live_server}/"))
-    browser.find_element(By.CSS_SELECTOR, 'a[hreflang="it"]').click()  # the switcher
+    browser.find_element(By.CSS_SELECTOR, 'button[name="code"][value="it"]').click()  # the switcher
     wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Catalogo"))
     assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "it"
 
