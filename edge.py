@@ -49,13 +49,9 @@ def _closing_after_413(app: Any) -> Any:
             if status.startswith("413"):
                 # gunicorn's response object: the start_response it hands the app is
                 # its bound method; force_close makes it say and do Connection: close.
-                getattr(getattr(start_response, "__self__", None), "force_close", _no_op)()
+                getattr(getattr(start_response, "__self__", None), "force_close", lambda: None)()
             return start_response(status, headers, exc_info)
 
         return app(environ, start)
 
     return closing
-
-
-def _no_op() -> None:
-    return None

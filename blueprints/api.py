@@ -119,7 +119,6 @@ def openapi() -> ResponseReturnValue:
         max_amount_minor=money.max_amount_minor,
         card_minimum_minor=entry.minimum_minor,
     )
-    db.session.rollback()  # a read: the connection goes back to the pool idle
     return jsonify(described)
 
 

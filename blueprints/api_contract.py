@@ -14,7 +14,7 @@ from typing import Any
 from blueprints.api_bodies import CARD, TEXT_PATTERN, amount_branch, closed, new_order
 from blueprints.api_errors import DETAILS, error_responses
 from models import OrderStatus, PaymentPurpose, PaymentStatus, RefundStatus, TransitionSource
-from models.types import MAX_ROW_ID
+from models.types import MAX_ROW_ID, UUID_RE
 
 JSON = "application/json"
 
@@ -154,7 +154,7 @@ IDEMPOTENCY_KEY = {
     "schema": {
         "type": "string",
         "format": "uuid",
-        "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+        "pattern": f"^{UUID_RE.pattern}$",
     },
 }
 

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from blueprints.guards import MAX_HEADER_BYTES, MAX_HEADERS, MAX_TARGET_BYTES
+from providers.events import MAX_INTEGER_DIGITS
+from services.payments.checkout import MAX_ORDER_ITEMS, MAX_QUANTITY
+
 # status -> (what the status means, {code: what it means})
 ERRORS: dict[str, tuple[str, dict[str, str]]] = {
     "400": (
@@ -16,7 +20,7 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
             "invalid_text": "a string holds a control character (other than tab, newline, "
             "carriage return) or a lone surrogate: text that cannot be stored",
             "number_out_of_range": "a number past any field's range (1e400, NaN, an integer "
-            "of more than 30 digits)",
+            f"of more than {MAX_INTEGER_DIGITS} digits)",
             "idempotency_key_missing": "no Idempotency-Key header",
             "idempotency_key_invalid": "the Idempotency-Key is not a UUID (8-4-4-4-12 hex)",
             "bad_request": "the request could not be read (a malformed header or line; "
@@ -51,7 +55,10 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
         "the body is larger than the limit; the connection is closed after the answer",
         {"request_entity_too_large": "send a smaller body"},
     ),
-    "414": ("the path and query are longer than the limit", {"uri_too_long": "4096 bytes"}),
+    "414": (
+        "the path and query are longer than the limit",
+        {"uri_too_long": f"{MAX_TARGET_BYTES} bytes"},
+    ),
     "415": (
         "the body is not `application/json` (UTF-8)",
         {"unsupported_media_type": "send Content-Type: application/json"},
@@ -60,8 +67,8 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
         "well-formed but not acceptable; nothing was written",
         {
             "unknown_field": "a field this request does not take (never ignored)",
-            "invalid_items": "items is not a list of 1 to 50 objects",
-            "invalid_quantity": "a quantity is not an integer from 1 to 100",
+            "invalid_items": f"items is not a list of 1 to {MAX_ORDER_ITEMS} objects",
+            "invalid_quantity": f"a quantity is not an integer from 1 to {MAX_QUANTITY}",
             "duplicate_sku": "a SKU appears on two lines of the order",
             "unknown_sku": "a SKU is not on sale",
             "mixed_currencies": "the SKUs are priced in different currencies",
@@ -86,7 +93,10 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "431": (
         "a header is too large, or there are too many",
-        {"request_header_fields_too_large": "at most 80 headers of 8190 bytes each"},
+        {
+            "request_header_fields_too_large": f"at most {MAX_HEADERS} headers of "
+            f"{MAX_HEADER_BYTES} bytes each"
+        },
     ),
     "503": (
         "a dependency is down for a moment",

@@ -13,5 +13,13 @@ def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         status = "413 Request Entity Too Large"
     else:
         body, status = json.dumps({"ok": True}), "200 OK"
-    start_response(status, [("Content-Type", "application/json"), ("Connection", "close")])
-    return [body.encode()]
+    answer = body.encode()
+    start_response(
+        status,
+        [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(answer))),
+            ("Connection", "close"),  # as Flask's 413 says (blueprints/errors.py)
+        ],
+    )
+    return [answer]

@@ -5,16 +5,17 @@ Raw sockets to a real gunicorn, since a test client never reaches this layer."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from devtools.servers import free_port
+from devtools.servers import free_port, wait_for_port
+from devtools.supervisor_conf import checked_in_layout, render
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -26,26 +27,31 @@ def edge() -> Iterator[int]:
         [
             str(Path(sys.executable).parent / "gunicorn"),
             "tests.edge_support:app",
-            *("--bind", f"127.0.0.1:{port}", "--worker-class", "edge.JSONErrorWorker"),
-            *("--threads", "2", "--limit-request-line", "8190"),
-            *("--limit-request-field_size", "16380", "--limit-request-fields", "120"),
+            *("--bind", f"127.0.0.1:{port}", "--threads", "2"),
+            *_web_program_flags(),
         ],
         cwd=PROJECT_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
     try:
+        wait_for_port(port)
         yield port
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def _web_program_flags() -> list[str]:
+    """The worker class and request limits of the production web program, as rendered."""
+    command = next(
+        line
+        for line in render(checked_in_layout("production")).splitlines()
+        if line.startswith("command=") and "gunicorn" in line
+    )
+    flags = re.findall(r"(--worker-class|--limit-request-\w+) (\S+)", command)
+    assert ("--worker-class", "edge.JSONErrorWorker") in flags
+    return [part for flag in flags for part in flag]
 
 
 def _exchange(port: int, raw: bytes) -> tuple[str, dict[str, str], bytes, socket.socket]:
@@ -91,11 +97,11 @@ def test_what_gunicorn_refuses_is_json(
 def test_after_a_413_the_connection_is_closed_and_says_so(edge: int) -> None:
     raw = b"POST /api/big HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n" + b"x" * 1000
     line, headers, _, conn = _exchange(edge, raw)
-    assert line.startswith("HTTP/1.1 413 ")
-    assert headers["connection"] == "close"
-    conn.settimeout(5)
-    assert conn.recv(1) == b""  # closed by the server, as it said
-    conn.close()
+    with conn:
+        assert line.startswith("HTTP/1.1 413 ")
+        assert headers["connection"] == "close"
+        conn.settimeout(5)
+        assert conn.recv(1) == b""  # closed by the server, as it said
     # An ordinary answer keeps the connection alive (the worker closes only after 413).
     line, headers, _, conn = _exchange(edge, b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
     conn.close()

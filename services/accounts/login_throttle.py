@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 from redis.exceptions import RedisError
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from extensions import redis_client
+from extensions import per_app, redis_client
 
 WINDOW_S = 15 * 60
 MAX_FAILURES_PER_PAIR = 5  # one address guessing one account
@@ -127,7 +127,8 @@ def record_success(scope: str, email: str, address: str) -> None:
 
 
 def _script(source: str) -> Any:
-    return redis_client.client.register_script(source)
+    # Registered once per app (its SHA computed once), as the breaker's scripts are.
+    return per_app("login_scripts", source, lambda: redis_client.client.register_script(source))
 
 
 SIGNUP_WINDOW_S = 3600
