@@ -38,11 +38,13 @@ lint: $(STAMP)
 	$(BIN)/mypy .
 
 # What the tests use from Debian, installed once when missing (as root, with apt-get):
-# headless Chromium for the browser tests, promtool for the alert rules' tests. Never
-# inside a test: without them those tests skip and say what is missing.
+# headless Chromium for the browser tests, promtool for the alert rules' tests, nginx for
+# the production web tier's tests (deploy/nginx). Never inside a test: without them
+# those tests skip and say what is missing.
 SYSTEM_PACKAGES := $(if $(wildcard /usr/bin/chromium),,chromium) \
 	$(if $(wildcard /usr/bin/chromedriver),,chromium-driver) \
-	$(if $(shell command -v promtool),,prometheus)
+	$(if $(shell command -v promtool),,prometheus) \
+	$(if $(wildcard /usr/sbin/nginx),,nginx)
 system-packages:
 	@if [ -n "$(strip $(SYSTEM_PACKAGES))" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -226,7 +226,9 @@ def checked_in_layout(mode: str) -> Layout:
             run_dir="/var/run/payments",
             bin_dir="%(here)s/../.venv/bin",
             is_dev=False,
-            web_bind="0.0.0.0:8000",
+            # Behind nginx on the same host (deploy/nginx/payments.conf), which buffers
+            # every request before a thread is taken: never reached from outside directly.
+            web_bind="127.0.0.1:8000",
             web_workers=4,
         )
     if mode == "dev":

@@ -5,67 +5,17 @@ Raw sockets to a real gunicorn, since a test client never reaches this layer."""
 from __future__ import annotations
 
 import json
-import re
-import socket
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from devtools.servers import free_port, wait_for_port
-from devtools.supervisor_conf import checked_in_layout, render
-
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+from tests.edge_support import exchange, gunicorn_edge
 
 
 @pytest.fixture(scope="module")
 def edge() -> Iterator[int]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "tests.edge_support:app",
-            *("--bind", f"127.0.0.1:{port}", "--threads", "2"),
-            *_web_program_flags(),
-        ],
-        cwd=PROJECT_DIR,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
+    with gunicorn_edge() as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-def _web_program_flags() -> list[str]:
-    """The worker class and request limits of the production web program, as rendered."""
-    command = next(
-        line
-        for line in render(checked_in_layout("production")).splitlines()
-        if line.startswith("command=") and "gunicorn" in line
-    )
-    flags = re.findall(r"(--worker-class|--limit-request-\w+) (\S+)", command)
-    assert ("--worker-class", "edge.JSONErrorWorker") in flags
-    return [part for flag in flags for part in flag]
-
-
-def _exchange(port: int, raw: bytes) -> tuple[str, dict[str, str], bytes, socket.socket]:
-    conn = socket.create_connection(("127.0.0.1", port), timeout=10)
-    conn.sendall(raw)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += conn.recv(65536)
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    while len(body) < int(headers.get("content-length", 0)):
-        body += conn.recv(65536)
-    return lines[0], headers, body, conn
 
 
 @pytest.mark.parametrize(
@@ -86,7 +36,7 @@ def _exchange(port: int, raw: bytes) -> tuple[str, dict[str, str], bytes, socket
 def test_what_gunicorn_refuses_is_json(
     edge: int, raw: bytes, status: int, code: str | None
 ) -> None:
-    line, headers, body, conn = _exchange(edge, raw)
+    line, headers, body, conn = exchange(edge, raw)
     conn.close()
     assert line.startswith(f"HTTP/1.1 {status} ")
     assert headers["content-type"] == "application/json" and headers["connection"] == "close"
@@ -96,13 +46,13 @@ def test_what_gunicorn_refuses_is_json(
 
 def test_after_a_413_the_connection_is_closed_and_says_so(edge: int) -> None:
     raw = b"POST /api/big HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n" + b"x" * 1000
-    line, headers, _, conn = _exchange(edge, raw)
+    line, headers, _, conn = exchange(edge, raw)
     with conn:
         assert line.startswith("HTTP/1.1 413 ")
         assert headers["connection"] == "close"
         conn.settimeout(5)
         assert conn.recv(1) == b""  # closed by the server, as it said
     # An ordinary answer keeps the connection alive (the worker closes only after 413).
-    line, headers, _, conn = _exchange(edge, b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+    line, headers, _, conn = exchange(edge, b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
     conn.close()
     assert line.startswith("HTTP/1.1 200 ") and headers.get("connection", "keep-alive") != "close"

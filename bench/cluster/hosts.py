@@ -29,6 +29,8 @@ import requests
 from bench.cluster.network import Network
 from bench.common import RESULTS_DIR
 from bench.drills.stack import STRIPE_QUEUE, Program, migrate, wait_ready
+from devtools import nginx
+from devtools.nginx import nginx_binary
 from devtools.postgres import postgres_cluster
 from devtools.sentinel import SentinelGroup, sentinel_server
 from devtools.servers import RedisServer, wait_for_port
@@ -49,6 +51,7 @@ HOSTS = [
 ]
 WORKER_HOSTS = ["worker-1", "worker-2", "worker-3"]
 WEB_HOSTS = ["web-1", "web-2"]
+GUNICORN_PORT = 8001  # on a web host's loopback, behind its nginx on :8000
 GROUP = "payments"
 PROVIDER_LATENCY_MS = 200
 
@@ -233,17 +236,30 @@ def _start_programs(cluster: Cluster) -> None:
             *("--dir", str(tmp / "mail")),
         ],
     )
+    # The production web tier: nginx on each web host's address (deploy/nginx), which
+    # buffers every request, in front of gunicorn on the host's own loopback (without
+    # Debian's nginx, gunicorn alone on the address, as before).
+    is_fronted = nginx_binary() is not None
+    if is_fronted:
+        cluster.env["TRUSTED_PROXIES"] = "1"  # the client's address, as nginx saw it
     for host in WEB_HOSTS:
+        address = f"{net.address(host)}:8000"
+        bind = f"127.0.0.1:{GUNICORN_PORT}" if is_fronted else address
         cluster.program(
             host,
             "web",
             [
                 str(Path(python).parent / "gunicorn"),
                 "wsgi:app",
-                *("--bind", f"{net.address(host)}:8000", "--workers", "2"),
-                *("--worker-class", "gthread", "--threads", "4", "--timeout", "60"),
+                *("--bind", bind, "--workers", "2"),
+                *("--worker-class", "edge.JSONErrorWorker", "--threads", "4"),
+                *("--timeout", "60"),
             ],
         )
+        if is_fronted:
+            folder = tmp / f"{host}-nginx"
+            folder.mkdir()
+            cluster.program(host, "nginx", nginx.command(folder, address, bind))
     for host in WORKER_HOSTS:
         cluster.start_payment_workers(host)
         cluster.program(host, "maintenance", [*flask, *worker_args(MAINTENANCE_QUEUE)])
