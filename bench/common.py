@@ -19,7 +19,7 @@ import requests
 
 from bench.drills.stack import PROJECT_DIR, migrate
 from devtools.postgres import throwaway_postgres
-from devtools.servers import free_port, throwaway_redis, wait_for_port
+from devtools.servers import free_port, running, throwaway_redis, wait_for_port
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -70,18 +70,17 @@ def sandbox_url() -> Iterator[str]:
 
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sandbox", "--port", str(port), "--db", f"{tmp}/sandbox.db"],
-            cwd=PROJECT_DIR,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_for_port(port)
+        command = [
+            sys.executable,
+            "-m",
+            "sandbox",
+            "--port",
+            str(port),
+            "--db",
+            f"{tmp}/sandbox.db",
+        ]
+        with running(command, port, cwd=PROJECT_DIR, stop_timeout_s=10):
             yield f"http://127.0.0.1:{port}"
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
 
 
 def bulk_topups(db: Any, count: int, status: str, tag: str, *, is_sent: bool = True) -> list[int]:

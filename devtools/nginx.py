@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from devtools.servers import wait_for_port
+from devtools.servers import running
 
 SITE = Path(__file__).resolve().parent.parent / "deploy" / "nginx" / "payments.conf"
 NGINX = "/usr/sbin/nginx"
@@ -73,15 +72,8 @@ def command(folder: Path, listen: str, upstream: str) -> list[str]:
 def nginx_in_front(port: int, upstream: str) -> Iterator[str]:
     """nginx on 127.0.0.1:`port` in front of `upstream` for the block; yields its URL."""
     folder = Path(tempfile.mkdtemp(prefix="test-nginx-"))
-    proc = subprocess.Popen(
-        command(folder, f"127.0.0.1:{port}", upstream),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        wait_for_port(port)
-        yield f"http://127.0.0.1:{port}"
+        with running(command(folder, f"127.0.0.1:{port}", upstream), port):
+            yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
         shutil.rmtree(folder, ignore_errors=True)

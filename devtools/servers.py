@@ -39,6 +39,21 @@ def wait_for_port(port: int, timeout_s: float = STARTUP_TIMEOUT_S, host: str = "
 
 
 @contextmanager
+def running(
+    command: list[str], port: int, *, cwd: Path | None = None, stop_timeout_s: float = 30
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`command`, a server that listens on 127.0.0.1:`port`, for the block: started
+    (output discarded), waited for until it listens, terminated and waited for after."""
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=stop_timeout_s)
+
+
+@contextmanager
 def sigterm_unwinds() -> Iterator[None]:
     """While a server runs, SIGTERM (from `timeout`, CI, kill) unwinds like Ctrl-C, so the
     `finally` blocks stop the server and remove its files instead of leaving them behind.

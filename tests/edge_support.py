@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import re
 import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from devtools.servers import free_port, wait_for_port
+from devtools.servers import free_port, running
 from devtools.supervisor_conf import checked_in_layout, render
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -56,23 +55,14 @@ def web_program_flags() -> list[str]:
 def gunicorn_edge() -> Iterator[int]:
     """One production-configured gunicorn worker (its threads) for the block; its port."""
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "gunicorn"),
-            "tests.edge_support:app",
-            *("--bind", f"127.0.0.1:{port}", "--workers", "1"),
-            *web_program_flags(),
-        ],
-        cwd=PROJECT_DIR,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port)
+    command = [
+        str(Path(sys.executable).parent / "gunicorn"),
+        "tests.edge_support:app",
+        *("--bind", f"127.0.0.1:{port}", "--workers", "1"),
+        *web_program_flags(),
+    ]
+    with running(command, port, cwd=PROJECT_DIR):
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def exchange(port: int, raw: bytes) -> tuple[str, dict[str, str], bytes, socket.socket]:

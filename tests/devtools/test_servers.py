@@ -1,13 +1,19 @@
-"""Throwaway servers are removed when their owner is stopped with SIGTERM (e.g. `timeout`)."""
+"""Throwaway servers are removed when their owner is stopped with SIGTERM (e.g. `timeout`);
+a server run for a block listens in it and is gone after it."""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
+
+from devtools.servers import free_port, running
 
 OWNER = """
 import sys, time
@@ -45,3 +51,13 @@ def test_sigterm_stops_and_removes_the_servers() -> None:
         time.sleep(0.05)
     assert not _alive(int(redis_pid))
     assert not Path(pg_dir).exists() and not Path(redis_dir).exists()
+
+
+def test_a_running_server_listens_in_the_block_and_is_gone_after_it() -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "http.server", str(port), "-b", "127.0.0.1"]
+    with running(command, port) as proc:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    assert proc.returncode is not None  # terminated and waited for
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
