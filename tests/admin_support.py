@@ -36,8 +36,9 @@ def admin_login(
     )
 
 
-def admin_csrf(client: FlaskClient, url: str = "/admin/unknown/") -> str:
-    """The CSRF token of an admin page's forms."""
+def admin_csrf(client: FlaskClient, url: str = "/admin/") -> str:
+    """The CSRF token of an admin page's forms (the overview's sign-out form has it for
+    every role: the session's one token)."""
     return csrf_token_from(client.get(url).get_data(as_text=True))
 
 
@@ -68,7 +69,7 @@ def admin_refund(client: FlaskClient, payment_id: int) -> int:
     page = client.get(url).get_data(as_text=True)
     key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
     form = {
-        "csrf_token": admin_csrf(client, url),
+        "csrf_token": admin_csrf(client),
         "idempotency_key": key.group(1) if key else str(uuid.uuid4()),
         "reason": "the mug arrived broken",
         "amount": "",

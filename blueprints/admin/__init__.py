@@ -40,6 +40,7 @@ from models import (
     Refund,
     Wallet,
 )
+from services.backoffice import admins
 
 
 def register(app: Flask) -> None:
@@ -73,6 +74,8 @@ def register(app: Flask) -> None:
         admin.add_view(view(model, db, category="Records", endpoint=f"admin_{model.__tablename__}"))
     admin.add_view(OutboxView(OutboxMessage, db, name="Outbox", endpoint="outbox"))
     app.jinja_env.globals["PaymentStatus"] = PaymentStatus
+    # `can('refund')`: a page renders the forms and buttons of the admin's role only
+    app.jinja_env.globals["can"] = lambda permission: admins.can(admins.current_admin(), permission)
     app.jinja_env.filters["record_links"] = record_links
 
 

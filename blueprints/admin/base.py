@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import abort, flash, redirect, request, url_for
+from flask import flash, g, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin.contrib.sqla import ModelView
 from flask_admin.contrib.sqla import filters as sqla_filters
@@ -21,13 +22,16 @@ from sqlalchemy.exc import StatementError
 from extensions import db
 from models.types import parse_row_id
 from services.backoffice import admins
+from services.backoffice.names import PaymentName, customer_emails, payment_names
 from services.platform.locales import money_text
 
 
 class AdminOnly:
     """Mixed into every admin view: no admin session, no page (redirect to the login);
     an action (a POST) of a view method named in `requires` needs that permission of
-    the admin's role (services/backoffice/admins.py), or it is a 403 and nothing moves."""
+    the admin's role (services/backoffice/admins.py), or it is a 403 and nothing moves:
+    a dashboard page naming the roles that may. Pages render only the forms of the
+    admin's role (the `can` template global)."""
 
     requires: dict[str, str] = {}
 
@@ -43,12 +47,15 @@ class AdminOnly:
         if refused is not None:
             return refused
         permission = self.requires.get(name)
-        if (
-            request.method == "POST"
-            and permission
-            and not admins.can(admins.current_admin(), permission)
-        ):
-            abort(403, f"your role may not do this ({permission}); ask an admin")
+        is_action = request.method == "POST"
+        if is_action and permission and not admins.can(admins.current_admin(), permission):
+            page = self.render(  # type: ignore[attr-defined]
+                "dashboard/refused.html",
+                permission=permission,
+                roles=admins.roles_with(permission),
+                admin_user=admins.current_admin(),
+            )
+            return page, 403
         return None
 
     def inaccessible_callback(self, name: Any, **kwargs: Any) -> ResponseReturnValue:
@@ -92,9 +99,48 @@ def record_links(text: str) -> Markup:
     return Markup("").join(out)
 
 
-PAYMENT = link_to("story.payment")
+def named_payment(payment_id: int | None) -> Markup | str:
+    """A payment as people name it ("#12, EUR 10.00, anna@example.com, Visa 4242"),
+    linked to its story; names a page loaded at once (`remember_payment_names`) are
+    read from the request, any other is one query."""
+    if payment_id is None:
+        return ""
+    known: dict[int, PaymentName] = g.setdefault("payment_names", {})
+    if payment_id not in known:
+        known.update(payment_names([payment_id]))
+    found = known.get(payment_id)
+    url = url_for("story.payment", payment_id=payment_id)
+    return Markup('<a href="{}">{}</a>').format(url, found.text if found else f"#{payment_id}")
+
+
+def remember_payment_names(payment_ids: Iterable[int | None]) -> None:
+    """Load a page's payment names in one query (named_payment reads them)."""
+    g.setdefault("payment_names", {}).update(payment_names(payment_ids))
+
+
+def payment_column(view: Any, context: Any, model: Any, name: str) -> Any:
+    """A column formatter: the payment id as its name, linked; the bare id in CSV."""
+    value = getattr(model, name)
+    return value if context is None else named_payment(value)
+
+
+PAYMENT = payment_column
+
+
+def customer_column(view: Any, context: Any, model: Any, name: str) -> Any:
+    """A column formatter: the customer as their email (and id), linked; the id in CSV."""
+    value = getattr(model, name)
+    if value is None or context is None:
+        return value
+    known: dict[int, str] = g.setdefault("customer_emails", {})
+    if value not in known:
+        known.update(customer_emails([value]))
+    url = url_for("admin_customers.details_view", id=value)
+    return Markup('<a href="{}">{} (#{})</a>').format(url, known.get(value, "?"), value)
+
+
 ORDER = link_to("admin_orders.details_view")
-CUSTOMER = link_to("admin_customers.details_view")
+CUSTOMER = customer_column
 WALLET = link_to("admin_wallets.details_view")
 
 
@@ -242,7 +288,13 @@ class ReadOnlyView(AdminOnly, ModelView):
         # A filter value the column cannot hold (a status that does not exist, a number
         # past the integer range) matches nothing: say so instead of failing the page.
         try:
-            return super().get_list(*args, **kwargs)
+            count, found = super().get_list(*args, **kwargs)
+            paying = [n for n, f in self.column_formatters.items() if f is PAYMENT]
+            remember_payment_names(getattr(row, n) for row in found for n in paying)
+            naming = [n for n, f in self.column_formatters.items() if f is CUSTOMER]
+            emails = customer_emails(getattr(row, n) for row in found for n in naming)
+            g.setdefault("customer_emails", {}).update(emails)
+            return count, found
         except (StatementError, LookupError, ValueError, OverflowError) as exc:
             db.session.rollback()
             cause = getattr(exc, "orig", None) or exc

@@ -15,6 +15,7 @@ from blueprints.admin.base import (
     WALLET,
     ReadOnlyView,
     money_column,
+    named_payment,
     record_links,
 )
 from models import Customer
@@ -96,6 +97,37 @@ class OrderView(ReadOnlyView):
     column_filters = ("status", "created_at", "total_minor", "customer.email", "customer_id")
     column_formatters = {"total_minor": money_column, "customer_id": CUSTOMER}
     column_default_sort = ("id", True)
+    # Named, never the `customer` relationship (it refuses to load: no money path reads it).
+    column_details_list = (*column_list, "updated_at", "lines", "payments", "refunds")
+    column_formatters_detail: dict[str, Any] = {
+        "total_minor": money_column,
+        "customer_id": CUSTOMER,
+        "lines": lambda v, c, m, n: Markup("<br>").join(
+            f"{line.quantity} x {line.product.sku} {line.product.name} at "
+            f"{money_text(line.unit_price_minor, m.currency)} = "
+            f"{money_text(line.line_total_minor, m.currency)}"
+            for line in m.lines
+        ),
+        "payments": lambda v, c, m, n: (
+            Markup("<br>").join(
+                Markup("{}: {}").format(named_payment(p.id), p.status.value)
+                for p in backoffice_records.order_records(m.id, "payments")
+            )
+            or "none (unpaid, or paid from the wallet: see the ledger)"
+        ),
+        "refunds": lambda v, c, m, n: (
+            Markup("<br>").join(
+                Markup('<a href="{}">refund #{}</a>: {}, {}').format(
+                    url_for("admin_refunds.details_view", id=r.id),
+                    r.id,
+                    r.status.value,
+                    money_text(r.amount_minor, r.currency),
+                )
+                for r in backoffice_records.order_records(m.id, "refunds")
+            )
+            or "none"
+        ),
+    }
 
 
 class WebhookView(ReadOnlyView):

@@ -10,7 +10,6 @@ from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
 from blueprints.admin.base import AdminOnly
-from services.backoffice import admins
 from services.backoffice.timeline import story
 
 
@@ -31,5 +30,4 @@ class PaymentStoryView(AdminOnly, BaseView):
             "dashboard/story.html",
             story=found,
             refund_key=uuid.uuid4(),  # born with the page, like the refund page's form
-            can_refund=admins.can(admins.current_admin(), admins.REFUND),
         )

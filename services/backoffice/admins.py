@@ -65,6 +65,11 @@ def can(admin: AdminUser | None, permission: str) -> bool:
     return admin is not None and permission in PERMISSIONS[admin.role]
 
 
+def roles_with(permission: str) -> list[str]:
+    """The roles that have `permission` ("refunder, admin"): what a refusal names."""
+    return [role.value for role, granted in PERMISSIONS.items() if permission in granted]
+
+
 def create_admin(email: str, password: str, role: AdminRole = AdminRole.ADMIN) -> AdminUser:
     """Create a dashboard user with a role (email already normalized). Commits."""
     admin = AdminUser(email=email, password_hash=generate_password_hash(password), role=role)

@@ -32,6 +32,16 @@ def customer_records(customer: Customer, what: str) -> list[Any]:
     )
 
 
+def order_records(order_id: int, what: str) -> list[Any]:
+    """An order's payments (every attempt, newest first) or refunds."""
+    model: Any = Payment if what == "payments" else Refund
+    return list(
+        db.session.scalars(
+            select(model).where(model.order_id == order_id).order_by(model.id.desc())
+        )
+    )
+
+
 def refunds_of_email(email: str) -> ColumnElement[bool]:
     """Refunds of the customer with this email: through their payment (a card payment or a
     top-up) or their order (an order paid from the wallet has no payment)."""

@@ -65,3 +65,22 @@ def test_a_refunder_refunds_but_cannot_touch_a_breaker(
     assert force_open(refunder) == 403
     assert admin_refund(refunder, payment_id) in (302, 303)
     assert rows(app, Refund) == 1
+
+
+def test_a_refusal_is_a_dashboard_page_that_names_the_roles(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = charged(app, committed_payment(app))
+    viewer = admin_as(app, client, "viewer")
+    page = viewer.get(f"/admin/refunds/payment/{payment_id}").get_data(as_text=True)
+    assert 'class="card card-body refund-form"' not in page  # no form the role cannot send
+    assert "needs the refunder or admin role" in page
+    refused = viewer.post(
+        f"/admin/refunds/payment/{payment_id}",
+        data={"csrf_token": admin_csrf(viewer), "reason": "broken mug", "amount": ""},
+    )
+    text = refused.get_data(as_text=True)
+    assert refused.status_code == 403
+    assert "dashboard-search" in text and "Back to the catalog" not in text
+    assert "refunder or admin" in text and "viewer" in text
+    assert rows(app, Refund) == 0
