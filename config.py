@@ -276,6 +276,10 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "REFUND_PROCESSING_LOOKUP_S": integer(
             env, "REFUND_PROCESSING_LOOKUP_S", 21600, low=60, why="a lookup per minute at most"
         ),
+        # A customer may ask for a refund of an order this long after it was paid.
+        "REFUND_REQUEST_WINDOW_DAYS": integer(
+            env, "REFUND_REQUEST_WINDOW_DAYS", 30, low=0, high=365, why="0: customers never ask"
+        ),
         "REFUND_PROCESSING_MAX_DAYS": integer(
             env, "REFUND_PROCESSING_MAX_DAYS", 30, low=1, high=120, why="Stripe: days, not months"
         ),

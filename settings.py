@@ -37,6 +37,7 @@ class PaymentSettings:
     pending_sweep_grace_s: int  # a pending row untouched this long has lost its job
     sca_timeout_s: int  # a customer at their bank this long is given up on
     public_url: str  # where customers reach the shop (their bank sends them back)
+    refund_request_window_days: int  # a customer may ask for a refund this long after paying
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class Settings:
                 pending_sweep_grace_s=int(c["PENDING_SWEEP_GRACE_S"]),
                 sca_timeout_s=int(c["SCA_TIMEOUT_S"]),
                 public_url=c["PUBLIC_URL"],
+                refund_request_window_days=int(c["REFUND_REQUEST_WINDOW_DAYS"]),
             ),
             card_testing=CardTestingSettings(
                 window_s=int(c["CARD_TESTING_WINDOW_S"]),

@@ -40,7 +40,9 @@ from services.payments.intake import NewPayment, pay_order_by_session
 from services.payments.orders import order_page
 from services.payments.presenters import refunds_of
 from services.platform.errors import ClientError, NotFoundError, form_message
+from services.refunds import requests as refund_requests
 from services.wallet.reads import wallet_in
+from settings import settings
 
 bp = Blueprint("checkout", __name__)
 
@@ -114,7 +116,29 @@ def order(order_id: int) -> ResponseReturnValue:
         page = order_page(current_user, order_id)
     except NotFoundError:
         abort(404)
-    return render_template("checkout/order.html", page=page)
+    return render_template(
+        "checkout/order.html",
+        page=page,
+        refund_requests=refund_requests.requests_of(order_id),
+        why_not_ask=refund_requests.why_not_ask(page.order),
+        window_days=settings().payments.refund_request_window_days,
+    )
+
+
+@bp.post("/orders/<id:order_id>/refund-request")
+@login_required
+def ask_refund(order_id: int) -> ResponseReturnValue:
+    """The customer asks for a refund of their order, with a reason; a person decides."""
+    try:
+        refund_requests.ask(current_user, order_id, request.form.get("reason", ""))
+        flash(_("We have your request. The shop will answer you by email."), "success")
+    except NotFoundError:
+        abort(404)
+    except ClientError as exc:
+        days = settings().payments.refund_request_window_days
+        is_refused = exc.code == "refund_not_askable"
+        flash(_(str(exc), days=days) if is_refused else form_message(exc), "error")
+    return redirect(url_for("checkout.order", order_id=order_id), code=303)
 
 
 @bp.get("/orders/<id:order_id>/checkout")

@@ -36,6 +36,7 @@ from models.refund import (
     RefundStatus,
     RefundTransition,
 )
+from models.refund_request import RefundRequest, RefundRequestStatus
 from models.wallet import Wallet
 
 __all__ = [
@@ -75,6 +76,8 @@ __all__ = [
     "ProviderCall",
     "ProviderCustomer",
     "Refund",
+    "RefundRequest",
+    "RefundRequestStatus",
     "RefundStatus",
     "RefundTransition",
     "Source",

@@ -36,5 +36,8 @@ class AdminUser(UserMixin, db.Model):  # type: ignore[name-defined]
         str_enum(AdminRole, "admin_role"), default=AdminRole.ADMIN, server_default="admin"
     )
 
+    # Where the admin reads the console's times (an IANA name; UTC until they choose).
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+
     def get_id(self) -> str:
         return f"admin:{self.id}"

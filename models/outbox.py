@@ -21,6 +21,7 @@ class EmailKind(enum.StrEnum):
     PAYMENT_FAILED = "payment_failed"  # subject: payment
     REFUND = "refund"  # subject: refund (succeeded)
     REFUND_FAILED = "refund_failed"  # subject: refund (failed after it had succeeded)
+    REFUND_DECLINED = "refund_declined"  # subject: refund request (declined, with why)
     REVIEW_ALERT = "review_alert"  # subject: payment (entered needs_review), to the admins
     # subject: refund (entered needs_review, or failed after it had succeeded), to the admins
     REFUND_ALERT = "refund_alert"

@@ -121,6 +121,9 @@ class Payment(db.Model):  # type: ignore[name-defined]
         Index("ix_payments_status_created_at", "status", "created_at"),
         # The dashboard's search by the provider's id alone (the UNIQUE leads with provider).
         Index("ix_payments_provider_payment_id", "provider_payment_id"),
+        # ... and by the card's last four digits, or the amount (newest first).
+        Index("ix_payments_card_last4_id", "card_last4", "id"),
+        Index("ix_payments_amount_minor_id", "amount_minor", "id"),
         # One payment in progress or done per order: a second tab or a second render of
         # the checkout page (another key) cannot start a second charge. Failed ones don't count.
         Index(

@@ -9,7 +9,13 @@ from flask_admin import Admin
 from flask_admin.theme import Bootstrap4Theme
 
 from blueprints.admin.auth import bp
-from blueprints.admin.base import record_links
+from blueprints.admin.base import (
+    breaker_event,
+    console_time,
+    customer_email,
+    named_payment,
+    record_links,
+)
 from blueprints.admin.catalog import CatalogView
 from blueprints.admin.disputes import DisputeView
 from blueprints.admin.outbox import OutboxView
@@ -22,6 +28,7 @@ from blueprints.admin.records import (
     WalletView,
     WebhookView,
 )
+from blueprints.admin.refund_requests import RefundRequestsView
 from blueprints.admin.refunds import RefundsView, RefundView
 from blueprints.admin.search import SearchView
 from blueprints.admin.story import PaymentStoryView
@@ -41,6 +48,7 @@ from models import (
     Wallet,
 )
 from services.backoffice import admins
+from services.backoffice.names import answer_in_words
 
 
 def register(app: Flask) -> None:
@@ -58,6 +66,7 @@ def register(app: Flask) -> None:
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))
     admin.add_view(CatalogView(name="Catalog", endpoint="catalog"))
     admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
+    admin.add_view(RefundRequestsView(name="Refund requests", endpoint="refund_requests"))
     admin.add_view(PaymentStoryView(name="Payment", endpoint="story", url="/admin/payment"))
     admin.add_view(SearchView(name="Search", endpoint="search"))
     admin.add_view(UsersView(name="Users", endpoint="users"))
@@ -77,6 +86,11 @@ def register(app: Flask) -> None:
     # `can('refund')`: a page renders the forms and buttons of the admin's role only
     app.jinja_env.globals["can"] = lambda permission: admins.can(admins.current_admin(), permission)
     app.jinja_env.filters["record_links"] = record_links
+    app.jinja_env.filters["named_payment"] = named_payment
+    app.jinja_env.filters["console_time"] = console_time
+    app.jinja_env.filters["customer_email"] = customer_email
+    app.jinja_env.filters["breaker_event"] = breaker_event
+    app.jinja_env.filters["answer_in_words"] = answer_in_words
 
 
 def _with_language(response: Response) -> Response:

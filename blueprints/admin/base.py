@@ -7,6 +7,7 @@ import enum
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from flask import flash, g, redirect, request, url_for
@@ -20,6 +21,7 @@ from markupsafe import Markup, escape
 from sqlalchemy.exc import StatementError
 
 from extensions import db
+from models.money import exponent_of
 from models.types import parse_row_id
 from services.backoffice import admins
 from services.backoffice.names import PaymentName, customer_emails, payment_names
@@ -60,6 +62,26 @@ class AdminOnly:
 
     def inaccessible_callback(self, name: Any, **kwargs: Any) -> ResponseReturnValue:
         return redirect(url_for("admin_auth.login", next=request.full_path.rstrip("?")))
+
+
+def console_time(moment: datetime | None) -> str:
+    """A time as the admin reads it: in their time zone (UTC until they choose one on
+    the Users page), to the second, the zone named ("2026-12-05 23:44:58 CET")."""
+    if moment is None:
+        return "-"
+    if "console_zone" not in g:
+        g.console_zone = admins.zone_of(admins.current_admin())
+    local = _aware(moment).astimezone(g.console_zone)
+    return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname()}"
+
+
+def breaker_event(entry: str) -> str:
+    """A breaker's logged event ("1796395208504 forced open": Redis' clock in ms, then
+    what happened) with its time as the admin reads it."""
+    stamp, _, what = entry.partition(" ")
+    if not stamp.isdigit():
+        return entry
+    return f"{console_time(datetime.fromtimestamp(int(stamp) / 1000, UTC))}: {what}"
 
 
 def link_to(endpoint: str, **fixed: Any) -> Any:
@@ -127,21 +149,38 @@ def payment_column(view: Any, context: Any, model: Any, name: str) -> Any:
 PAYMENT = payment_column
 
 
+def customer_email(customer_id: int) -> str:
+    """The customer's email (a page's are loaded at once by its list; any other is one
+    query)."""
+    known: dict[int, str] = g.setdefault("customer_emails", {})
+    if customer_id not in known:
+        known.update(customer_emails([customer_id]))
+    return known.get(customer_id, f"#{customer_id}")
+
+
 def customer_column(view: Any, context: Any, model: Any, name: str) -> Any:
     """A column formatter: the customer as their email (and id), linked; the id in CSV."""
     value = getattr(model, name)
     if value is None or context is None:
         return value
-    known: dict[int, str] = g.setdefault("customer_emails", {})
-    if value not in known:
-        known.update(customer_emails([value]))
     url = url_for("admin_customers.details_view", id=value)
-    return Markup('<a href="{}">{} (#{})</a>').format(url, known.get(value, "?"), value)
+    return Markup('<a href="{}">{} (#{})</a>').format(url, customer_email(value), value)
 
 
 ORDER = link_to("admin_orders.details_view")
 CUSTOMER = customer_column
 WALLET = link_to("admin_wallets.details_view")
+
+
+MONEY_COLUMNS = frozenset({"amount_minor", "total_minor", "balance_minor", "balance_after_minor"})
+
+
+def decimal_amount(amount_minor: int | None, currency: str) -> str:
+    """An amount as a plain decimal number in its currency's units ("12.34", JPY "1234"),
+    as a spreadsheet sums it."""
+    if amount_minor is None:
+        return ""
+    return str(Decimal(amount_minor).scaleb(-exponent_of(currency)))
 
 
 def money_column(view: Any, context: Any, model: Any, name: str) -> str:
@@ -228,21 +267,22 @@ class ReadOnlyView(AdminOnly, ModelView):
     can_set_page_size = False
     named_filter_urls = True
     filter_converter = FilterConverter()  # ?flt1_status_equals=succeeded, readable and linkable
-    # One readable form of time everywhere: UTC to the second, no microseconds.
+    # One readable form of time everywhere: the admin's zone, to the second, named;
+    # CSV in ISO 8601 with the offset (UTC), as a spreadsheet or a script reads it.
     column_type_formatters = {
         **typefmt.BASE_FORMATTERS,
         enum.Enum: _enum_value,
-        datetime: lambda view, value, name: f"{value:%Y-%m-%d %H:%M:%S} UTC",
+        datetime: lambda view, value, name: console_time(value),
     }
     column_type_formatters_detail = {
         **typefmt.DETAIL_FORMATTERS,
         enum.Enum: _enum_value,
-        datetime: lambda view, value, name: f"{value:%Y-%m-%d %H:%M:%S} UTC",
+        datetime: lambda view, value, name: console_time(value),
     }
     column_type_formatters_export = {
         **typefmt.EXPORT_FORMATTERS,
         enum.Enum: _enum_value,
-        datetime: lambda view, value, name: f"{value:%Y-%m-%d %H:%M:%S}Z",
+        datetime: lambda view, value, name: _aware(value).astimezone(UTC).isoformat("T", "seconds"),
     }
     column_labels = {
         "amount_minor": "Amount",
@@ -253,12 +293,37 @@ class ReadOnlyView(AdminOnly, ModelView):
         "provider_refund_id": "Provider's id",
         "idempotency_key": "Key",
         "customer.email": "Customer email",
-        "created_at": "Created (UTC)",
-        "updated_at": "Updated (UTC)",
+        "customer_id": "Customer id",
+        "created_at": "Created",
+        "updated_at": "Updated",
     }
 
+    def get_export_columns(self) -> list[tuple[Any, str]]:
+        """The list's columns, and for a spreadsheet: the currency beside the first
+        amount (amounts are plain decimal numbers there), the customer's email beside
+        their id."""
+        columns = list(super().get_export_columns())
+        names = [name for name, _ in columns]
+        money = [i for i, name in enumerate(names) if name in MONEY_COLUMNS]
+        if money and "currency" not in names:
+            columns.insert(money[0] + 1, ("currency", "Currency"))
+        if "customer_id" in names:
+            columns.insert(names.index("customer_id") + 1, ("customer_email", "Customer email"))
+        return columns
+
+    def currency_of(self, model: Any) -> str:
+        return str(model.currency)
+
     def get_export_value(self, model: Any, name: Any) -> Any:
-        return spreadsheet_safe(super().get_export_value(model, name))
+        if name == "customer_email":
+            value: Any = customer_email(model.customer_id)
+        elif name == "currency":
+            value = self.currency_of(model)
+        elif name in MONEY_COLUMNS:
+            value = decimal_amount(getattr(model, name), self.currency_of(model))
+        else:
+            value = super().get_export_value(model, name)
+        return spreadsheet_safe(value)
 
     def get_one(self, id: Any) -> Any:
         # `?id=abc` or an id past the integer range names no row: "record does not
@@ -291,8 +356,7 @@ class ReadOnlyView(AdminOnly, ModelView):
             count, found = super().get_list(*args, **kwargs)
             paying = [n for n, f in self.column_formatters.items() if f is PAYMENT]
             remember_payment_names(getattr(row, n) for row in found for n in paying)
-            naming = [n for n, f in self.column_formatters.items() if f is CUSTOMER]
-            emails = customer_emails(getattr(row, n) for row in found for n in naming)
+            emails = customer_emails(getattr(row, "customer_id", None) for row in found)
             g.setdefault("customer_emails", {}).update(emails)
             return count, found
         except (StatementError, LookupError, ValueError, OverflowError) as exc:

@@ -8,7 +8,7 @@ from flask.typing import ResponseReturnValue
 from flask_admin import AdminIndexView, BaseView, expose
 from redis.exceptions import RedisError
 
-from blueprints.admin.base import AdminOnly
+from blueprints.admin.base import AdminOnly, remember_payment_names
 from extensions import db
 from models.types import utcnow
 from services.backoffice import actions, admins, alerts, dashboard
@@ -59,8 +59,13 @@ class UnknownPaymentsView(AdminOnly, BaseView):
 
     @expose("/")
     def index(self) -> ResponseReturnValue:
+        rows = dashboard.unknown_payments()
+        remember_payment_names(row["payment"].id for row in rows)
         return self.render(
-            "dashboard/unknown.html", rows=dashboard.unknown_payments(), now=utcnow()
+            "dashboard/unknown.html",
+            rows=rows,
+            now=utcnow(),
+            pending=dashboard.payment_stats()["watched"].get("pending"),
         )
 
     @expose("/<id:payment_id>/reconcile", methods=["POST"])

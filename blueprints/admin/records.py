@@ -169,6 +169,10 @@ class LedgerView(ReadOnlyView):
     )
     column_filters = ("wallet_id", "kind", "source_kind", "source_id")
     column_searchable_list = ("operation_id", "memo")
+
+    def currency_of(self, model: Any) -> str:
+        return wallet_currency(model.wallet_id)
+
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {
         **{

@@ -9,7 +9,7 @@ from flask import abort
 from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 
-from blueprints.admin.base import AdminOnly
+from blueprints.admin.base import AdminOnly, console_time
 from services.backoffice.timeline import story
 
 
@@ -23,7 +23,7 @@ class PaymentStoryView(AdminOnly, BaseView):
 
     @expose("/<id:payment_id>")
     def payment(self, payment_id: int) -> ResponseReturnValue:
-        found = story(payment_id)
+        found = story(payment_id, console_time)
         if found is None:
             abort(404)
         return self.render(

@@ -23,7 +23,20 @@ class UsersView(AdminOnly, BaseView):
             users=admins.all_admins(),
             roles=list(AdminRole),
             can_manage=admins.can(admins.current_admin(), admins.USERS),
+            admin_user=admins.current_admin(),
+            zones=admins.common_zones(),
         )
+
+    @expose("/time-zone", methods=["POST"])
+    def time_zone(self) -> ResponseReturnValue:
+        """Every dashboard user chooses the zone they read times in."""
+        admin = admins.current_admin()
+        assert admin is not None
+        try:
+            flash(admins.set_time_zone(admin, request.form.get("time_zone", "")), "success")
+        except ClientError as exc:
+            flash(str(exc), "error")
+        return redirect(url_for("users.index"), code=303)
 
     @expose("/<id:admin_id>/role", methods=["POST"])
     def role(self, admin_id: int) -> ResponseReturnValue:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from flask import session
 from sqlalchemy import select
@@ -63,6 +65,36 @@ PERMISSIONS: dict[AdminRole, frozenset[str]] = {
 
 def can(admin: AdminUser | None, permission: str) -> bool:
     return admin is not None and permission in PERMISSIONS[admin.role]
+
+
+def zone_of(admin: AdminUser | None) -> ZoneInfo:
+    """The time zone the admin reads the console in (UTC for none, or a name that no
+    longer exists)."""
+    try:
+        return ZoneInfo(admin.time_zone if admin is not None else "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def common_zones() -> list[str]:
+    """Every zone name a person may choose, sorted (the form's suggestions)."""
+    return sorted(_zones())
+
+
+@functools.cache
+def _zones() -> frozenset[str]:
+    return frozenset(available_timezones() | {"UTC"})
+
+
+def set_time_zone(admin: AdminUser, name: str) -> str:
+    """Read the console's times in this IANA zone ("Europe/Rome"). Commits; raises
+    ClientError for a name that is not a zone."""
+    cleaned = name.strip()
+    if cleaned not in _zones():
+        raise ClientError(f"no time zone {cleaned[:64]!r} (e.g. Europe/Rome)", code="invalid_zone")
+    admin.time_zone = cleaned
+    db.session.commit()
+    return f"times are shown in {cleaned}"
 
 
 def roles_with(permission: str) -> list[str]:

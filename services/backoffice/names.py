@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -65,3 +66,35 @@ def customer_emails(customer_ids: Iterable[int | None]) -> dict[int, str]:
         return {}
     found = db.session.execute(select(Customer.id, Customer.email).where(Customer.id.in_(wanted)))
     return {row[0]: row[1] for row in found}
+
+
+# A provider's last answer, as the raw text our clients keep (providers/http.py and each
+# provider's client), read into what an operator decides on. First match wins.
+ANSWER_WORDS = (
+    (re.compile(r"timeout|timed out", re.I), "a timeout: no answer in time (it may have acted)"),
+    (
+        re.compile(r"broken after sending|reset|aborted", re.I),
+        "the connection broke after sending (it may have acted)",
+    ),
+    (
+        re.compile(r"provider error 5\d\d|HTTP 5\d\d|\b50[0-9]\b", re.I),
+        "a 5xx: the provider failed (it may have acted)",
+    ),
+    (re.compile(r"circuit|breaker", re.I), "not sent: the provider's breaker was open"),
+    (
+        re.compile(r"connect|unreachable|refused the connection|Max retries", re.I),
+        "the provider could not be reached",
+    ),
+    (re.compile(r"declin|refus|\b4\d\d\b", re.I), "a refusal"),
+    (re.compile(r"malformed|not ours|does not match|mismatch", re.I), "an answer we do not trust"),
+)
+
+
+def answer_in_words(raw: str | None) -> str:
+    """What the provider's last answer was, in a few words ('' for none)."""
+    if not raw:
+        return ""
+    for pattern, words in ANSWER_WORDS:
+        if pattern.search(raw):
+            return words
+    return "another answer: see the text"

@@ -1,17 +1,22 @@
 """The dashboard's one search box: whatever an operator has at hand (a payment id, an
-idempotency key, an order id, a customer's email, the provider's payment id, a webhook
-event id, a refund id or the provider's refund id) finds the payments it names. Every
-lookup is one indexed equality; nothing scans history."""
+idempotency key, an order id, a customer's email, the card's last four digits, an
+amount ("10.00", "EUR 10,00", "10"), the provider's payment id, a webhook event id, a
+refund id or the provider's refund id) finds the payments it names. Every lookup is one
+indexed equality (newest first, bounded); nothing scans history."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import select
 
 from extensions import db
 from models import Customer, Payment, ProcessedWebhook, Refund
+from models.money import exponent_of
 from models.types import parse_row_id, parse_uuid
 
 MAX_HITS = 50
@@ -44,6 +49,15 @@ def search(raw: str) -> list[Hit]:
     if key is not None:
         add(_ids(select(Payment.id).where(Payment.idempotency_key == key)), "idempotency key")
         add(_ids(select(Refund.payment_id).where(Refund.idempotency_key == key)), "refund key")
+    if LAST4.fullmatch(text):
+        add(_newest(Payment.card_last4 == text), "card's last 4")
+    amount = _amount(text)
+    if amount is not None:
+        minor, currency = amount
+        where = Payment.amount_minor == minor
+        add(
+            _newest(where if currency is None else where & (Payment.currency == currency)), "amount"
+        )
     if "@" in text:
         add(
             _ids(
@@ -71,6 +85,33 @@ def search(raw: str) -> list[Hit]:
         select(Payment).where(Payment.id.in_(list(found))).order_by(Payment.id.desc())
     ).all()
     return [Hit(p, found[p.id]) for p in payments[:MAX_HITS]]
+
+
+LAST4 = re.compile(r"[0-9]{4}")
+AMOUNT = re.compile(
+    r"(?:(?P<before>[A-Za-z]{3})\s*)?(?P<number>[0-9]{1,9}(?:[.,][0-9]{1,3})?)"
+    r"(?:\s*(?P<after>[A-Za-z]{3}))?"
+)
+
+
+def _amount(text: str) -> tuple[int, str | None] | None:
+    """An amount typed as people type it, in minor units of its currency (two decimals
+    when none is named), with the currency if named; None when it is not one."""
+    found = AMOUNT.fullmatch(text)
+    if found is None:
+        return None
+    named = (found.group("before") or found.group("after") or "").upper() or None
+    try:
+        exponent = exponent_of(named) if named else 2
+    except ValueError:
+        return None
+    number = Decimal(found.group("number").replace(",", "."))
+    minor = number.scaleb(exponent)
+    return (int(minor), named) if minor == minor.to_integral_value() and minor > 0 else None
+
+
+def _newest(where: Any) -> list[int]:
+    return _ids(select(Payment.id).where(where).order_by(Payment.id.desc()).limit(MAX_HITS))
 
 
 def _ids(statement: object) -> list[int]:

@@ -5,7 +5,7 @@ answer to "did the payment go through?" in one sentence."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import (
+    OPEN_REFUND_STATUSES,
     Dispute,
     DisputeTransition,
     EmailKind,
@@ -24,6 +25,7 @@ from models import (
     ProcessedWebhook,
     ProviderCall,
     Refund,
+    RefundStatus,
     RefundTransition,
     TransitionSource,
     WebhookState,
@@ -46,9 +48,28 @@ class Story:
     payment: Payment
     verdict: str
     events: list[Event]
+    refunded_minor: int = 0  # refunds that succeeded
+    refunding_minor: int = 0  # refunds on their way (pending, unknown, processing)
+    disputed_minor: int = 0  # taken back by the bank (a dispute's funds withdrawn)
+
+    @property
+    def captured_minor(self) -> int:
+        return self.payment.amount_minor if self.payment.status == PaymentStatus.SUCCEEDED else 0
+
+    @property
+    def net_minor(self) -> int:
+        """What the shop keeps: captured less what went back (or is on its way)."""
+        return (
+            self.captured_minor - self.refunded_minor - self.refunding_minor - self.disputed_minor
+        )
 
 
-def story(payment_id: int) -> Story | None:
+def _utc(moment: datetime) -> str:
+    return f"{moment:%H:%M:%S} UTC"
+
+
+def story(payment_id: int, time_text: Callable[[datetime], str] = _utc) -> Story | None:
+    """The payment's story; `time_text` writes the verdict's times (the console's zone)."""
     payment = db.session.get(Payment, payment_id)
     if payment is None:
         return None
@@ -64,6 +85,7 @@ def story(payment_id: int) -> Story | None:
         .order_by(ProcessedWebhook.received_at)
     ).all()
     refunds = db.session.scalars(select(Refund).where(Refund.payment_id == payment_id)).all()
+    disputes = db.session.scalars(select(Dispute).where(Dispute.payment_id == payment_id)).all()
     events = [
         Event(
             payment.created_at,
@@ -88,11 +110,12 @@ def story(payment_id: int) -> Story | None:
         )
     for call in calls:
         answer = f"HTTP {call.http_status}" if call.http_status else (call.error or "no answer")
+        attempt = f", attempt {call.attempt}" if call.attempt else ""
         events.append(
             Event(
                 call.started_at,
                 "call",
-                f"{call.operation} #{call.attempt or '-'} {call.endpoint or ''}: {call.outcome} "
+                f"{call.operation} call{attempt} {call.endpoint or ''}: {call.outcome} "
                 f"({answer}, {call.duration_ms:.0f} ms"
                 + (f", request {call.request_id}" if call.request_id else "")
                 + ")",
@@ -109,7 +132,7 @@ def story(payment_id: int) -> Story | None:
     for refund in refunds:
         label = f"refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}"
         events += _movement_events("refund", label, RefundTransition, refund.id)
-    for dispute in db.session.scalars(select(Dispute).where(Dispute.payment_id == payment_id)):
+    for dispute in disputes:
         label = (
             f"dispute #{dispute.id} ({dispute.provider_dispute_id}, {dispute.reason or '-'}) "
             f"of {money_text(dispute.amount_minor, dispute.currency)}"
@@ -128,7 +151,15 @@ def story(payment_id: int) -> Story | None:
             )
         )
     events.sort(key=lambda e: e.at)
-    return Story(payment, verdict(payment, transitions, webhooks), events)
+    return Story(
+        payment,
+        verdict(payment, transitions, webhooks, time_text),
+        events,
+        refunded_minor=sum(r.amount_minor for r in refunds if r.status == RefundStatus.SUCCEEDED),
+        refunding_minor=sum(r.amount_minor for r in refunds if r.status in OPEN_REFUND_STATUSES)
+        - sum(r.amount_minor for r in refunds if r.status == RefundStatus.SUCCEEDED),
+        disputed_minor=sum(d.withdrawn_minor for d in disputes if d.is_effect_applied),
+    )
 
 
 def _movement_events(kind: str, label: str, model: Any, row_id: int) -> list[Event]:
@@ -149,10 +180,11 @@ def verdict(
     payment: Payment,
     moves: Sequence[PaymentTransition],
     hooks: Sequence[ProcessedWebhook],
+    time_text: Callable[[datetime], str] = _utc,
 ) -> str:
     """Did the payment go through? One sentence, from our own records."""
     last = moves[-1] if moves else None
-    when = f"{last.created_at:%H:%M:%S}" if last else "-"
+    when = time_text(last.created_at) if last else "-"
     if payment.status == PaymentStatus.SUCCEEDED:
         confirmed = [
             t
@@ -169,9 +201,9 @@ def verdict(
         ]
         text = f"Charged once: {payment.provider_payment_id or 'no provider id'}"
         if admin:
-            return f"{text}, decided by {admin[-1].actor} at {admin[-1].created_at:%H:%M:%S}."
+            return f"{text}, decided by {admin[-1].actor} at {time_text(admin[-1].created_at)}."
         if confirmed:
-            text += f", confirmed by the provider at {confirmed[0].created_at:%H:%M:%S}"
+            text += f", confirmed by the provider at {time_text(confirmed[0].created_at)}"
         if by_hook:
             text += f"{' and' if confirmed else ', confirmed'} by webhook {by_hook[0].event_id}"
         return text + "."
@@ -181,7 +213,7 @@ def verdict(
     if payment.status == PaymentStatus.UNKNOWN:
         return (
             f"Outcome unknown: asked the provider {payment.reconcile_attempts} times; next lookup "
-            f"{payment.next_reconcile_at:%H:%M:%S}."
+            f"{time_text(payment.next_reconcile_at)}."
             if payment.next_reconcile_at
             else f"Outcome unknown: asked the provider {payment.reconcile_attempts} times."
         )

@@ -16,12 +16,13 @@ from typing import Any
 
 from flask import render_template
 from flask_babel import force_locale, gettext
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import selectinload
 
 from extensions import db
 from models import (
+    OPEN_REFUND_STATUSES,
     Alert,
     Customer,
     Dispute,
@@ -33,6 +34,7 @@ from models import (
     Payment,
     PaymentTransition,
     Refund,
+    RefundRequest,
     RefundTransition,
 )
 from models.money import DEFAULT_LOCALE, N_
@@ -45,6 +47,7 @@ SUBJECTS = {
     EmailKind.PAYMENT_FAILED: N_("Your payment #%(id)s did not go through"),
     EmailKind.REFUND: N_("Your refund #%(id)s"),
     EmailKind.REFUND_FAILED: N_("Your refund #%(id)s did not go through"),
+    EmailKind.REFUND_DECLINED: N_("Your refund request #%(id)s"),
     EmailKind.REVIEW_ALERT: N_("Payment #%(id)s needs review"),
     EmailKind.REFUND_ALERT: N_("Refund #%(id)s needs attention"),
     EmailKind.DISPUTE_ALERT: N_("Dispute #%(id)s: a chargeback or inquiry"),
@@ -117,6 +120,7 @@ SUBJECT_MODELS: dict[EmailKind, Any] = {
     EmailKind.PAYMENT_FAILED: Payment,
     EmailKind.REFUND: Refund,
     EmailKind.REFUND_FAILED: Refund,
+    EmailKind.REFUND_DECLINED: RefundRequest,
     EmailKind.REVIEW_ALERT: Payment,
     EmailKind.REFUND_ALERT: Refund,
     EmailKind.DISPUTE_ALERT: Dispute,
@@ -247,6 +251,30 @@ def rendered_message(outbox_id: int) -> ShownMessage | None:
     return ShownMessage(row, [(k, str(v)) for k, v in message.items()], text, html)
 
 
+def _refund_context(refund: Refund | None) -> dict[str, object]:
+    """A refund's email: its payment (the card), its order, and what the customer paid
+    in the end (the charge less every refund that did not fail)."""
+    if refund is None:
+        raise LookupError("the refund is gone")
+    payment = db.session.get(Payment, refund.payment_id) if refund.payment_id else None
+    order_id = payment.order_id if payment is not None else refund.order_id
+    order = db.session.get(Order, order_id) if order_id else None
+    charged = payment.amount_minor if payment is not None else (order.total_minor if order else 0)
+    same = Refund.payment_id == refund.payment_id if payment else Refund.order_id == order_id
+    refunded = db.session.scalar(
+        select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
+            same, Refund.status.in_(OPEN_REFUND_STATUSES)
+        )
+    )
+    return {
+        "refund": refund,
+        "payment": payment,
+        "order": order,
+        "refunded_minor": int(refunded or 0),
+        "net_minor": max(0, charged - int(refunded or 0)),
+    }
+
+
 def _subject_of(row: OutboxMessage, subjects: Subjects) -> dict[str, object]:
     get = db.session.get
     if row.kind == EmailKind.WELCOME:
@@ -254,9 +282,10 @@ def _subject_of(row: OutboxMessage, subjects: Subjects) -> dict[str, object]:
     if row.kind == EmailKind.WALLET_RECEIPT:
         return {"order": get(Order, row.subject_id)}
     if row.kind in (EmailKind.REFUND, EmailKind.REFUND_FAILED):
-        refund = get(Refund, row.subject_id)
-        payment = get(Payment, refund.payment_id) if refund and refund.payment_id else None
-        return {"refund": refund, "payment": payment}
+        return _refund_context(get(Refund, row.subject_id))
+    if row.kind == EmailKind.REFUND_DECLINED:
+        request = get(RefundRequest, row.subject_id)
+        return {"request": request, "order": get(Order, request.order_id) if request else None}
     if row.kind == EmailKind.REFUND_ALERT:
         why = db.session.scalar(
             select(RefundTransition.reason)

@@ -70,6 +70,7 @@ FORM_MESSAGES = {
     "payment_not_found": N_("We could not find this payment."),
     "invalid_amount": N_("This amount cannot be paid here."),
     "amount_too_small": N_("Card payments start at %(minimum)s."),
+    "reason_required": N_("Tell us why, in 5 to 500 characters."),
     "too_many_declines": N_(
         "Too many card payments were declined. Please wait a few minutes before you try again."
     ),

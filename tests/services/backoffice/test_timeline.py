@@ -33,10 +33,10 @@ def test_charged(app: Flask, sandbox: Any) -> None:
         charge_payment(payment_id)
     verdict, events = _told(app, payment_id)
     assert re.fullmatch(
-        r"Charged once: pi_\w+, confirmed by the provider at \d\d:\d\d:\d\d\.", verdict
+        r"Charged once: pi_\w+, confirmed by the provider at \d\d:\d\d:\d\d UTC\.", verdict
     )
     assert [e.split(":")[0] for e in events] == ["intent", "call", "transition", "email"]
-    assert "charge #1 POST /v1/payment_intents: Succeeded (HTTP 200" in events[1]
+    assert "charge call, attempt 1 POST /v1/payment_intents: Succeeded (HTTP 200" in events[1]
 
 
 def test_declined(app: Flask, sandbox: Any) -> None:
