@@ -21,7 +21,7 @@ from flask_login import current_user, login_required
 
 from extensions import db
 from models import Order, OrderStatus
-from models.types import parse_uuid
+from models.types import parse_uuid, utcnow
 from services.accounts.customers import session_customer
 from services.catalog.products import active_product, products_by_sku
 from services.payments.authentication import request_check
@@ -39,6 +39,7 @@ from services.payments.checkout import (
 from services.payments.intake import NewPayment, pay_order_by_session
 from services.payments.orders import order_page
 from services.payments.presenters import refunds_of
+from services.payments.waiting import provider_pause
 from services.platform.errors import ClientError, NotFoundError, form_message
 from services.refunds import requests as refund_requests
 from services.wallet.reads import wallet_in
@@ -215,6 +216,9 @@ def payment_status(payment_id: int) -> ResponseReturnValue:
         payment=payment,
         refunds=refunds_of(payment_id=payment.id),
         refresh_s=None if payment.status.is_final else STATUS_REFRESH_S,
+        pause=provider_pause(payment),
+        now=utcnow(),
+        is_back_from_bank=request.args.get("back") == "bank",
     )
 
 
@@ -229,7 +233,10 @@ def return_from_bank(payment_id: int) -> ResponseReturnValue:
     except NotFoundError:
         abort(404)
     request_check(payment)
-    return redirect(url_for("checkout.payment_status", payment_id=payment.id), code=303)
+    # Back from the bank: the page says it is checking, not "confirm" again.
+    return redirect(
+        url_for("checkout.payment_status", payment_id=payment.id, back="bank"), code=303
+    )
 
 
 def _order_or_404(order_id: int) -> Order:

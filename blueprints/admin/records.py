@@ -215,11 +215,8 @@ def customer_records(customer: Customer, what: str) -> Markup:
             url, text = url_for("admin_orders.details_view", id=row.id), "order"
             said = f"{row.status.value}, {money_text(row.total_minor, row.currency)}"
         elif what == "payments":
-            url, text = url_for("story.payment", payment_id=row.id), "payment"
-            said = (
-                f"{row.status.value}, {money_text(row.amount_minor, row.currency)} "
-                f"with {row.provider}"
-            )
+            lines.append(Markup("{}: {}").format(named_payment(row.id), row.status.value))
+            continue
         elif what == "refunds":
             url, text = url_for("admin_refunds.details_view", id=row.id), "refund"
             said = f"{row.status.value}, {money_text(row.amount_minor, row.currency)}"

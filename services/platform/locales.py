@@ -24,10 +24,10 @@ def current_locale() -> str:
 
 
 def datetime_text(moment: datetime, locale: str | None = None) -> str:
-    """A time as a person reads it in `locale` or this request's, in UTC, to the minute."""
-    return str(
-        format_datetime(moment, format="medium", tzinfo=UTC, locale=locale or current_locale())
-    )
+    """A time as a person reads it in `locale` or this request's, in UTC, to the second,
+    the zone said ("Dec 5, 2026, 10:44:58 PM UTC")."""
+    shown = format_datetime(moment, format="medium", tzinfo=UTC, locale=locale or current_locale())
+    return f"{shown} UTC"
 
 
 def money_text(amount_minor: int, currency: str, locale: str | None = None) -> str:

@@ -76,10 +76,15 @@ def _bank(browser: Any, button: str) -> None:
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    browser.find_element(By.ID, "confirm-with-bank").click()
+    confirm = browser.find_element(By.ID, "confirm-with-bank")
+    drawn = confirm.value_of_css_property("background-color")
+    assert confirm.get_attribute("role") == "button" and drawn != "rgba(0, 0, 0, 0)", drawn
+    confirm.click()
     WebDriverWait(browser, 15).until(ec.title_contains("3D Secure"))
     browser.find_element(By.ID, button).click()
-    WebDriverWait(browser, 15).until(ec.url_matches(r"/payments/\d+$"))
+    WebDriverWait(browser, 15).until(ec.url_matches(r"/payments/\d+\?back=bank$"))
+    # Back from the bank, the page never asks to confirm again while it checks.
+    assert "Confirm with your bank" not in browser.find_element(By.TAG_NAME, "h2").text
 
 
 def _payments(live: Flask) -> list[Payment]:

@@ -11,12 +11,12 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from extensions import db
-from models import PaymentStatus, PaymentTransition
+from models import Payment, PaymentStatus, PaymentTransition
 from services.payments.charging import charge_payment
 from services.platform.provider_clients import breaker_for
-from tests.admin_support import admin_csrf
+from tests.admin_support import admin_csrf, force_open
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment, tune_breaker, unknown_payment
+from tests.helpers import committed_payment, payment, tune_breaker, unknown_payment
 
 
 def test_resolve_needs_a_reason_and_records_the_admin(
@@ -114,3 +114,36 @@ def test_resolving_needs_a_confirmation_and_reconcile_now_says_due_now(
     )
     page = admin_client.get("/admin/unknown/").get_data(as_text=True)
     assert "due now" in page  # not a time in the past, not one five minutes out
+
+
+def test_breaker_history_reads_as_times_not_epoch_numbers(
+    admin_client: FlaskClient, app: Flask
+) -> None:
+    assert force_open(admin_client) in (302, 303)
+    page = admin_client.get("/admin/").get_data(as_text=True)
+    history = re.search(r"(?s)Recent transitions and overrides</summary>(.*?)</details>", page)
+    assert history and re.search(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: forced open", history.group(1)
+    )
+    assert not re.search(r"\d{13}", history.group(1))
+
+
+def test_the_unknown_list_names_payments_and_says_the_answer_in_words(
+    admin_client: FlaskClient, app: Flask
+) -> None:
+    empty = admin_client.get("/admin/unknown/").get_data(as_text=True)
+    assert (
+        "No payment is unknown or waiting for a person." in empty and "still pending" not in empty
+    )
+    committed_payment(app)  # queued, not sent yet
+    assert "1 is still pending" in admin_client.get("/admin/unknown/").get_data(as_text=True)
+    stuck = unknown_payment(app)
+    with app.app_context():
+        found = db.session.get(Payment, stuck)
+        assert found is not None
+        found.last_error = "read timeout: HTTPConnectionPool(host='x'): Read timed out."
+        db.session.commit()
+    page = admin_client.get("/admin/unknown/").get_data(as_text=True)
+    assert re.search(rf">#{stuck}, €10.00, customer\d+@example.com, stripe, no card yet</a>", page)
+    assert "a timeout: no answer in time (it may have acted)<details>" in page
+    assert "Read timed out." in page  # the raw text, behind the disclosure

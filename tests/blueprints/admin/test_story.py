@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 from flask import Flask
@@ -12,7 +13,9 @@ from sqlalchemy import select
 from extensions import db
 from models import Refund
 from services.payments.charging import charge_payment
-from tests.admin_support import admin_as
+from services.refunds.issue import refund_payment
+from services.refunds.sending import send_refund
+from tests.admin_support import admin_as, admin_csrf
 from tests.helpers import charged, committed_payment
 
 
@@ -48,3 +51,45 @@ def test_a_refunder_refunds_from_the_payments_own_page_and_its_ids_are_links(
         [refund_id] = db.session.scalars(select(Refund.id)).all()
     story = refunder.get(f"/admin/payment/{payment_id}").get_data(as_text=True)
     assert f'href="/admin/admin_refunds/details/?id={refund_id}">refund #{refund_id}</a>' in story
+
+
+def test_after_a_partial_refund_the_header_says_what_is_left(
+    app: Flask, admin_client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = charged(app, committed_payment(app))
+    with app.app_context():
+        refund_payment(payment_id, 500, "one cup of two broke", "ops@example.com", uuid.uuid4())
+        send_refund(db.session.scalars(select(Refund.id)).one())
+    page = admin_client.get(f"/admin/payment/{payment_id}").get_data(as_text=True)
+    assert re.search(
+        rf"<h2>Payment #{payment_id}, €10.00, customer\d+@example.com, Visa 4242", page
+    )
+    assert "succeeded, partly refunded" in page
+    amounts = dict(re.findall(r'data-amount="(\w+)">(?:<strong>)?([^<]+)', page))
+    assert amounts == {
+        "captured": "€10.00",
+        "refunded": "€5.00",
+        "disputed": "€0.00",
+        "net": "€5.00",
+    }
+
+
+def test_times_are_in_the_admins_zone(app: Flask, admin_client: FlaskClient, sandbox: Any) -> None:
+    payment_id = charged(app, committed_payment(app))
+    assert re.search(
+        r"\d\d:\d\d:\d\d UTC</td>", admin_client.get(f"/admin/payment/{payment_id}").text
+    )
+    chosen = admin_client.post(
+        "/admin/users/time-zone",
+        data={"time_zone": "Asia/Tokyo", "csrf_token": admin_csrf(admin_client)},
+        follow_redirects=True,
+    )
+    assert "times are shown in Asia/Tokyo" in chosen.text
+    page = admin_client.get(f"/admin/payment/{payment_id}").text
+    assert re.search(r"\d\d:\d\d:\d\d JST</td>", page) and " UTC</td>" not in page
+    refused = admin_client.post(
+        "/admin/users/time-zone",
+        data={"time_zone": "Mars/Olympus", "csrf_token": admin_csrf(admin_client)},
+        follow_redirects=True,
+    )
+    assert "no time zone" in refused.text and "Mars/Olympus" in refused.text

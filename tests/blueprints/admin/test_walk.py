@@ -41,7 +41,10 @@ def test_from_a_customers_email_to_a_refund_and_its_csv(
     story_page = story.get_data(as_text=True)
     assert f"Payment #{payment_id}" in story_page  # one hit: the payment's own page
     customer_page = _follow(refunder, story_page, "/admin/admin_customers/details/")
-    assert "anna@example.com" in customer_page and f"payment #{payment_id}" in customer_page
+    assert (
+        "anna@example.com" in customer_page
+        and f">#{payment_id}, €10.00, anna@example.com" in customer_page
+    )
     again = _follow(refunder, customer_page, f"/admin/payment/{payment_id}")
     refund_page = _follow(refunder, again, f"/admin/refunds/payment/{payment_id}")
     assert "Refund" in refund_page

@@ -14,7 +14,7 @@ from services.backoffice.search import search
 from services.payments.charging import charge_payment
 from services.refunds.issue import refund_payment
 from services.refunds.sending import send_refund
-from tests.factories import make_customer, make_order
+from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import committed_payment, run_maintenance_jobs, signed_post, stripe_event
 
 
@@ -55,3 +55,18 @@ def test_every_key_finds_the_payment(app: Flask, client: FlaskClient, sandbox: A
         assert (payment_id, why) in hits or (hits and hits[0][0] == payment_id), (why, hits)
     assert _found(app, "nothing-like-this") == [] and _found(app, "   ") == []
     assert _found(app, "99999999999999999999") == []  # not a row id: no error either
+
+
+def test_the_cards_last_four_and_the_amount_find_payments(app: Flask, sandbox: Any) -> None:
+    paid = committed_payment(app)
+    with app.app_context():
+        charge_payment(paid)
+        other = make_payment(make_order(make_customer(), price_minor=1234))
+        db.session.commit()
+        other_id = other.id
+    assert (paid, "card's last 4") in _found(app, "4242")
+    assert _found(app, "10.00") == [(paid, "amount")]
+    assert _found(app, "EUR 10,00") == [(paid, "amount")]
+    assert _found(app, "12.34 eur") == [(other_id, "amount")]
+    assert _found(app, "USD 10.00") == [] and _found(app, "10.001") == []
+    assert (paid, "amount") in _found(app, "10")  # a whole number is an amount too

@@ -47,6 +47,7 @@ def test_amounts_and_times_read_in_each_locale(app_ctx: Flask) -> None:
     moment = datetime(2026, 12, 1, 18, 5, tzinfo=UTC)
     assert datetime_text(moment, "it").startswith("1 dic 2026")
     assert datetime_text(moment, "en").startswith("Dec 1, 2026")
+    assert datetime_text(moment, "en").endswith(" UTC")  # the zone, said
 
 
 def test_a_refused_amount_is_explained_in_the_readers_language(app: Flask) -> None:
