@@ -74,18 +74,21 @@ def signup() -> ResponseReturnValue:
         except TooManyAttemptsError:
             flash(TOO_MANY_ATTEMPTS, "error")
             return render_template("auth/signup.html"), 429
+        email, password = request.form.get("email", ""), request.form.get("password", "")
         try:
-            sign_up(
-                request.form.get("email", ""),
-                request.form.get("password", ""),
-                settings().money.currencies,
-                current_locale(),
-            )
+            customer = sign_up(email, password, settings().money.currencies, current_locale())
+            # An email that had an account: its owner (the same password) is signed in.
+            customer = customer or authenticate(email, password, request.remote_addr or "unknown")
         except AccountError as exc:
             flash(_(exc.template, **exc.params), "error")
             return render_template("auth/signup.html"), 400
-        # The same answer whether the account was created or the email already had one:
-        # sign-up must not tell a stranger who shops here.
+        except TooManyAttemptsError:
+            customer = None
+        if customer is not None:
+            login_user(customer)
+            flash(_("Welcome! Your account is ready and you are signed in."), "ok")
+            return redirect(url_for("shop.catalog"), code=303)
+        # Someone else's email, or a wrong password for one's own: nothing changed.
         flash(_("Your account is ready: log in with your email and password."), "ok")
         return redirect(url_for("auth.login"), code=303)
     return render_template("auth/signup.html")

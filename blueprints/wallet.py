@@ -132,4 +132,4 @@ def pay_order(order_id: int) -> ResponseReturnValue:
         flash(form_message(exc), "error")
         return redirect(url_for("checkout.checkout", order_id=order_id), code=303)
     flash(_("Order #%(id)s is paid from your wallet.", id=order_id), "ok")
-    return redirect(url_for("wallet.overview"), code=303)
+    return redirect(url_for("checkout.order", order_id=order_id), code=303)

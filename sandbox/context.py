@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import Response, current_app, jsonify, request
 
-from sandbox.faults import REQUEST_KINDS, Fault, draw_faults, tamper
+from sandbox.faults import REQUEST_KINDS, Fault, draw_faults, fault_exists, tamper
 from sandbox.store import Store
 
 DEFAULT_KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for 24 hours
@@ -176,7 +176,12 @@ class RequestFaults:
         """Faults after the effect is committed: the client may never learn of it."""
         fault = self._first("commit_timeout")
         if fault:
-            time.sleep(float(fault.params["hold_s"]))
+            held_until = time.monotonic() + float(fault.params["hold_s"])
+            if fault.params.get("until_deleted"):
+                while time.monotonic() < held_until and fault_exists(store(), fault.id):
+                    time.sleep(0.02)
+            else:
+                time.sleep(float(fault.params["hold_s"]))
         if self._first("reset_after"):
             drop_connection()
         changed = self._first("tamper")

@@ -30,8 +30,10 @@ FAULT_KINDS: dict[str, tuple[dict[str, Any], str]] = {
     "reset_before": ({}, "reset the connection before processing"),
     "reset_after": ({}, "process, then reset the connection without answering"),
     "commit_timeout": (
-        {"hold_s": 30},
-        "process and commit, then hold the answer past the client's read timeout",
+        {"hold_s": 30, "until_deleted": False},
+        "process and commit, then hold the answer past the client's read timeout; "
+        "until_deleted=true: hold it until the fault is deleted (at most hold_s), so a "
+        "test lets it go when what it waits for has happened",
     ),
     "refuse": ({"seconds": 5}, "stop listening for N seconds (connection refused)"),
     "tamper": (
@@ -73,6 +75,11 @@ class FaultError(ValueError):
 class Fault:
     kind: str
     params: dict[str, Any] = field(default_factory=dict)
+    id: int = 0
+
+
+def fault_exists(store: Store, fault_id: int) -> bool:
+    return bool(store.query("SELECT 1 FROM faults WHERE id = ?", (fault_id,)))
 
 
 def add_fault(store: Store, spec: dict[str, Any]) -> int:
@@ -101,6 +108,8 @@ def add_fault(store: Store, spec: dict[str, Any]) -> int:
         not isinstance(params["seconds"], int | float) or params["seconds"] < 0
     ):
         raise FaultError("seconds must be a number >= 0")
+    if kind == "commit_timeout" and not isinstance(params["until_deleted"], bool):
+        raise FaultError("until_deleted must be true or false")
     if kind == "tamper" and params["field"] not in TAMPER_FIELDS:
         raise FaultError(f"field must be one of {', '.join(TAMPER_FIELDS)}")
     with store.transaction() as conn:
@@ -161,7 +170,7 @@ def draw_faults(
             continue
         if row["remaining"] is not None:
             conn.execute("UPDATE faults SET remaining = remaining - 1 WHERE id = ?", (row["id"],))
-        hit.append(Fault(row["kind"], json.loads(row["params"])))
+        hit.append(Fault(row["kind"], json.loads(row["params"]), row["id"]))
     return hit
 
 

@@ -71,13 +71,20 @@ class RefundsView(AdminOnly, BaseView):
         if request.method == "POST" and "amount_minor" not in request.form:
             review = self._review(page.currency, page.left_minor)
             if review is not None:  # what would be refunded, to confirm before it is
-                return self.render("dashboard/refund.html", page=page, what=what, review=review)
+                return self.render(
+                    "dashboard/refund.html",
+                    page=page,
+                    what=what,
+                    target_id=target_id,
+                    review=review,
+                )
         elif request.method == "POST" and self._submit(what, target_id):
             return redirect(request.path, code=303)  # the page again, with the refund
         return self.render(
             "dashboard/refund.html",
             page=page,
             what=what,
+            target_id=target_id,
             review=None,
             idempotency_key=uuid.uuid4(),
             typed=request.form.get("amount", ""),
@@ -126,9 +133,14 @@ class RefundsView(AdminOnly, BaseView):
         except (ClientError, InvalidAmountError, ValueError) as exc:
             flash(str(exc), "error")
             return False
+        amount = money_text(refund.amount_minor, refund.currency)
         flash(
-            f"Refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}: "
-            f"{refund.status.value}" + ("" if is_new else " (already requested with this form)"),
+            (
+                f"Refund #{refund.id} of {amount} is recorded and goes to {refund.provider} "
+                "now; its status below follows what the provider says."
+            )
+            if is_new
+            else f"Refund #{refund.id} of {amount} was already made with this form.",
             "success",
         )
         return True

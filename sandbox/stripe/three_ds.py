@@ -20,7 +20,9 @@ from sandbox.stripe.objects import new_id
 bp = Blueprint("stripe_3ds", __name__)
 
 PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>3D Secure 2 Test Page</title></head>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>3D Secure 2 Test Page</title></head>
 <body>
 <h1>3D Secure 2 Test Page</h1>
 <p>This is a test payment of {{ amount }}. Complete or fail the

@@ -64,15 +64,15 @@ def normalize_email(email: str) -> str:
 
 def sign_up(
     email: str, password: str, wallet_currencies: Sequence[str], locale: str = "en"
-) -> None:
-    """Create the account unless the email is taken; the two cases look alike to the
-    caller (same answer, same work), so sign-up does not reveal who has an account.
+) -> Customer | None:
+    """Create the account unless the email is taken: the new customer, or None (the
+    taken account is left as it was; its owner logs in with their own password).
 
     Raises AccountError for an invalid email or a short password. Commits.
     """
-    # Taken: the owner logs in with their own password; nothing to tell anyone else.
     with suppress(EmailTakenError):
-        create_customer(email, password, wallet_currencies, locale)
+        return create_customer(email, password, wallet_currencies, locale)
+    return None
 
 
 def create_customer(

@@ -166,7 +166,7 @@ def svg(
         parts.append(
             f'<text x="{PAD + index % LEGEND_COLUMNS * 130}" '
             f'y="{HEIGHT + 30 + index // LEGEND_COLUMNS * 14}" font-size="11" fill="{color}">'
-            f"{escape(name)}</text>"
+            f"{escape(name.replace('_', ' '))}</text>"  # "needs review", as people write it
         )
     return Markup("".join(parts) + "</svg>")
 

@@ -42,9 +42,8 @@ def refund_page(what: str, target_id: int) -> RefundPage | None:
         if payment is None:
             return None
         page = RefundPage(
-            f"payment #{payment.id} ({payment.provider}, {payment.purpose.value}"
-            + (f", order #{payment.order_id}" if payment.order_id else "")
-            + ")",
+            f"payment #{payment.id}"
+            + (f" of order #{payment.order_id}" if payment.order_id else " (a wallet top-up)"),
             payment.currency,
             payment.amount_minor,
             _refunds(Refund.payment_id == payment.id),

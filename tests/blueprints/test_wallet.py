@@ -20,10 +20,14 @@ from tests.shop_support import checkout_form, fund, place_order
 
 
 def wallet_form(client: FlaskClient, order_id: int) -> dict[str, str]:
+    """The checkout's wallet form; when the page offers none (the wallet is short), what
+    a client that posts anyway would send."""
     page = client.get(f"/orders/{order_id}/checkout").get_data(as_text=True)
     op = re.search(r'name="operation_id" value="([^"]+)"', page)
-    assert op
-    return {"csrf_token": csrf_token_from(page), "operation_id": op.group(1)}
+    return {
+        "csrf_token": csrf_token_from(page),
+        "operation_id": op.group(1) if op else str(uuid.uuid4()),
+    }
 
 
 def test_pay_an_order_from_the_wallet_once(shopper: FlaskClient, app: Flask) -> None:
@@ -33,6 +37,7 @@ def test_pay_an_order_from_the_wallet_once(shopper: FlaskClient, app: Flask) -> 
     for _ in range(2):  # double click
         response = shopper.post(f"/wallet/pay/{order_id}", data=form)
         assert response.status_code == 303
+        assert response.headers["Location"] == f"/orders/{order_id}"  # lands on the order
     with app.app_context():
         assert db.session.get(Order, order_id).status == OrderStatus.PAID  # type: ignore[union-attr]
         assert (
@@ -41,7 +46,21 @@ def test_pay_an_order_from_the_wallet_once(shopper: FlaskClient, app: Flask) -> 
         )
     assert rows(app, LedgerEntry) == 2  # the funding and one debit
     page = shopper.get("/wallet").get_data(as_text=True)
-    assert "order " + str(order_id) in page and "€22.00" in page
+    assert f"Order #{order_id}" in page and "€22.00" in page
+    italian = shopper.get("/wallet", headers={"Accept-Language": "it"}).get_data(as_text=True)
+    assert f"Ordine n. {order_id}" in italian and "order " not in italian
+
+
+def test_the_wallet_is_offered_only_when_it_covers_the_order(
+    shopper: FlaskClient, app: Flask
+) -> None:
+    fund(app, "shopper@example.com", 1600)
+    order_id = place_order(shopper)  # €28.00
+    page = shopper.get(f"/orders/{order_id}/checkout").get_data(as_text=True)
+    assert 'id="pay-wallet"' not in page and "not enough for this order" in page
+    fund(app, "shopper@example.com", 1200)
+    page = shopper.get(f"/orders/{order_id}/checkout").get_data(as_text=True)
+    assert 'id="pay-wallet"' in page
 
 
 def test_insufficient_funds_leave_the_order_open(shopper: FlaskClient, app: Flask) -> None:

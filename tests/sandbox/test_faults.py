@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -35,6 +36,7 @@ def test_tamper_changes_one_object_or_each_in_a_list() -> None:
         ({"kind": "error", "status": 502, "phase": "stored"}, "stored"),
         ({"kind": "search_lag", "seconds": -1}, "seconds"),
         ({"kind": "search_lag", "seconds": "long"}, "seconds"),
+        ({"kind": "commit_timeout", "until_deleted": "yes"}, "until_deleted"),
     ],
 )
 def test_bad_fault_specs_are_refused(sandbox: Any, spec: dict[str, Any], message: str) -> None:
@@ -69,3 +71,17 @@ def test_faults_cli_and_help(sandbox: Any) -> None:
     assert cli("faults", "--url", sandbox.url, "add", "error", "status=418").returncode == 1
     cli("faults", "--url", sandbox.url, "clear")
     assert requests.get(f"{sandbox.url}/_sandbox/faults", timeout=5).json()["data"] == []
+
+
+def test_an_answer_held_until_deleted_goes_when_its_fault_is_deleted(sandbox: Any) -> None:
+    held = sandbox.add_fault("commit_timeout", hold_s=20, until_deleted=True, dialect="stripe")
+    answers: list[int] = []
+    asking = threading.Thread(target=lambda: answers.append(create(sandbox).status_code))
+    asking.start()
+    sandbox.wait_for_request("create")  # processed and committed; the answer is held
+    time.sleep(0.5)
+    assert asking.is_alive() and answers == []
+    released_at = time.monotonic()
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{held}", timeout=5).raise_for_status()
+    asking.join(5)
+    assert answers == [200] and time.monotonic() - released_at < 2

@@ -135,3 +135,9 @@ def test_payment_method_types_is_refused_on_this_api_version(
         timeout=5,
     )
     assert older.status_code == 200 and older.json()["payment_method_types"] == ["card"]
+
+
+def test_the_banks_page_fits_a_phone(sdk: stripe.StripeClient, sandbox: Any) -> None:
+    intent = _confirm(sdk, "pm_card_authenticationRequired", return_url=RETURN_URL)
+    page = requests.get(intent.next_action.redirect_to_url.url, timeout=5).text
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page

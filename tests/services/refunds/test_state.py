@@ -76,7 +76,7 @@ def test_a_refund_that_fails_after_it_succeeded_tells_the_customer_in_their_lang
     (told,) = _emails(EmailKind.REFUND_FAILED)
     assert told.recipient == customer.email and told.subject_id == refund.id
     message = render_email(told)
-    assert f"#{refund.id}" in message["Subject"] and "rimborso" in message["Subject"].lower()
+    assert f"n. {refund.id}" in message["Subject"] and "rimborso" in message["Subject"].lower()
     body = message.get_body(preferencelist=("plain",))
     assert body is not None
     text = body.get_content()

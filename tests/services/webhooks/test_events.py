@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+import requests
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import create_engine, select
@@ -81,10 +82,18 @@ def test_ten_copies_at_once_credit_a_topup_once(app: Flask) -> None:
 def test_webhook_before_the_charge_call_returns(
     app: Flask, client: FlaskClient, sandbox: Any, webhook_receiver: Any, make_app: Any
 ) -> None:
-    # The provider holds its answer 3 s, within this worker's read timeout: time enough for
-    # the webhook to land first even on a busy machine, and the answer still arrives.
-    sandbox.add_fault("commit_timeout", hold_s=3, count=1, dialect="stripe", endpoint="create")
-    worker_app = make_app(PROVIDER_READ_TIMEOUT_S=6.0, PROVIDER_CALL_BUDGET_S=8.0)
+    # The provider holds its answer until the test lets it go, once the webhook is applied
+    # (never on a clock: a busy machine only makes the test slower); the worker's read
+    # timeout is longer than the hold, so the answer still arrives.
+    held = sandbox.add_fault(
+        "commit_timeout",
+        hold_s=20,
+        until_deleted=True,
+        count=1,
+        dialect="stripe",
+        endpoint="create",
+    )
+    worker_app = make_app(PROVIDER_READ_TIMEOUT_S=30.0, PROVIDER_CALL_BUDGET_S=35.0)
     payment_id = committed_payment(app)
 
     def charge() -> None:
@@ -93,7 +102,7 @@ def test_webhook_before_the_charge_call_returns(
 
     charging = threading.Thread(target=charge)
     charging.start()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 15
     while not webhook_receiver.deliveries and time.monotonic() < deadline:
         time.sleep(0.02)
     delivery = webhook_receiver.deliveries[0]  # the provider's event, while our call waits
@@ -105,8 +114,10 @@ def test_webhook_before_the_charge_call_returns(
     )
     assert response.get_json() == {"status": "accepted"}
     assert last_state(app) == "applied"
-    assert charging.is_alive()  # our own call has not returned yet
-    charging.join()
+    assert charging.is_alive()  # our own call is held: it cannot have returned
+    requests.delete(f"{sandbox.url}/_sandbox/faults/{held}", timeout=5).raise_for_status()
+    charging.join(30)
+    assert not charging.is_alive()
     with app.app_context():
         sources = [
             t.source.value
