@@ -27,8 +27,15 @@ from services.payments.checkout import (
     start_topup_payment,
 )
 from services.payments.intake import NewPayment, pay_order_by_token
-from services.payments.presenters import movement_json, new_order_json, order_json, payment_json
+from services.payments.presenters import (
+    movement_json,
+    new_order_json,
+    order_json,
+    payment_json,
+    refund_request_json,
+)
 from services.platform.errors import ClientError
+from services.refunds import requests as refund_requests
 from services.wallet import ledger
 from services.wallet.payments import pay_order_from_wallet
 from services.wallet.reads import wallets_of
@@ -164,6 +171,17 @@ def _post_payment(order_id: int) -> ResponseReturnValue:
     card = _json_body("payment_method", is_optional=True).get("payment_method")
     payment, is_new = start_order_payment(g.customer, order_id, key, card, request.remote_addr)
     return _payment_answer(payment, is_new)
+
+
+@bp.post("/orders/<id:order_id>/refund-requests")
+@token_required
+def post_refund_request(order_id: int) -> ResponseReturnValue:
+    """The order page's "Ask for a refund", for a client: a person decides, by email."""
+    reason = _json_body("reason").get("reason")
+    if not isinstance(reason, str):
+        raise ClientError("reason must be a string", code="reason_required", status=422)
+    asked = refund_requests.ask(g.customer, order_id, reason)
+    return jsonify(refund_request_json(asked)), 201
 
 
 @bp.get("/payments/<id:payment_id>")

@@ -7,140 +7,30 @@ that break it)."""
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from blueprints.api_bodies import CARD, TEXT_PATTERN, amount_branch, closed, new_order
-from blueprints.api_errors import DETAILS, error_responses
-from models import OrderStatus, PaymentPurpose, PaymentStatus, RefundStatus, TransitionSource
+from blueprints.api_errors import error_responses
+from blueprints.api_schemas import (
+    CURRENCY,
+    ERROR,
+    MONEY,
+    MOVEMENT,
+    ORDER,
+    PAYMENT,
+    REFUND,
+    REFUND_REQUEST,
+    TRANSITION,
+    WALLETS,
+    ref,
+)
 from models.types import MAX_ROW_ID, UUID_RE
+from services.refunds.requests import MAX_TEXT, MIN_TEXT
 
 JSON = "application/json"
 
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _values(kind: type[enum.StrEnum]) -> dict[str, Any]:
-    return {"type": "string", "enum": [member.value for member in kind]}
-
-
-def _object(properties: dict[str, Any], *, optional: tuple[str, ...] = ()) -> dict[str, Any]:
-    required = [name for name in properties if name not in optional]
-    return {"type": "object", "properties": properties, "required": required}
-
-
-INTEGER = {"type": "integer"}
-STRING = {"type": "string"}
-NULLABLE_STRING = {"type": ["string", "null"]}
-NULLABLE_ID = {"type": ["integer", "null"]}
-TIMESTAMP = {"type": "string", "format": "date-time"}
-CURRENCY = _ref("Currency")
-# Amounts are integers in the currency's minor unit (cents), never decimals.
-AMOUNT = {"type": "integer", "description": "minor units of the currency"}
-
-REFUND = _object(
-    {
-        "id": INTEGER,
-        "status": _values(RefundStatus),
-        "amount_minor": AMOUNT,
-        "currency": CURRENCY,
-        "to": {"type": "string", "enum": ["wallet", "card"]},
-        "created_at": TIMESTAMP,
-        "updated_at": TIMESTAMP,
-    }
-)
-TRANSITION = _object(
-    {
-        "from": {"anyOf": [_values(PaymentStatus), {"type": "null"}]},
-        "to": _values(PaymentStatus),
-        "source": _values(TransitionSource),
-        "reason": STRING,
-        "at": TIMESTAMP,
-    }
-)
-PAYMENT = _object(
-    {
-        "id": INTEGER,
-        "status": _values(PaymentStatus),
-        "is_final": {"type": "boolean"},
-        "purpose": _values(PaymentPurpose),
-        "order_id": NULLABLE_ID,
-        "wallet_id": NULLABLE_ID,
-        "provider": STRING,
-        "amount_minor": AMOUNT,
-        "currency": CURRENCY,
-        "idempotency_key": {"type": "string", "format": "uuid"},
-        "provider_payment_id": NULLABLE_STRING,
-        "decline_code": NULLABLE_STRING,
-        "payment_method": NULLABLE_STRING,
-        "next_action": {
-            "description": "while the payment requires action: where the customer authenticates",
-            "anyOf": [
-                _object(
-                    {"type": {"const": "redirect_to_url"}, "url": {"type": "string"}},
-                ),
-                {"type": "null"},
-            ],
-        },
-        "created_at": TIMESTAMP,
-        "updated_at": TIMESTAMP,
-        "refunds": {"type": "array", "items": _ref("Refund")},
-        "refunded_minor": AMOUNT,
-        "transitions": {"type": "array", "items": _ref("Transition")},
-    }
-)
-ORDER = _object(
-    {
-        "id": INTEGER,
-        "status": _values(OrderStatus),
-        "total_minor": AMOUNT,
-        "currency": CURRENCY,
-        "refunds": {"type": "array", "items": _ref("Refund")},
-        "refunded_minor": AMOUNT,
-        "lines": {
-            "type": "array",
-            "items": _object(
-                {
-                    "sku": STRING,
-                    "quantity": INTEGER,
-                    "unit_price_minor": AMOUNT,
-                    "line_total_minor": AMOUNT,
-                }
-            ),
-        },
-        "created_at": TIMESTAMP,
-    }
-)
-MOVEMENT = _object(
-    {
-        "operation_id": {"type": "string", "format": "uuid"},
-        "wallet_id": INTEGER,
-        "entry_id": INTEGER,
-        "amount_minor": AMOUNT,
-        "balance_after_minor": AMOUNT,
-    }
-)
-WALLETS = _object(
-    {
-        "wallets": {
-            "type": "array",
-            "items": _object({"id": INTEGER, "currency": CURRENCY, "balance_minor": AMOUNT}),
-        }
-    }
-)
-ERROR = _object(
-    {
-        "error": {
-            "type": "object",
-            "properties": {"code": STRING, "message": STRING, **DETAILS},
-            "required": ["code", "message"],
-        }
-    }
-)
-MONEY = _object({"amount_minor": AMOUNT, "currency": STRING})
 IDEMPOTENCY_KEY = {
     "name": "Idempotency-Key",
     "in": "header",
@@ -193,7 +83,7 @@ def _operation(
 ) -> dict[str, Any]:
     answer: dict[str, Any] = {}
     for status, (schema, text) in responses.items():
-        answer[status] = {"description": text, "content": {JSON: {"schema": _ref(schema)}}}
+        answer[status] = {"description": text, "content": {JSON: {"schema": ref(schema)}}}
         if status == "201":
             answer[status]["headers"] = LOCATION
         if links and status in ("200", "201"):
@@ -210,7 +100,7 @@ def _operation(
     if parameters:
         operation["parameters"] = list(parameters)
     if body is not None:
-        content = {JSON: {"schema": _ref(body)}}
+        content = {JSON: {"schema": ref(body)}}
         operation["requestBody"] = {"required": True, "content": content}
     return operation
 
@@ -218,6 +108,7 @@ def _operation(
 REPEAT = "a repeat of an earlier request with the same Idempotency-Key"
 TO_ORDER = {
     "getOrder": _link("getOrder", "order_id"),
+    "askRefund": _link("askRefund", "order_id"),
     "payOrder": _link("payOrder", "order_id"),
     "payOrderFromWallet": _link("payOrderFromWallet", "order_id"),
 }
@@ -264,6 +155,16 @@ PATHS: dict[str, dict[str, Any]] = {
             {"201": ("Movement", "the debit"), "200": ("Movement", REPEAT)},
             errors=("404", "409", "422"),
             parameters=(_id("order_id"), IDEMPOTENCY_KEY),
+        )
+    },
+    "/api/orders/{order_id}/refund-requests": {
+        "post": _operation(
+            "askRefund",
+            "Ask for a refund of a paid order, with a reason; the shop decides and emails",
+            {"201": ("RefundRequest", "the request, waiting")},
+            errors=("404", "409", "422"),
+            body="NewRefundRequest",
+            parameters=(_id("order_id"),),
         )
     },
     "/api/payments/{payment_id}": {
@@ -376,6 +277,18 @@ def document(
                 "NewPayment": closed({"payment_method": CARD}),
                 "NewDebit": debit,
                 "NewTopup": topup,
+                "RefundRequest": REFUND_REQUEST,
+                "NewRefundRequest": closed(
+                    {
+                        "reason": {
+                            "type": "string",
+                            "minLength": MIN_TEXT,
+                            "maxLength": MAX_TEXT,
+                            "allOf": [{"pattern": TEXT_PATTERN}, {"pattern": "[^ \t\n\r]"}],
+                            "description": "what went wrong (not only blanks)",
+                        }
+                    }
+                ),
             },
             "responses": error_responses(),
         },

@@ -49,6 +49,8 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
             "`payment_id` names it",
             "insufficient_funds": "the wallet holds less than the amount; `balance` "
             "({amount_minor, currency}) says how much",
+            "refund_not_askable": "the order is not paid, its days to ask for a refund "
+            "have passed, or a request of it is waiting",
         },
     ),
     "413": (
@@ -85,6 +87,7 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
             "idempotency_key_reused": "this key was used for another request (another "
             "order, amount, card or customer: keys are one space for every customer)",
             "operation_id_reused": "this key was used for another wallet movement",
+            "reason_required": "reason is not 5 to 500 characters (spaces collapsed)",
         },
     ),
     "429": (

@@ -10,7 +10,7 @@ from flask.typing import ResponseReturnValue
 from flask_admin import expose
 from markupsafe import Markup
 
-from blueprints.admin.base import ReadOnlyView
+from blueprints.admin.base import ReadOnlyView, named_payment, remember_payment_names
 from models import EmailKind
 from services.backoffice import admins
 from services.notifications import emails as notifications
@@ -25,6 +25,7 @@ def _open_link(view: Any, context: Any, model: Any, name: str) -> Any:
     )
 
 
+PAYMENT_PAGE = "story.payment"
 # What an email is about, by its kind: the page of its subject.
 SUBJECT_PAGES = {
     EmailKind.WELCOME: ("admin_customers.details_view", "id"),
@@ -34,6 +35,8 @@ SUBJECT_PAGES = {
     EmailKind.WALLET_RECEIPT: ("admin_orders.details_view", "id"),
     EmailKind.REFUND: ("admin_refunds.details_view", "id"),
     EmailKind.REFUND_ALERT: ("admin_refunds.details_view", "id"),
+    EmailKind.REFUND_FAILED: ("admin_refunds.details_view", "id"),
+    EmailKind.REFUND_DECLINED: ("refund_requests.index", ""),
     EmailKind.DISPUTE_ALERT: ("admin_disputes.details_view", "id"),
 }
 
@@ -42,7 +45,9 @@ def _subject_link(view: Any, context: Any, model: Any, name: str) -> Any:
     page = SUBJECT_PAGES.get(model.kind)
     if context is None or page is None:  # the CSV export, or an alert (no page of its own)
         return model.subject_id
-    url = url_for(page[0], **{page[1]: model.subject_id})
+    if page[0] == PAYMENT_PAGE:  # a payment, named as people name it
+        return named_payment(model.subject_id)
+    url = url_for(page[0], **({page[1]: model.subject_id} if page[1] else {}))
     return Markup('<a href="{}">#{}</a>').format(url, model.subject_id)
 
 
@@ -65,6 +70,14 @@ class OutboxView(ReadOnlyView):
     column_searchable_list = ("recipient",)
     column_default_sort = ("id", True)
     column_formatters: dict[str, Any] = {"id": _open_link, "subject_id": _subject_link}
+
+    def get_list(self, *args: Any, **kwargs: Any) -> Any:
+        count, found = super().get_list(*args, **kwargs)
+        paying = [
+            r.subject_id for r in found if SUBJECT_PAGES.get(r.kind, ("",))[0] == PAYMENT_PAGE
+        ]
+        remember_payment_names(paying)  # the page's payment names in one query
+        return count, found
 
     @expose("/message/<id:outbox_id>")
     def message(self, outbox_id: int) -> ResponseReturnValue:

@@ -14,6 +14,7 @@ from models import (
     PaymentStatus,
     PaymentTransition,
     Refund,
+    RefundRequest,
     RefundStatus,
     TransitionSource,
 )
@@ -160,4 +161,17 @@ def movement_json(movement: Movement) -> dict[str, Any]:
         "entry_id": movement.entry_id,
         "amount_minor": movement.amount_minor,
         "balance_after_minor": movement.balance_after_minor,
+    }
+
+
+def refund_request_json(request: RefundRequest) -> dict[str, Any]:
+    return {
+        "id": request.id,
+        "order_id": request.order_id,
+        "status": request.status.value,
+        "reason": request.reason,
+        "refund_id": request.refund_id,
+        "decision_message": request.decision_message,
+        "created_at": request.created_at.isoformat(),
+        "decided_at": request.decided_at.isoformat() if request.decided_at else None,
     }

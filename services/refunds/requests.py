@@ -28,7 +28,7 @@ from models.money import N_
 from models.types import utcnow
 from services.notifications.outbox import queue_email
 from services.payments.checkout import owned_order
-from services.platform.errors import ClientError, ConflictError, NotFoundError
+from services.platform.errors import ConflictError, NotFoundError, UnprocessableError
 from services.refunds.issue import refund_payment, refund_wallet_order
 from services.refunds.reads import refund_page
 from settings import settings
@@ -155,11 +155,16 @@ def decline(request_id: int, message: str, actor: str) -> str:
     return f"request #{request_id} declined; the customer is emailed why"
 
 
+BLANK = " \t\n\r"  # what a reason may be padded with; it must hold something else
+
+
 def _text(raw: str, code: str) -> str:
-    cleaned = " ".join(str(raw).split())
-    if not MIN_TEXT <= len(cleaned) <= MAX_TEXT:
-        raise ClientError(f"write {MIN_TEXT} to {MAX_TEXT} characters", code=code)
-    return cleaned
+    """A person's text: MIN_TEXT to MAX_TEXT characters, not only blanks (the contract
+    says the same with minLength, maxLength and a pattern); kept without its padding."""
+    text = str(raw)
+    if not MIN_TEXT <= len(text) <= MAX_TEXT or not text.strip(BLANK):
+        raise UnprocessableError(f"write {MIN_TEXT} to {MAX_TEXT} characters", code=code)
+    return text.strip(BLANK)
 
 
 def _locked(request_id: int) -> RefundRequest:

@@ -252,3 +252,33 @@ def test_an_amount_under_the_providers_minimum_is_refused_before_anything_is_wri
     assert order["total_minor"] == 29  # one sticker more (58) would be accepted
     twice = api_order(client, api, sku="GBP-STICKER", quantity=2)
     assert api_pay(client, api, twice["id"]).status_code == 201
+
+
+def test_a_client_asks_for_a_refund_as_the_order_page_does(
+    client: FlaskClient, api: dict[str, str], app: Flask, sandbox: Any
+) -> None:
+    order = api_order(client, api)
+    url = f"/api/orders/{order['id']}/refund-requests"
+    unpaid = client.post(url, json={"reason": "changed my mind"}, headers=api)
+    assert unpaid.status_code == 409 and unpaid.get_json()["error"]["code"] == "refund_not_askable"
+    api_pay(client, api, order["id"])
+    run_jobs(app)
+    for bad, status, code in (
+        ({"reason": "    "}, 422, "reason_required"),
+        ({"reason": "x" * 501}, 422, "reason_required"),
+        ({"reason": 5}, 422, "reason_required"),
+        ({"reason": "broken", "amount_minor": 1}, 422, "unknown_field"),
+    ):
+        refused = client.post(url, json=bad, headers=api)
+        assert (refused.status_code, refused.get_json()["error"]["code"]) == (status, code), bad
+    asked = client.post(url, json={"reason": "  the mug is broken\n"}, headers=api)
+    assert asked.status_code == 201
+    body = asked.get_json()
+    assert body["status"] == "waiting" and body["reason"] == "the mug is broken"
+    assert body["order_id"] == order["id"] and body["refund_id"] is None
+    again = client.post(url, json={"reason": "asking again"}, headers=api)
+    assert again.status_code == 409
+    elsewhere = client.post(
+        "/api/orders/999999/refund-requests", json={"reason": "hello"}, headers=api
+    )
+    assert elsewhere.status_code == 404

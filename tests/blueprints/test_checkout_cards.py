@@ -27,7 +27,7 @@ def test_the_checkout_page_mounts_stripe_js_and_never_asks_for_the_card(
     assert 'name="payment_method" value=""' in page
     # The only named fields are ours: the card's own inputs are made by Stripe.js, unnamed.
     names = set(re.findall(r'<(?:input|select)[^>]* name="([^"]+)"', page))
-    assert names == {"csrf_token", "idempotency_key", "payment_method", "operation_id", "next"}
+    assert names == {"csrf_token", "idempotency_key", "payment_method", "next"}  # no wallet money
 
 
 def test_paying_without_a_card_asks_for_one_and_writes_nothing(
@@ -70,7 +70,7 @@ def test_the_bank_sends_the_customer_back_to_a_lookup(
     assert f'href="{waiting.action_url}"' in page.replace("&amp;", "&")
     back = answer_challenge(waiting.action_url or "")
     response = shopper.get(back.removeprefix(app.config["PUBLIC_URL"]))
-    assert response.status_code == 303 and response.headers["Location"] == status_url
+    assert response.status_code == 303 and response.headers["Location"] == f"{status_url}?back=bank"
     checks = [j for j in queued_job_ids(app) if j.startswith("authentication")]
     assert checks == [f"authentication-check-{payment_id}"]
 
