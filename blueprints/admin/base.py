@@ -91,8 +91,7 @@ def link_to(endpoint: str, **fixed: Any) -> Any:
         value = getattr(model, name)
         if value is None or context is None:  # no context: the CSV export, the bare id
             return value
-        arg = "payment_id" if endpoint == "story.payment" else "id"
-        return Markup('<a href="{}">#{}</a>').format(url_for(endpoint, **{arg: value}), value)
+        return Markup('<a href="{}">#{}</a>').format(url_for(endpoint, id=value), value)
 
     return formatter
 
