@@ -156,9 +156,10 @@ def _settle_all(
     """Enqueue the payments' charges and wait until all are final (seconds taken), then
     until their webhooks and emails are done. No sweep runs here (Sweeper.tick): the
     stack's own workers do all the work, so all of its CPU is counted."""
-    from services.platform.queues import CHARGE_JOB, charge_job_id, enqueue_new
+    from services.movements.kinds import CHARGE
+    from services.platform.queues import enqueue_new
 
-    enqueue_new(STRIPE_QUEUE, CHARGE_JOB, [(i, charge_job_id(i)) for i in ids])
+    enqueue_new(STRIPE_QUEUE, CHARGE.send_job, [(i, CHARGE.send_job_id(i)) for i in ids])
     while _count(FINAL, ids) < len(ids):
         sample()
         if time.monotonic() - started > timeout_s:

@@ -34,10 +34,10 @@ from services.payments.presenters import (
     payment_json,
     refund_request_json,
 )
+from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ClientError
 from services.refunds import requests as refund_requests
 from services.wallet import ledger
-from services.wallet.payments import pay_order_from_wallet
 from services.wallet.reads import wallets_of
 from settings import settings
 

@@ -19,10 +19,10 @@ from services.payments.checkout import (
     parse_idempotency_key,
     start_topup_payment,
 )
+from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ClientError, form_message
 from services.platform.locales import amount_message, current_locale, money_text
 from services.wallet.ledger import wallet_of
-from services.wallet.payments import pay_order_from_wallet
 from services.wallet.reads import ledger_page, wallets_of
 from settings import settings
 

@@ -137,7 +137,7 @@ EQUIVALENT: dict[str, str] = {
     "services.wallet.ledger.xǁ_HotPathǁfor_session__mutmut_3": _UNREACHABLE,
     "services.wallet.ledger.xǁ_HotPathǁfor_session__mutmut_4": _UNREACHABLE,
     "services.wallet.ledger.xǁ_HotPathǁfor_session__mutmut_5": _UNREACHABLE,
-    "services.wallet.payments.x_pay_order_from_wallet__mutmut_63": (
+    "services.payments.wallet_orders.x_pay_order_from_wallet__mutmut_63": (
         "None is the wallet's own currency, and the wallet was found by the order's currency"
     ),
 }

@@ -100,6 +100,53 @@ def test_imports_point_down(layer: str, forbidden: tuple[str, ...]) -> None:
     assert offenders == []
 
 
+# The domain packages of services/, lowest first: a package imports only packages of a
+# lower rank (no loops; payments and disputes stand side by side and import neither).
+DOMAIN_RANKS = {
+    "platform": 0,
+    "notifications": 1,
+    "accounts": 2,
+    "wallet": 3,
+    "movements": 4,
+    "payments": 5,
+    "disputes": 5,
+    "refunds": 6,
+    "webhooks": 7,
+    "backoffice": 8,
+    "catalog": 9,
+}
+
+
+def domain_violations(imports: dict[str, set[str]]) -> list[str]:
+    """The imports (module path -> modules it imports) that point up or sideways
+    between services' domain packages, or touch a package without a rank."""
+    found = []
+    for path, names in sorted(imports.items()):
+        parts = Path(path).parts
+        if len(parts) < 3 or parts[0] != "services":
+            continue
+        own = parts[1]
+        for name in sorted(names):
+            other = name.split(".")[1] if name.startswith("services.") else None
+            if other is None or other == own:
+                continue
+            if own not in DOMAIN_RANKS or other not in DOMAIN_RANKS:
+                found.append(f"{path}: {own} or {other} has no rank")
+            elif DOMAIN_RANKS[other] >= DOMAIN_RANKS[own]:
+                found.append(f"{path} ({own}) imports {name} ({other})")
+    return found
+
+
+def test_services_domains_import_only_lower_ones() -> None:
+    imports = {str(p.relative_to(ROOT)): imports_of(p) for p in _modules("services")}
+    assert domain_violations(imports) == []
+    # the rule bites: a planted reverse import (the platform importing a kind) is caught
+    planted = {**imports, "services/platform/queues.py": {"services.movements.kinds"}}
+    assert domain_violations(planted) == [
+        "services/platform/queues.py (platform) imports services.movements.kinds (movements)"
+    ]
+
+
 def test_views_and_commands_run_no_queries_of_their_own() -> None:
     offenders = [
         f"{path.relative_to(ROOT)} imports {name}"

@@ -32,8 +32,8 @@ class Emailer:
         from extensions import db
         from services.accounts.customers import create_customer
         from services.payments.checkout import create_order
+        from services.payments.wallet_orders import pay_order_from_wallet
         from services.wallet import ledger
-        from services.wallet.payments import pay_order_from_wallet
 
         phase = self.obs.phase
         with self.app.app_context():

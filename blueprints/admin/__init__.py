@@ -42,7 +42,6 @@ from models import (
     Order,
     OutboxMessage,
     Payment,
-    PaymentStatus,
     ProcessedWebhook,
     Refund,
     Wallet,
@@ -82,7 +81,6 @@ def register(app: Flask) -> None:
     ):
         admin.add_view(view(model, db, category="Records", endpoint=f"admin_{model.__tablename__}"))
     admin.add_view(OutboxView(OutboxMessage, db, name="Outbox", endpoint="outbox"))
-    app.jinja_env.globals["PaymentStatus"] = PaymentStatus
     # `can('refund')`: a page renders the forms and buttons of the admin's role only
     app.jinja_env.globals["can"] = lambda permission: admins.can(admins.current_admin(), permission)
     app.jinja_env.filters["record_links"] = record_links

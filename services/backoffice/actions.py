@@ -6,6 +6,7 @@ from __future__ import annotations
 from extensions import db
 from models import AdminUser, Payment, PaymentStatus, RefundStatus, TransitionSource
 from models.types import utcnow
+from services.movements.kinds import CHARGE
 from services.movements.locks import lock_payment, lock_refund
 from services.payments.state import move, reverse_effect
 from services.platform import queues
@@ -25,12 +26,12 @@ def reconcile_now(payment_id: int) -> bool:
         raise ClientError(f"payment {payment_id} is {payment.status.value}", status=409)
     if payment.status == PaymentStatus.NEEDS_REVIEW:
         raise ClientError("a payment under review is resolved by hand, with a reason", status=409)
-    job_id = queues.reconcile_job_id(payment.id, payment.reconcile_attempts, "-now")
+    job_id = CHARGE.lookup_job_id(payment.id, payment.reconcile_attempts, "-now")
     # The next lookup is this one: the page says "due now" until it has run and set
     # the one after (a later time, or the open circuit's retry time).
     payment.next_reconcile_at = utcnow()
     db.session.commit()
-    return queues.enqueue(payment.provider, queues.RECONCILE_JOB, payment.id, job_id=job_id)
+    return queues.enqueue(payment.provider, CHARGE.lookup_job, payment.id, job_id=job_id)
 
 
 def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> str:

@@ -24,7 +24,7 @@ from models.money import KNOWN_CURRENCIES
 from providers.events import DisputeFacts, ProviderEvent
 from services.disputes.state import TABLE, move_dispute, record_creation, settle_effect
 from services.movements import machine
-from services.movements.locks import lock_payment
+from services.movements.locks import lock_dispute, lock_payment
 from services.notifications.outbox import queue_email
 from services.platform.locales import money_text
 
@@ -49,14 +49,13 @@ def apply_dispute_event(provider: str, event: ProviderEvent, record: ProcessedWe
         return record.state
     record.payment_id = payment.id
     reason = f"{event.event_type} {event.event_id}"
-    dispute = db.session.scalar(
-        select(Dispute)
-        .where(
+    dispute_id = db.session.scalar(
+        select(Dispute.id).where(
             Dispute.provider == provider, Dispute.provider_dispute_id == event.provider_payment_id
         )
-        .with_for_update()
-        .execution_options(populate_existing=True)
     )
+    # the one lock order (services/movements/locks.py): its payment is held already
+    dispute = lock_dispute(dispute_id) if dispute_id is not None else None
     if dispute is None:
         problem = _cannot_be_of(payment, facts)
         if problem:

@@ -28,6 +28,7 @@ from models import (
 from models.money import InvalidAmountError, Money, validate_money
 from models.types import parse_uuid, utcnow
 from providers.registry import spec_for
+from services.movements.kinds import CHARGE
 from services.movements.locks import lock_owned_order
 from services.payments import attempts
 from services.payments.state import record_creation
@@ -383,7 +384,13 @@ def _insert_or_existing(payment: Payment, key: uuid.UUID) -> Payment | None:
 
 def _commit_and_enqueue(payment: Payment) -> Payment:
     db.session.commit()  # the intent is durable before anything talks to a provider
-    queues.enqueue_first_charge(payment.provider, payment.id)
+    queues.enqueue(
+        payment.provider,
+        CHARGE.send_job,
+        payment.id,
+        job_id=CHARGE.send_job_id(payment.id),
+        is_first=True,
+    )
     return payment
 
 

@@ -10,6 +10,7 @@ from redis.exceptions import RedisError
 
 from models import Payment, TransitionSource
 from providers.registry import spec_for
+from services.movements.kinds import CHARGE
 from services.payments.state import note
 from services.platform import queues
 from services.platform.provider_clients import breaker_for
@@ -54,9 +55,9 @@ def reroute(payment: Payment) -> Callable[[], object] | None:
     payment_id = payment.id
     return lambda: queues.enqueue(
         fallback,
-        queues.CHARGE_JOB,
+        CHARGE.send_job,
         payment_id,
-        job_id=queues.charge_job_id(payment_id, f"-{fallback}"),
+        job_id=CHARGE.send_job_id(payment_id, f"-{fallback}"),
     )
 
 

@@ -24,6 +24,7 @@ from datetime import datetime
 from models import OrderStatus, PaymentPurpose, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.registry import spec_for
+from services.movements.kinds import CHARGE
 from services.payments import attempts
 from services.payments.state import CREATION_REASON
 from services.platform import autocommit, queues
@@ -168,7 +169,9 @@ def _pay(
     if row is None:
         return None
     created = _new_payment(row, key, provider, card, now)
-    queues.enqueue_first_charge(provider, created.id)
+    queues.enqueue(
+        provider, CHARGE.send_job, created.id, job_id=CHARGE.send_job_id(created.id), is_first=True
+    )
     return created
 
 

@@ -18,7 +18,6 @@ from rq.registry import ScheduledJobRegistry
 
 from config import JOB_TIMEOUT_S
 from extensions import per_app, redis_client
-from services.movements.kinds import CHARGE
 from services.platform import job_paths
 
 log = logging.getLogger(__name__)
@@ -56,16 +55,11 @@ def _queue(name: str) -> Queue:
     )
 
 
-# Referenced by path so services never import jobs (jobs import services).
-CHARGE_JOB = CHARGE.send_job
-RECONCILE_JOB = CHARGE.lookup_job
+# Referenced by path so services never import jobs (jobs import services); a movement
+# kind's own jobs and ids are its Kind's (services/movements/kinds.py).
 APPLY_WEBHOOKS_JOB = job_paths.APPLY_WEBHOOKS
 SCHEDULER_OVERDUE_S = 10  # RQ's scheduler moves due jobs every second
 ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
-
-
-charge_job_id = CHARGE.send_job_id
-reconcile_job_id = CHARGE.lookup_job_id
 
 
 def enqueue(
@@ -158,13 +152,6 @@ def enqueue(
             exc,
         )
         return False
-
-
-def enqueue_first_charge(provider: str, payment_id: int) -> bool:
-    """Enqueue the charge of a payment just committed (no job of it can exist yet)."""
-    return enqueue(
-        provider, CHARGE_JOB, payment_id, job_id=charge_job_id(payment_id), is_first=True
-    )
 
 
 def enqueue_new(queue_name: str, func: str, jobs: list[tuple[int, str]]) -> bool:

@@ -35,7 +35,6 @@ from services.platform.provider_clients import gateway_for, provider_for
 from services.refunds.state import move_refund
 from settings import settings
 
-RECONCILE_REFUND_JOB = REFUND.lookup_job
 FollowUp = lifecycle.FollowUp
 _nothing = lifecycle.nothing
 

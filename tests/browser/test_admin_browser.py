@@ -12,6 +12,7 @@ from flask import Flask
 
 from extensions import db
 from models import PaymentStatus, Refund
+from services.movements.kinds import CHARGE
 from services.payments.charging import charge_payment
 from tests.admin_support import fill_admin_login, make_admin
 from tests.factories import make_customer, make_order, make_payment
@@ -109,7 +110,7 @@ def test_the_overview_draws_the_last_hour(
         for _ in range(3):  # charges wait on the provider's queue while its breaker is open
             waiting = make_payment(make_order(make_customer()))
             db.session.commit()
-            queues.enqueue("stripe", queues.CHARGE_JOB, waiting.id, job_id=f"charge-{waiting.id}")
+            queues.enqueue("stripe", CHARGE.send_job, waiting.id, job_id=f"charge-{waiting.id}")
             sample()
 
     wait = WebDriverWait(browser, 15)

@@ -32,6 +32,7 @@ from devtools.sentinel import sentinel_group
 from devtools.servers import RedisServer, free_port
 from extensions import db, redis_client
 from models import Payment, PaymentStatus
+from services.movements.kinds import CHARGE
 from services.platform import queues
 from services.platform.provider_clients import breaker_for
 from services.platform.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
@@ -109,7 +110,7 @@ def _charge_through(app: Flask) -> int:
     """A payment charged by the worker process: enqueued here, succeeded there."""
     created = make_payment(make_order(make_customer()))
     db.session.commit()
-    queues.enqueue("stripe", queues.CHARGE_JOB, created.id, job_id=f"charge-{created.id}")
+    queues.enqueue("stripe", CHARGE.send_job, created.id, job_id=f"charge-{created.id}")
     wait_for(lambda: _status(created.id) == PaymentStatus.SUCCEEDED, timeout_s=30)
     return created.id
 

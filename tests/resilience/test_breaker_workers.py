@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Payment, PaymentStatus
+from services.movements.kinds import CHARGE
 from services.platform import queues
 from services.platform.provider_clients import breaker_for
 from tests.factories import make_customer, make_order, make_payment
@@ -25,7 +26,7 @@ def enqueue_payments(app: Flask, count: int) -> list[int]:
         db.session.commit()
         for payment_id in ids:
             queues.enqueue(
-                "stripe", queues.CHARGE_JOB, payment_id, job_id=queues.charge_job_id(payment_id)
+                "stripe", CHARGE.send_job, payment_id, job_id=CHARGE.send_job_id(payment_id)
             )
         return ids
 

@@ -14,6 +14,7 @@ from rq.job import JobStatus
 from extensions import db
 from models import PaymentStatus
 from models.types import utcnow
+from services.movements.kinds import CHARGE
 from services.payments.charging import claim
 from services.payments.sweeps import sweep_pending
 from services.platform import queues
@@ -29,9 +30,7 @@ def test_sigkilled_worker_mid_charge_is_recovered_with_one_charge(app: Flask, sa
         created = make_payment(make_order(make_customer()))
         db.session.commit()
         payment_id = created.id
-        queues.enqueue(
-            "stripe", queues.CHARGE_JOB, payment_id, job_id=queues.charge_job_id(payment_id)
-        )
+        queues.enqueue("stripe", CHARGE.send_job, payment_id, job_id=CHARGE.send_job_id(payment_id))
     worker = start_worker(app, sandbox)
     try:
         wait_for(lambda: sandbox.requests_log(endpoint="create"))  # the call is in flight
@@ -72,7 +71,7 @@ def test_a_worker_cut_off_mid_charge_loses_the_payment_when_its_lease_runs_out(
         db.session.commit()
         payment_id = created.id
         job = provider_queue("stripe").enqueue(
-            queues.CHARGE_JOB, payment_id, job_id=queues.charge_job_id(payment_id)
+            CHARGE.send_job, payment_id, job_id=CHARGE.send_job_id(payment_id)
         )
         provider_queue("stripe").remove(job)  # taken off the queue by the worker...
         job.set_status(JobStatus.STARTED)  # ...and started, just now
@@ -88,7 +87,7 @@ def test_a_worker_cut_off_mid_charge_loses_the_payment_when_its_lease_runs_out(
     assert lapsed < utcnow() + timedelta(seconds=queues.JOB_TIMEOUT_S + 5)  # not outlived
     with time_machine.travel(lapsed, tick=True), app.app_context():
         assert sweep_pending() == 1
-        assert queued_job_ids(app) == [queues.charge_job_id(payment_id)]  # taken over
+        assert queued_job_ids(app) == [CHARGE.send_job_id(payment_id)]  # taken over
         run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     assert sandbox.succeeded_charges(str(payment_id)) == 1

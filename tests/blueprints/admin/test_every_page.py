@@ -38,8 +38,8 @@ from models.types import utcnow
 from services.accounts.customers import create_customer
 from services.backoffice.admins import PERMISSIONS
 from services.notifications.outbox import queue_email
+from services.payments.wallet_orders import pay_order_from_wallet
 from services.wallet import ledger
-from services.wallet.payments import pay_order_from_wallet
 from tests.admin_support import admin_as
 from tests.factories import (
     make_customer,

@@ -159,10 +159,10 @@ def test_each_cause_writes_its_email(app: Flask, sandbox: Any, mail_sink: Any) -
     """A review alert to the admins, a refund notice, a wallet receipt: with their cause."""
     import uuid
 
+    from services.payments.wallet_orders import pay_order_from_wallet
     from services.refunds.issue import refund_payment
     from services.refunds.sending import send_refund
     from services.wallet import ledger
-    from services.wallet.payments import pay_order_from_wallet
     from tests.factories import make_customer, make_order, make_wallet
 
     sandbox.add_fault("tamper", field="amount", value=1, dialect="stripe", endpoint="create")

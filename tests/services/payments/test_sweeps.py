@@ -12,6 +12,7 @@ from flask import Flask
 
 from models import PaymentStatus
 from models.types import utcnow
+from services.movements.kinds import CHARGE
 from services.payments.charging import charge_payment
 from services.payments.sweeps import sweep_pending, sweep_unknown
 from services.platform import queues
@@ -80,7 +81,7 @@ def test_sweep_takes_over_a_job_a_worker_took_but_never_started(app: Flask, sand
     payment_id = committed_payment(app)
     job_id = f"charge-{payment_id}"
     with app.app_context():
-        queues.enqueue("stripe", queues.CHARGE_JOB, payment_id, job_id=job_id)
+        queues.enqueue("stripe", CHARGE.send_job, payment_id, job_id=job_id)
         queue = queues.provider_queue("stripe")
         queue.connection.lrem(queue.key, 0, job_id)  # taken: not in the queue any more
         queue.connection.lpush(queue.intermediate_queue_key, job_id)

@@ -22,12 +22,12 @@ from models import (
     RefundStatus,
     Wallet,
 )
+from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ClientError
 from services.refunds.issue import refund_payment, refund_wallet_order
 from services.refunds.sending import send_refund
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
-from services.wallet.payments import pay_order_from_wallet
 from tests.factories import make_customer, make_dispute, make_order, make_wallet
 from tests.helpers import (
     charged,

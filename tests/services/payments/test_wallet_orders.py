@@ -18,9 +18,9 @@ from models import (
     PaymentStatus,
     Wallet,
 )
+from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ConflictError
 from services.wallet import ledger
-from services.wallet.payments import pay_order_from_wallet
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 
 
