@@ -1,13 +1,21 @@
-"""What an admin may do to payments and refunds: ask the provider now, or decide with a
-reason."""
+"""What an admin may do to payments, refunds and disputes: ask the provider now, or
+decide with a reason."""
 
 from __future__ import annotations
 
 from extensions import db
-from models import AdminUser, Payment, PaymentStatus, RefundStatus, TransitionSource
+from models import (
+    AdminUser,
+    DisputeStatus,
+    Payment,
+    PaymentStatus,
+    RefundStatus,
+    TransitionSource,
+)
 from models.types import utcnow
+from services.disputes.state import move_dispute
 from services.movements.kinds import CHARGE
-from services.movements.locks import lock_payment, lock_refund
+from services.movements.locks import lock_dispute, lock_payment, lock_refund
 from services.payments.state import move, reverse_effect
 from services.platform import queues
 from services.platform.errors import ClientError, NotFoundError
@@ -97,9 +105,37 @@ def decide_refund(refund_id: int, outcome: str, reason: str, admin: AdminUser) -
     return f"refund {refund_id} is {refund.status.value}"
 
 
-def _check_decision(outcome: str, reason: str) -> None:
+def decide_dispute(dispute_id: int, outcome: str, reason: str, admin: AdminUser) -> str:
+    """Take a dispute out of review: won (the money stays with the shop) or lost (the bank
+    took it), as the provider's dashboard says, recording who and why; the payment's
+    effect follows in the same transaction. Raises ClientError, nothing written. Commits."""
+    _check_decision(outcome, reason, ("won", "lost"))
+    dispute = lock_dispute(dispute_id)
+    if dispute is None:
+        db.session.rollback()
+        raise NotFoundError(f"no dispute {dispute_id}")
+    if dispute.status != DisputeStatus.NEEDS_REVIEW:
+        db.session.rollback()
+        raise ClientError(f"dispute {dispute_id} is {dispute.status.value}", status=409)
+    payment = db.session.get(Payment, dispute.payment_id)
+    assert payment is not None  # locked with the dispute (a foreign key)
+    move_dispute(
+        dispute,
+        payment,
+        DisputeStatus(outcome),
+        source=TransitionSource.ADMIN,
+        reason=reason.strip()[:400],
+        actor=admin.email,
+    )
+    db.session.commit()
+    return f"dispute {dispute_id} is {dispute.status.value}"
+
+
+def _check_decision(
+    outcome: str, reason: str, outcomes: tuple[str, ...] = ("succeeded", "failed")
+) -> None:
     """An admin's decision says what happened and why (ClientError otherwise)."""
-    if outcome not in ("succeeded", "failed"):
-        raise ClientError("outcome must be succeeded or failed")
+    if outcome not in outcomes:
+        raise ClientError(f"outcome must be {' or '.join(outcomes)}")
     if len(reason.strip()) < 5:
         raise ClientError("a reason (at least 5 characters) is required", code="reason_required")

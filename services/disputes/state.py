@@ -58,24 +58,25 @@ def move_dispute(
     taken = machine.step(TABLE, dispute, to, source=source, reason=reason, actor=actor)
     if taken is None:
         return False
-    settle_effect(dispute, payment)
+    settle_effect(dispute, payment, source)
     if taken.to == DisputeStatus.NEEDS_REVIEW:
         queue_email(EmailKind.DISPUTE_ALERT, dispute.id)  # once per dispute
     return True
 
 
-def settle_effect(dispute: Dispute, payment: Payment) -> str | None:
+def settle_effect(
+    dispute: Dispute, payment: Payment, source: TransitionSource = TransitionSource.WEBHOOK
+) -> str | None:
     """Withdraw or give back the payment's effect as the dispute's status says (review
-    keeps it as it is); what changed, for the audit trail, or None."""
+    keeps it as it is), recorded as `source`'s (the event's, or the admin's decision);
+    what changed, for the audit trail, or None."""
     if dispute.status == DisputeStatus.NEEDS_REVIEW:
         return None
     should_withdraw = dispute.status in FUNDS_WITHDRAWN
     if should_withdraw == dispute.is_effect_applied:
         return None
     what = _withdraw(dispute, payment) if should_withdraw else _give_back(dispute, payment)
-    machine.record(
-        TABLE, dispute, dispute.status, dispute.status, TransitionSource.WEBHOOK, what, None
-    )
+    machine.record(TABLE, dispute, dispute.status, dispute.status, source, what, None)
     return what
 
 
