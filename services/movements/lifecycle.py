@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from extensions import db
 from models import TransitionSource
 from models.types import utcnow
 from providers.outcomes import Absent, NotSent
@@ -77,6 +78,14 @@ def defer(kind: Kind, row: Movement, outcome: NotSent) -> FollowUp:
     row_id, provider = row.id, row.provider
     job_id = kind.send_job_id(row_id, f"-at-{int(row.next_attempt_at.timestamp())}")
     return lambda: queues.enqueue(provider, kind.send_job, row_id, job_id=job_id, delay_s=delay_s)
+
+
+def count_lookup(kind: Kind, row: Movement) -> None:
+    """One more lookup of the row, committed before it is sent (a crash never spends
+    the same attempt twice), and counted for /metrics by provider and kind."""
+    row.reconcile_attempts += 1
+    db.session.commit()
+    metrics.RECONCILE_ATTEMPTS.labels(row.provider, kind.name).inc()
 
 
 def key_deadline(row: Movement) -> datetime | None:

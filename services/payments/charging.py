@@ -43,7 +43,7 @@ from services.movements.kinds import CHARGE
 from services.movements.locks import lock_order_of, lock_payment, lock_payment_row
 from services.payments import answers, attempts, failover, settling
 from services.payments.state import move
-from services.platform import autocommit, call_log, metrics
+from services.platform import autocommit, call_log
 from services.platform.provider_clients import gateway_for, provider_for
 from settings import settings
 
@@ -202,7 +202,7 @@ def reconcile_payment(payment_id: int) -> None:
         resend=(lambda: provider.charge(sent)) if replays.may_replay(payment) else None,
         read=read,
         relock=lambda: lock_payment(payment_id),
-        before=functools.partial(_count_lookup, payment),
+        before=functools.partial(lifecycle.count_lookup, CHARGE, payment),
     )
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such payment: it was never charged, so send it
@@ -226,12 +226,6 @@ def reconcile_payment(payment_id: int) -> None:
     )
     db.session.commit()
     follow_up()
-
-
-def _count_lookup(payment: Payment) -> None:
-    payment.reconcile_attempts += 1
-    db.session.commit()
-    metrics.RECONCILE_ATTEMPTS.labels(payment.provider).inc()
 
 
 _nothing = lifecycle.nothing

@@ -27,7 +27,9 @@ from resilience.gateway import BREAKER_REJECTIONS, PROVIDER_CALLS, PROVIDER_LATE
 __all__ = ["BREAKER_REJECTIONS", "PROVIDER_CALLS", "PROVIDER_LATENCY"]
 
 RECONCILE_ATTEMPTS = Counter(
-    "reconcile_attempts_total", "Lookups of unknown payments", ["provider"]
+    "reconcile_attempts_total",
+    "Lookups of movements whose outcome is not known (charges, refunds)",
+    ["provider", "kind"],
 )
 WEBHOOK_EVENTS = Counter(
     "webhook_events_total", "Webhook deliveries by result", ["provider", "result"]

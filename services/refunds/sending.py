@@ -77,11 +77,6 @@ def _mark_resend(refund_id: int) -> None:
     _mark_sending(refund, utcnow())
 
 
-def _count_lookup(refund: Refund) -> None:
-    refund.reconcile_attempts += 1
-    db.session.commit()
-
-
 def reconcile_refund(refund_id: int) -> None:
     """Ask the provider what happened to an unknown refund; resolve, ask later or escalate.
     While the provider keeps the key the ask starts with a replay, which is a send
@@ -108,7 +103,7 @@ def reconcile_refund(refund_id: int) -> None:
         resend=(lambda: provider.refund(sent)) if replays.may_replay(refund) else None,
         read=read,
         relock=lambda: lock_refund(refund_id),
-        before=functools.partial(_count_lookup, refund),
+        before=functools.partial(lifecycle.count_lookup, REFUND, refund),
     )
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such refund: it never happened; send it now (its

@@ -24,7 +24,7 @@ from resilience.gateway import CIRCUIT_OPEN
 from services.movements import lifecycle
 from services.movements.kinds import CHARGE, REFUND
 from services.platform import day_counts
-from services.platform.metrics import REPORT_MISMATCHES
+from services.platform.metrics import RECONCILE_ATTEMPTS, REPORT_MISMATCHES
 from services.platform.provider_clients import breaker_for, provider_for
 from services.platform.queues import provider_queue_name
 from services.refunds.issue import refund_payment
@@ -262,3 +262,21 @@ def test_a_mismatch_is_counted_once_by_provider_and_source(app_ctx: Flask) -> No
     lifecycle.count_mismatch("acquirer", "charge")
     assert metric._value.get() == before + 1
     assert day_counts.today_counts(day_counts.REPORT_MISMATCHES) == [counted + 1]
+
+
+def test_a_refunds_lookup_is_counted_as_a_charges_is(app: Flask, sandbox: Any) -> None:
+    """Issue 49 (a): refund lookups were not counted in reconcile_attempts_total."""
+    refund_id = _refund(app)
+    with app.app_context():
+        send_refund(refund_id)
+        row = db.session.get(Refund, refund_id)
+        assert row is not None
+        row.status = RefundStatus.UNKNOWN  # as if its answer had been lost
+        db.session.commit()
+    counted = RECONCILE_ATTEMPTS.labels("stripe", REFUND.name)
+    before = counted._value.get()
+    with app.app_context():
+        reconcile_refund(refund_id)
+    assert counted._value.get() == before + 1
+    assert _get(app, refund_id).reconcile_attempts == 1
+    assert _get(app, refund_id).status == RefundStatus.SUCCEEDED
