@@ -177,19 +177,16 @@ def _request_for(refund: Refund, first_sent_at: datetime | None) -> RefundReques
 
 def mismatch(
     refund: Refund, provider_refund_id: str | None, report: Report, *, is_success: bool = True
-) -> str:
-    """What in the provider's answer is not the refund we asked for ('' when all is): the
-    one check of every kind (services/movements/answers.py), except that a refusal of
-    the create names no refund at all (Stripe's 400): nothing was refunded, and it is a
-    failure, not a contradiction."""
+) -> str | None:
+    """What in the provider's answer is not the refund we asked for (None when all is,
+    as for a charge): the one check of every kind (services/movements/answers.py),
+    except that a refusal of the create names no refund at all (Stripe's 400): nothing
+    was refunded, and it is a failure, not a contradiction."""
     if not is_success and provider_refund_id is None:
-        return ""
+        return None
     held = refund.provider_refund_id
-    return (
-        movement_answers.mismatch(
-            "refund", refund, held, provider_refund_id, report, is_success=is_success
-        )
-        or ""
+    return movement_answers.mismatch(
+        "refund", refund, held, provider_refund_id, report, is_success=is_success
     )
 
 

@@ -128,3 +128,20 @@ def test_a_refund_the_provider_refuses_outright_fails_instead_of_waiting_for_rev
         assert refund.failure_code == "invalid_request_error"
     assert sandbox_refunds(sandbox) == []
     assert _refund(app, payment_id) != refund_id  # the charge can still be refunded
+
+
+def test_all_good_reads_the_same_for_a_refund_as_for_a_charge(app_ctx: Flask) -> None:
+    """Issue 49 (d): a matching answer was '' for refunds and None for payments."""
+    from providers.outcomes import Report
+    from services.payments.answers import mismatch as payment_mismatch
+    from services.refunds.sending import mismatch
+    from tests.factories import make_customer, make_order, make_payment, make_refund
+
+    payment = make_payment(make_order(make_customer()))
+    refund = make_refund(payment, amount_minor=300)
+    said = Report(amount_minor=300, currency="EUR", payment_ref=str(refund.id))
+    assert mismatch(refund, "re_1", said) is None
+    assert mismatch(refund, None, Report(), is_success=False) is None
+    assert mismatch(refund, "re_1", Report(amount_minor=299, currency="EUR")) is not None
+    charge = Report(amount_minor=payment.amount_minor, currency="EUR", payment_ref=str(payment.id))
+    assert payment_mismatch(payment, "pi_1", charge, is_success=True) is None
