@@ -48,7 +48,8 @@ def send_refund(refund_id: int) -> None:
     previously_sent, previously_last = refund.first_sent_at, refund.last_sent_at
     request = _request_for(refund, previously_sent)
     provider = provider_for(refund.provider)
-    context = CallContext("refund", request.payment_id, request.idempotency_key)
+    attempt = refund.send_count + 1  # this send's number, as a charge's call says it
+    context = CallContext("refund", request.payment_id, request.idempotency_key, attempt)
     outcome = gateway_for(refund.provider).call(
         context,
         lambda: provider.refund(request),

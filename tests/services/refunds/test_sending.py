@@ -145,3 +145,19 @@ def test_all_good_reads_the_same_for_a_refund_as_for_a_charge(app_ctx: Flask) ->
     assert mismatch(refund, "re_1", Report(amount_minor=299, currency="EUR")) is not None
     charge = Report(amount_minor=payment.amount_minor, currency="EUR", payment_ref=str(payment.id))
     assert payment_mismatch(payment, "pi_1", charge, is_success=True) is None
+
+
+def test_a_refunds_send_is_logged_with_its_attempt_number(app: Flask, sandbox: Any) -> None:
+    """Issue 49 (b): a refund's call carried no attempt number (a charge's does)."""
+    from sqlalchemy import select
+
+    from models import ProviderCall
+
+    payment_id = charged(app, committed_payment(app))
+    with app.app_context():
+        refund, _ = refund_payment(payment_id, 300, "one cup broke", "ops", uuid.uuid4())
+        send_refund(refund.id)
+        call = db.session.scalars(
+            select(ProviderCall).where(ProviderCall.operation == "refund")
+        ).one()
+        assert call.attempt == 1
