@@ -103,7 +103,7 @@ def app_probes(app: Any) -> dict[str, Probe]:
             }
         ),
         "queues": read(lambda: {q["name"]: q["depth"] for q in dashboard.queues() if "depth" in q}),
-        "payments": read(lambda: dict(dashboard.payment_counts_by_status())),
+        "payments": read(lambda: dict(_payment_counts_by_status())),
     }
 
 
@@ -226,3 +226,18 @@ def publish(results_dir: Path, name: str, target: Path = DOCS_IMAGES) -> list[Pa
         with contextlib.suppress(shutil.SameFileError):
             copied.append(Path(shutil.copy(image, target / image.name)))
     return copied
+
+
+def _payment_counts_by_status() -> dict[str, int]:
+    """Every payment status's count (a drill's small tables: a scan is fine here)."""
+    from sqlalchemy import func, select
+
+    from extensions import db
+    from models import Payment
+
+    return {
+        status.value: count
+        for status, count in db.session.execute(
+            select(Payment.status, func.count()).group_by(Payment.status)
+        ).all()
+    }

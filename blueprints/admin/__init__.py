@@ -29,7 +29,7 @@ from blueprints.admin.records import (
     WebhookView,
 )
 from blueprints.admin.refund_requests import RefundRequestsView
-from blueprints.admin.refunds import RefundsView, RefundView
+from blueprints.admin.refunds import RefundPagesView, RefundView
 from blueprints.admin.search import SearchView
 from blueprints.admin.story import PaymentStoryView
 from blueprints.admin.users import UsersView
@@ -64,7 +64,7 @@ def register(app: Flask) -> None:
     admin.add_view(UnknownPaymentsView(name="Unknown payments", endpoint="unknown"))
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))
     admin.add_view(CatalogView(name="Catalog", endpoint="catalog"))
-    admin.add_view(RefundsView(name="Refund", endpoint="refunds"))
+    admin.add_view(RefundPagesView(name="Refund", endpoint="refunds"))
     admin.add_view(RefundRequestsView(name="Refund requests", endpoint="refund_requests"))
     admin.add_view(PaymentStoryView(name="Payment", endpoint="story", url="/admin/payment"))
     admin.add_view(SearchView(name="Search", endpoint="search"))

@@ -23,7 +23,7 @@ from services.refunds.issue import refund_payment, refund_wallet_order
 from services.refunds.reads import refund_page
 
 
-class RefundsView(AdminOnly, BaseView):
+class RefundPagesView(AdminOnly, BaseView):
     requires = {"payment": admins.REFUND, "order": admins.REFUND, "decide": admins.OPERATE}
 
     def is_visible(self) -> bool:

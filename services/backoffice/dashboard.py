@@ -257,14 +257,5 @@ def unknown_payments(limit: int = 200) -> list[dict[str, Any]]:
     return rows
 
 
-def payment_counts_by_status() -> dict[str, int]:
-    return {
-        status.value: count
-        for status, count in db.session.execute(
-            select(Payment.status, func.count()).group_by(Payment.status)
-        ).all()
-    }
-
-
 def _age(now: datetime, then: datetime) -> float:
     return max(0.0, (now - then).total_seconds())
