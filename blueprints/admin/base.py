@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -25,6 +25,7 @@ from models.money import exponent_of
 from models.types import parse_row_id
 from services.backoffice import admins
 from services.backoffice.names import PaymentName, customer_emails, payment_names
+from services.platform.errors import ClientError
 from services.platform.locales import money_text
 
 
@@ -62,6 +63,20 @@ class AdminOnly:
 
     def inaccessible_callback(self, name: Any, **kwargs: Any) -> ResponseReturnValue:
         return redirect(url_for("admin_auth.login", next=request.full_path.rstrip("?")))
+
+
+def decide_from_form(decide: Callable[[int, str, str, Any], str], row_id: int) -> None:
+    """An admin's decision of a row in review (a refund, a dispute), from its form:
+    confirmed, with an outcome and a reason; what happened is flashed either way."""
+    admin = admins.current_admin()
+    assert admin is not None
+    form = request.form
+    try:
+        if form.get("confirm") != "yes":
+            raise ClientError("confirm the decision: it moves money")
+        flash(decide(row_id, form.get("outcome", ""), form.get("reason", ""), admin), "success")
+    except ClientError as exc:
+        flash(str(exc), "error")
 
 
 def console_time(moment: datetime | None) -> str:

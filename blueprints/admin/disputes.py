@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import flash, redirect, request, url_for
+from flask import redirect, url_for
 from flask.typing import ResponseReturnValue
 from flask_admin import expose
 from flask_wtf.csrf import generate_csrf
 from markupsafe import Markup
 
-from blueprints.admin.base import PAYMENT, ReadOnlyView, money_column
+from blueprints.admin.base import PAYMENT, ReadOnlyView, decide_from_form, money_column
 from models import DisputeStatus
 from services.backoffice import actions, admins
-from services.platform.errors import ClientError
 
 DECIDE_FORM = Markup(
     '<form method="post" action="{action}" class="card card-body decide-dispute">'
@@ -79,18 +78,6 @@ class DisputeView(ReadOnlyView):
 
     @expose("/decide/<id:dispute_id>", methods=["POST"])
     def decide(self, dispute_id: int) -> ResponseReturnValue:
-        admin = admins.current_admin()
-        assert admin is not None
-        form = request.form
-        try:
-            if form.get("confirm") != "yes":
-                raise ClientError("confirm the decision: it moves money")
-            flash(
-                actions.decide_dispute(
-                    dispute_id, form.get("outcome", ""), form.get("reason", ""), admin
-                ),
-                "success",
-            )
-        except ClientError as exc:
-            flash(str(exc), "error")
+        """A dispute in review: the operator says how it ended, with a reason."""
+        decide_from_form(actions.decide_dispute, dispute_id)
         return redirect(url_for(".details_view", id=dispute_id), code=303)

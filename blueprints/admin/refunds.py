@@ -12,7 +12,14 @@ from flask.typing import ResponseReturnValue
 from flask_admin import BaseView, expose
 from flask_admin.contrib.sqla import filters as sqla_filters
 
-from blueprints.admin.base import ORDER, PAYMENT, AdminOnly, ReadOnlyView, money_column
+from blueprints.admin.base import (
+    ORDER,
+    PAYMENT,
+    AdminOnly,
+    ReadOnlyView,
+    decide_from_form,
+    money_column,
+)
 from models import Refund, money
 from models.money import InvalidAmountError
 from models.types import parse_uuid
@@ -44,21 +51,8 @@ class RefundPagesView(AdminOnly, BaseView):
     @expose("/decide/<id:refund_id>", methods=["POST"])
     def decide(self, refund_id: int) -> ResponseReturnValue:
         """A refund in review: the admin says what happened, with a reason."""
-        admin = admins.current_admin()
-        assert admin is not None
-        form = request.form
-        back = form.get("back", "")
-        try:
-            if form.get("confirm") != "yes":
-                raise ClientError("confirm the decision: it moves money")
-            flash(
-                actions.decide_refund(
-                    refund_id, form.get("outcome", ""), form.get("reason", ""), admin
-                ),
-                "success",
-            )
-        except ClientError as exc:
-            flash(str(exc), "error")
+        decide_from_form(actions.decide_refund, refund_id)
+        back = request.form.get("back", "")
         return redirect(
             back if back.startswith("/admin/refunds/") else url_for("admin.index"), code=303
         )
