@@ -38,7 +38,7 @@ from extensions import db
 from flask_migrate import upgrade
 from models import Product
 from services.accounts.customers import create_customer
-from services.payments.checkout import create_order
+from services.payments.ordering import create_order
 
 app = create_app({"SQLALCHEMY_DATABASE_URI": sys.argv[2],
                   "REDIS_URL": sys.argv[1], "WTF_CSRF_ENABLED": False})

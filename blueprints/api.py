@@ -18,15 +18,14 @@ from services.accounts.customers import customer_for_token, hash_token
 from services.catalog.products import skus_on_sale_by_currency
 from services.payments.cards import card_entry
 from services.payments.checkout import (
-    create_order,
     owned_order,
     owned_payment,
     parse_idempotency_key,
-    parse_items,
     start_order_payment,
     start_topup_payment,
 )
 from services.payments.intake import NewPayment, pay_order_by_token
+from services.payments.ordering import create_order, parse_items
 from services.payments.presenters import (
     movement_json,
     new_order_json,

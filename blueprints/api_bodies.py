@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from services.payments.checkout import MAX_ORDER_ITEMS, MAX_QUANTITY
+from services.payments.ordering import MAX_ORDER_ITEMS, MAX_QUANTITY
 
 CARD = {"$ref": "#/components/schemas/PaymentMethod"}
 # What a string of a request may hold: anything but control characters (tab, newline

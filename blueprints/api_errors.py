@@ -8,7 +8,7 @@ from typing import Any
 
 from blueprints.guards import MAX_HEADER_BYTES, MAX_HEADERS, MAX_TARGET_BYTES
 from providers.events import MAX_INTEGER_DIGITS
-from services.payments.checkout import MAX_ORDER_ITEMS, MAX_QUANTITY
+from services.payments.ordering import MAX_ORDER_ITEMS, MAX_QUANTITY
 
 # status -> (what the status means, {code: what it means})
 ERRORS: dict[str, tuple[str, dict[str, str]]] = {

@@ -27,8 +27,6 @@ from services.catalog.products import active_product, products_by_sku
 from services.payments.authentication import request_check
 from services.payments.cards import card_entry
 from services.payments.checkout import (
-    MAX_QUANTITY,
-    create_order,
     existing_active_payment,
     owned_order,
     owned_payment,
@@ -37,6 +35,7 @@ from services.payments.checkout import (
     start_order_payment,
 )
 from services.payments.intake import NewPayment, pay_order_by_session
+from services.payments.ordering import MAX_QUANTITY, create_order
 from services.payments.orders import order_page
 from services.payments.presenters import refunds_of
 from services.payments.waiting import provider_pause

@@ -31,7 +31,7 @@ class Emailer:
     def _one(self) -> None:
         from extensions import db
         from services.accounts.customers import create_customer
-        from services.payments.checkout import create_order
+        from services.payments.ordering import create_order
         from services.payments.wallet_orders import pay_order_from_wallet
         from services.wallet import ledger
 

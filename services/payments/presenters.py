@@ -18,8 +18,8 @@ from models import (
     RefundStatus,
     TransitionSource,
 )
-from services.payments.checkout import NewLine, NewOrder
 from services.payments.intake import NewPayment, NewTransition
+from services.payments.ordering import NewLine, NewOrder
 from services.platform.retention import transitions_of
 from services.wallet.ledger import Movement
 

@@ -13,7 +13,7 @@ from extensions import db
 from models import OrderLine, ProductChange
 from services.catalog.admin import clean, create_product, edit_product, set_active
 from services.catalog.products import active_product
-from services.payments.checkout import create_order
+from services.payments.ordering import create_order
 from services.platform.errors import ClientError
 from tests.factories import make_customer
 
