@@ -42,7 +42,8 @@ class RefundRequestsView(AdminOnly, BaseView):
             if form.get("confirm") != "yes":
                 raise ClientError("tick the confirmation: approving refunds money")
             raw = form.get("amount", "").strip()
-            amount = money.parse(raw, form.get("currency", ""), current_locale()) if raw else None
+            currency = refund_requests.currency_of(request_id)
+            amount = money.parse(raw, currency, current_locale()) if raw else None
             said = refund_requests.approve(
                 request_id, amount.amount_minor if amount else None, admin.email
             )

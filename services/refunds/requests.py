@@ -121,6 +121,17 @@ def queue(status: RefundRequestStatus, limit: int = 200) -> list[QueueRow]:
     return [QueueRow(*row) for row in found]
 
 
+def currency_of(request_id: int) -> str:
+    """The currency of the request's order ('' for no such request): a typed amount is
+    read in it, never in one a form says."""
+    found = db.session.scalar(
+        select(Order.currency)
+        .join(RefundRequest, RefundRequest.order_id == Order.id)
+        .where(RefundRequest.id == request_id)
+    )
+    return found or ""
+
+
 def approve(request_id: int, amount_minor: int | None, actor: str) -> str:
     """Refund the request's order (all that is left when `amount_minor` is None) through
     the refund path, and mark the request approved. A repeat, or a second admin at the

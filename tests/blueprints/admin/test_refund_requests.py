@@ -120,3 +120,24 @@ def test_a_customer_refused_reads_why(app: Flask, shopper: FlaskClient, sandbox:
         data={"reason": "not mine at all", "csrf_token": csrf_token_from(page)},
     )
     assert elsewhere.status_code == 404
+
+
+def test_a_typed_amount_is_read_in_the_orders_currency_whatever_the_form_says(
+    app: Flask, shopper: FlaskClient, sandbox: Any
+) -> None:
+    _paid_and_asked(app, shopper)
+    with app.test_client() as console:
+        refunder = admin_as(app, console, "refunder")
+        request_id = _request_id(refunder.get("/admin/refund_requests/").get_data(as_text=True))
+        refunder.post(
+            f"/admin/refund_requests/{request_id}/approve",
+            data={
+                "confirm": "yes",
+                "amount": "5.00",
+                "currency": "JPY",  # a tampered field: not read
+                "csrf_token": admin_csrf(refunder),
+            },
+        )
+    run_jobs(app)
+    [refunded] = sandbox_refunds(sandbox)
+    assert refunded["amount"] == 500  # EUR 5.00, the order's currency
