@@ -49,7 +49,7 @@ def trust_proxies(app: Flask) -> None:
     nearest of them saw (docs/scaling.md); by default nobody's forwarded headers count."""
     count = app.config.get("TRUSTED_PROXIES", 0)
     if count:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=count, x_proto=count)  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=count, x_proto=count)  # type: ignore[method-assign]  # the WSGI app is replaced on purpose (ProxyFix)
 
 
 class RowIdConverter(IntegerConverter):

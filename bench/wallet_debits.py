@@ -160,7 +160,7 @@ def _check(url: str, wallet_id: int) -> int:
             "WHERE wallet_id = w.id), (SELECT count(*) FROM ledger_entries "
             "WHERE wallet_id = w.id AND balance_after_minor < 0) FROM wallets w WHERE w.id = %s",
             (wallet_id,),
-        ).fetchone()  # type: ignore[misc]
+        ).fetchone()  # type: ignore[misc]  # psycopg's fetchone is untyped here
     return int(balance != total) + int(negative)
 
 

@@ -37,7 +37,7 @@ class StrictJSONProvider(DefaultJSONProvider):
 def register(app: Flask) -> None:
     app.json = StrictJSONProvider(app)
     app.before_request(refuse_control_characters)
-    app.wsgi_app = RequestLimits(app.wsgi_app, app.config["MAX_CONTENT_LENGTH"])  # type: ignore[method-assign]
+    app.wsgi_app = RequestLimits(app.wsgi_app, app.config["MAX_CONTENT_LENGTH"])  # type: ignore[method-assign]  # the WSGI app is wrapped on purpose
 
 
 class RequestLimits:

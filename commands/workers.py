@@ -53,12 +53,12 @@ class AppContextMixin:
         if job.success_callback is None and job.failure_callback is None:
             job.ended_at = now()
             return
-        super().handle_execution_ended(job, queue, heartbeat_ttl)  # type: ignore[misc]
+        super().handle_execution_ended(job, queue, heartbeat_ttl)  # type: ignore[misc]  # RQ's Worker is untyped
 
     def perform_job(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> bool:
         with self.flask_app.app_context():
             try:
-                return super().perform_job(job, queue, *args, **kwargs)  # type: ignore[misc]
+                return super().perform_job(job, queue, *args, **kwargs)  # type: ignore[misc]  # RQ's Worker is untyped
             finally:
                 db.session.remove()
 
@@ -82,7 +82,7 @@ class SparingLoopMixin:
             if pipeline is None and state == self._state_written:
                 self._state = state
                 return
-            super().set_state(state, pipeline)  # type: ignore[misc]
+            super().set_state(state, pipeline)  # type: ignore[misc]  # RQ's Worker is untyped
             self._state_written = state  # in a pipeline: as good as written (RQ's own)
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
@@ -91,14 +91,14 @@ class SparingLoopMixin:
             if at - self._last_beat < LOOP_CHECK_S:
                 return
             self._last_beat = at
-        super().heartbeat(timeout, pipeline)  # type: ignore[misc]
+        super().heartbeat(timeout, pipeline)  # type: ignore[misc]  # RQ's Worker is untyped
 
     def check_for_suspension(self, burst: bool) -> None:
         at = time.monotonic()
         if at - self._last_suspension_check < LOOP_CHECK_S:
             return
         self._last_suspension_check = at
-        super().check_for_suspension(burst)  # type: ignore[misc]
+        super().check_for_suspension(burst)  # type: ignore[misc]  # RQ's Worker is untyped
 
 
 class AppWorker(AppContextMixin, Worker):
@@ -248,7 +248,7 @@ def run_through_redis_errors(name: str, run: Callable[[], None]) -> None:
 @with_appcontext
 def worker_command(queues: tuple[str, ...], fork: bool, burst: bool, slots: int) -> None:
     """Work the given RQ queues (one provider queue per program in production)."""
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    app = current_app._get_current_object()  # type: ignore[attr-defined]  # werkzeug's LocalProxy is untyped
     if fork and slots > 1:
         raise click.UsageError("--fork runs one job at a time: it takes no --slots")
 

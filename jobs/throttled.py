@@ -75,4 +75,4 @@ def throttled(func: F) -> F:
         throttle.record_success()
         return result
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps loses the TypeVar

@@ -7,7 +7,7 @@ from flask_login import UserMixin
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, str_enum, utcnow
 
 
@@ -20,7 +20,7 @@ class AdminRole(enum.StrEnum):
     ADMIN = "admin"  # all of it, and the catalog
 
 
-class AdminUser(UserMixin, db.Model):  # type: ignore[name-defined]
+class AdminUser(UserMixin, Model):
     """An operator of the dashboard; never a customer."""
 
     __tablename__ = "admin_users"

@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, str_enum, utcnow
 
 
@@ -24,7 +24,7 @@ class AlertKind(enum.StrEnum):
     EMAILS_FAILING = "emails_failing"  # emails failed for good
 
 
-class Alert(db.Model):  # type: ignore[name-defined]
+class Alert(Model):
     __tablename__ = "alerts"
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -6,11 +6,11 @@ from flask_login import UserMixin
 from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, utcnow
 
 
-class Customer(UserMixin, db.Model):  # type: ignore[name-defined]
+class Customer(UserMixin, Model):
     """A person who buys. Logs in to the pages with a password, to the API with a token."""
 
     __tablename__ = "customers"

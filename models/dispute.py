@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.payment_transition import TransitionSource
 from models.types import UTCDateTime, str_enum, utcnow
 
@@ -66,7 +66,7 @@ for _status, _targets in DISPUTE_TRANSITIONS.items():  # no self-moves in the ta
     assert _status not in _targets, _status
 
 
-class Dispute(db.Model):  # type: ignore[name-defined]
+class Dispute(Model):
     """A dispute of one of our payments, recorded from the provider's events (UNIQUE by
     the provider's id: a redelivery or a later event finds the same row)."""
 
@@ -96,7 +96,7 @@ class Dispute(db.Model):  # type: ignore[name-defined]
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
 
-class DisputeTransition(db.Model):  # type: ignore[name-defined]
+class DisputeTransition(Model):
     """The dispute's audit trail: one row per status change, never updated."""
 
     __tablename__ = "dispute_transitions"

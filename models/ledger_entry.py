@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, str_enum, utcnow
 
 
@@ -72,7 +72,7 @@ def _source_check() -> str:
 SOURCE_CHECK = _source_check()
 
 
-class LedgerEntry(db.Model):  # type: ignore[name-defined]
+class LedgerEntry(Model):
     """One signed movement of a wallet's balance. UNIQUE operation_id makes repeats no-ops.
 
     What the entry belongs to is typed (`source_kind`, `source_id`): every sum that

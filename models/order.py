@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from extensions import db
+from models.base import Model
 from models.order_line import OrderLine
 from models.types import UTCDateTime, str_enum, utcnow
 
@@ -23,7 +23,7 @@ class OrderStatus(enum.StrEnum):
     DISPUTED = "disputed"  # paid; a chargeback holds the money (back to paid if won)
 
 
-class Order(db.Model):  # type: ignore[name-defined]
+class Order(Model):
     """What a customer wants to buy; `total_minor` is computed on the server from its lines."""
 
     __tablename__ = "orders"

@@ -3,11 +3,11 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from extensions import db
+from models.base import Model
 from models.product import Product
 
 
-class OrderLine(db.Model):  # type: ignore[name-defined]
+class OrderLine(Model):
     """One product in an order, with the price copied from the catalog when ordered."""
 
     __tablename__ = "order_lines"

@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, str_enum, utcnow
 
 
@@ -35,7 +35,7 @@ class OutboxStatus(enum.StrEnum):
     FAILED = "failed"  # refused for good, or out of attempts: the reason is in last_error
 
 
-class OutboxMessage(db.Model):  # type: ignore[name-defined]
+class OutboxMessage(Model):
     """An email to send, at least once: a crash never loses it (the row commits with its
     cause), a repeat of the cause never writes a second row (UNIQUE kind + subject)."""
 

@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, str_enum, utcnow
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class PaymentPurpose(enum.StrEnum):
     WALLET_TOPUP = "wallet_topup"
 
 
-class Payment(db.Model):  # type: ignore[name-defined]
+class Payment(Model):
     """One attempt to move money through a provider, identified by its idempotency key.
 
     The row is committed (status pending) before any provider call: it is the intent.

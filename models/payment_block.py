@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, utcnow
 
 
-class PaymentBlock(db.Model):  # type: ignore[name-defined]
+class PaymentBlock(Model):
     """Card testing: a client address whose declines passed the limit is refused new
     payments until `until` (services/payments/attempts.py). Read by the intake's one
     statement, so it costs no round trip; one row per address, moved on at a new trip."""

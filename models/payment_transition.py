@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.payment import PaymentStatus
 from models.types import UTCDateTime, str_enum, utcnow
 
@@ -22,7 +22,7 @@ class TransitionSource(enum.StrEnum):
     ADMIN = "admin"
 
 
-class PaymentTransition(db.Model):  # type: ignore[name-defined]
+class PaymentTransition(Model):
     """The audit trail: one row for every status change of a payment, never updated."""
 
     __tablename__ = "payment_transitions"
@@ -45,7 +45,7 @@ class PaymentTransition(db.Model):  # type: ignore[name-defined]
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 
-class ArchivedTransition(db.Model):  # type: ignore[name-defined]
+class ArchivedTransition(Model):
     """A transition of a payment final for longer than RETENTION_DAYS, moved out of the
     hot table by the retention job (services/platform/retention.py); the same columns, read when
     a payment has no transition left in the hot table."""

@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import JSON, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, str_enum, utcnow
 
 
@@ -19,7 +19,7 @@ class WebhookState(enum.StrEnum):
     REJECTED = "rejected"  # could not apply (malformed ids, a failure while applying): set aside
 
 
-class ProcessedWebhook(db.Model):  # type: ignore[name-defined]
+class ProcessedWebhook(Model):
     """A provider event we accepted. UNIQUE(provider, event_id) makes redelivery a no-op."""
 
     __tablename__ = "processed_webhooks"

@@ -3,10 +3,10 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, CheckConstraint, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 
 
-class Product(db.Model):  # type: ignore[name-defined]
+class Product(Model):
     """A catalog item; its price is the only source of an order line's price."""
 
     __tablename__ = "products"

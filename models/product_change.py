@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, utcnow
 
 
-class ProductChange(db.Model):  # type: ignore[name-defined]
+class ProductChange(Model):
     """The catalog's audit trail: who changed which product how, never updated."""
 
     __tablename__ = "product_changes"

@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, utcnow
 
 
-class ProviderCustomer(db.Model):  # type: ignore[name-defined]
+class ProviderCustomer(Model):
     """A shop customer as a provider knows them (a Stripe Customer): the payments sent
     with it name it, so a lookup lists only that customer's intents (one short page in
     a busy shop). One per customer and provider."""

@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from extensions import db
+from models.base import Model
 from models.payment_transition import TransitionSource
 from models.types import UTCDateTime, str_enum, utcnow
 
@@ -78,7 +78,7 @@ REFUND_TRANSITIONS: dict[RefundStatus, frozenset[RefundStatus]] = {
 OPEN_REFUND_STATUSES = tuple(s for s in RefundStatus if s != RefundStatus.FAILED)
 
 
-class Refund(db.Model):  # type: ignore[name-defined]
+class Refund(Model):
     """Money going back to a customer for a payment (through its provider) or for an order
     paid from the wallet (to the wallet, no provider). Committed before any provider call,
     under a lock of what it refunds, which the refunds never exceed."""
@@ -126,7 +126,7 @@ class Refund(db.Model):  # type: ignore[name-defined]
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
 
-class RefundTransition(db.Model):  # type: ignore[name-defined]
+class RefundTransition(Model):
     """The refund's audit trail: one row per status change, never updated."""
 
     __tablename__ = "refund_transitions"

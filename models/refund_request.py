@@ -10,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import CheckConstraint, ForeignKey, Index, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, str_enum, utcnow
 
 
@@ -20,7 +20,7 @@ class RefundRequestStatus(enum.StrEnum):
     DECLINED = "declined"  # the customer was told why (decision_message)
 
 
-class RefundRequest(db.Model):  # type: ignore[name-defined]
+class RefundRequest(Model):
     __tablename__ = "refund_requests"
     __table_args__ = (
         # One waiting request per order: a second click, a second tab, asks nothing more.

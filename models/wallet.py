@@ -5,11 +5,11 @@ from datetime import datetime
 from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from extensions import db
+from models.base import Model
 from models.types import UTCDateTime, utcnow
 
 
-class Wallet(db.Model):  # type: ignore[name-defined]
+class Wallet(Model):
     """A customer's internal balance in one currency; changes only with a ledger entry."""
 
     __tablename__ = "wallets"

@@ -32,7 +32,7 @@ def run(
 
     with running_cluster(net, workers_per_host) as cluster:
         say(f"{len(net.hosts)} hosts up: " + ", ".join(f"{h} {net.address(h)}" for h in net.hosts))
-        reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]
+        reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
         done = threading.Event()
         supervising = threading.Thread(target=_supervise, args=(cluster, done), daemon=True)
         supervising.start()
@@ -54,7 +54,7 @@ def run(
                 shoppers.retried,
                 shoppers.gave_up,
             )
-            results.update(invariants(cluster, reader))  # type: ignore[arg-type]
+            results.update(invariants(cluster, reader))  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
             results["program_restarts"] = cluster.restarts()
             results["unresolved"] = sum(
                 count for status, count in results["final_statuses"].items() if status not in FINAL
@@ -223,7 +223,7 @@ def _measured(faults: list[dict[str, Any]], app: Any) -> list[dict[str, Any]]:
             held = [finals.get(p) for p in fault["held"]]
             row["held_payments"] = len(held)
             row["held_settled_s"] = (
-                round((max(held) - at).total_seconds(), 1)  # type: ignore[type-var,operator]
+                round((max(held) - at).total_seconds(), 1)  # type: ignore[type-var,operator]  # max of datetimes
                 if held and all(held)
                 else None
             )

@@ -142,7 +142,7 @@ class Customer:
             with self.traffic.lock:
                 self.traffic.payment_ids.add(body["id"])
             if body.get("payment_method") == THREE_DS_CARD:
-                self.bank.watch(body["id"], dict(self.session.headers))  # type: ignore[arg-type]
+                self.bank.watch(body["id"], dict(self.session.headers))  # type: ignore[arg-type]  # requests' headers are a CaseInsensitiveDict
 
 
 def shop(shopper: Customer, plan: list[str], duration_s: float) -> None:

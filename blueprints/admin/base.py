@@ -46,13 +46,13 @@ class AdminOnly:
         return admins.current_admin() is not None
 
     def _handle_view(self, name: str, **kwargs: Any) -> ResponseReturnValue | None:
-        refused: ResponseReturnValue | None = super()._handle_view(name, **kwargs)  # type: ignore[misc]
+        refused: ResponseReturnValue | None = super()._handle_view(name, **kwargs)  # type: ignore[misc]  # Flask-Admin's BaseView is untyped
         if refused is not None:
             return refused
         permission = self.requires.get(name)
         is_action = request.method == "POST"
         if is_action and permission and not admins.can(admins.current_admin(), permission):
-            page = self.render(  # type: ignore[attr-defined]
+            page = self.render(  # type: ignore[attr-defined]  # Flask-Admin's BaseView is untyped
                 "dashboard/refused.html",
                 permission=permission,
                 roles=admins.roles_with(permission),
@@ -216,7 +216,7 @@ def _aware(value: Any) -> Any:
 
 class _InUTC:
     def clean(self, value: str) -> Any:
-        cleaned = super().clean(value)  # type: ignore[misc]
+        cleaned = super().clean(value)  # type: ignore[misc]  # WTForms' fields are untyped
         return [_aware(v) for v in cleaned] if isinstance(cleaned, list) else _aware(cleaned)
 
 
@@ -230,7 +230,7 @@ class _ByValue:
         if self.enum_class is not None:
             names = {member.value: member.name for member in self.enum_class}
             value = ",".join(names.get(v.strip(), v) for v in value.split(","))
-        return super().clean(value)  # type: ignore[misc]
+        return super().clean(value)  # type: ignore[misc]  # WTForms' fields are untyped
 
 
 class FilterConverter(sqla_filters.FilterConverter):

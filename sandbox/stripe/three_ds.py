@@ -88,7 +88,7 @@ def answer(intent_id: str) -> Response:
         }
     )
     separator = "&" if "?" in return_url else "?"
-    return redirect(f"{return_url}{separator}{query}", code=303)  # type: ignore[return-value]
+    return redirect(f"{return_url}{separator}{query}", code=303)  # type: ignore[return-value]  # Flask's redirect is typed as werkzeug's Response
 
 
 def _return_url(intent: dict[str, Any]) -> str:

@@ -36,7 +36,7 @@ def search(raw: str) -> list[Hit]:
     found: dict[int, str] = {}
 
     def add(ids: object, why: str) -> None:
-        for payment_id in ids:  # type: ignore[attr-defined]
+        for payment_id in ids:  # type: ignore[attr-defined]  # a Row's columns are not typed
             if payment_id is not None:
                 found.setdefault(int(payment_id), why)
 
@@ -115,7 +115,7 @@ def _newest(where: Any) -> list[int]:
 
 
 def _ids(statement: object) -> list[int]:
-    return list(db.session.scalars(statement))  # type: ignore[call-overload]
+    return list(db.session.scalars(statement))  # type: ignore[call-overload]  # a union of statements has no scalars overload
 
 
 def _uuid(text: str) -> uuid.UUID | None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, event, select
+from sqlalchemy import Table, bindparam, event, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -49,7 +49,7 @@ def queue_email(kind: EmailKind, subject_id: int, *, customer_id: int | None = N
 
 @functools.cache
 def _insert_statement(is_to_customer: bool) -> Any:
-    table = OutboxMessage.__table__
+    table = cast(Table, OutboxMessage.__table__)  # a mapped class's is a Table
     recipient: Any = (
         select(Customer.email).where(Customer.id == bindparam("customer_id")).scalar_subquery()
         if is_to_customer

@@ -69,7 +69,7 @@ class _FoldedOnce:
         folds: dict[tuple[object, ...], str] = self.__dict__.setdefault("_folds", {})
         how = (policy.linesep, policy.max_line_length, policy.utf8, policy.cte_type)
         if how not in folds:
-            folds[how] = super().fold(policy=policy)  # type: ignore[misc]
+            folds[how] = super().fold(policy=policy)  # type: ignore[misc]  # the email package's Header.fold is untyped
         return folds[how]
 
 

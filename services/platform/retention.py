@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Delete, Select, delete, insert, select
+from sqlalchemy import CursorResult, Delete, Select, Table, delete, insert, select
 
 from extensions import db
 from models import (
@@ -99,9 +99,9 @@ def _archive_transitions(cutoff: datetime) -> int:
     ).all()
     if not payment_ids:
         return 0
-    hot = PaymentTransition.__table__
+    hot = cast(Table, PaymentTransition.__table__)  # a mapped class's is a Table
     moving = select(*(hot.c[name] for name in _COLUMNS)).where(hot.c.payment_id.in_(payment_ids))
-    db.session.execute(insert(ArchivedTransition.__table__).from_select(_COLUMNS, moving))
+    db.session.execute(insert(ArchivedTransition).from_select(_COLUMNS, moving))
     return _deleted(delete(hot).where(hot.c.payment_id.in_(payment_ids)))
 
 

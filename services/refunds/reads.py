@@ -71,7 +71,7 @@ def refund_page(what: str, target_id: int) -> RefundPage | None:
 
 
 def _refunds(*where: object) -> list[Refund]:
-    return list(db.session.scalars(select(Refund).where(*where).order_by(Refund.id)))  # type: ignore[arg-type]
+    return list(db.session.scalars(select(Refund).where(*where).order_by(Refund.id)))  # type: ignore[arg-type]  # conditions built from mapped columns are typed as bool
 
 
 def currency_of(*, payment_id: int | None = None, order_id: int | None = None) -> str | None:
