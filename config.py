@@ -286,8 +286,10 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         # A pending payment untouched this long has lost its job (worker killed, Redis
         # flushed, enqueue failed): the sweep enqueues it again.
         "PENDING_SWEEP_GRACE_S": integer(env, "PENDING_SWEEP_GRACE_S", 30),
-        # How long a charge is deferred when the provider was provably not reached.
-        "CHARGE_DEFER_S": integer(env, "CHARGE_DEFER_S", 15),
+        # How long a send (a charge, a refund) is deferred when the provider was provably
+        # not reached.
+        # CHARGE_DEFER_S: its name before refunds shared it (still read).
+        "SEND_DEFER_S": integer(env, "SEND_DEFER_S", integer(env, "CHARGE_DEFER_S", 15)),
         # Where customers reach this shop: the provider sends them back here after 3-D
         # Secure (PUBLIC_URL/payments/<id>/return).
         "PUBLIC_URL": public_url,

@@ -7,7 +7,7 @@ import logging
 from datetime import UTC, datetime
 
 # Fields a log call may pass in `extra=` that operators search by.
-CONTEXT_FIELDS = ("payment_id", "idempotency_key", "provider", "event_id", "job_id")
+CONTEXT_FIELDS = ("payment_id", "subject", "idempotency_key", "provider", "event_id", "job_id")
 
 
 class JsonFormatter(logging.Formatter):

@@ -33,7 +33,7 @@ class PaymentSettings:
     default_provider: str
     failover_provider: str  # "" when off
     lease_s: int  # a job holds its movement this long at most
-    charge_defer_s: int  # a send provably not made waits this long
+    send_defer_s: int  # a send (charge, refund) provably not made waits this long
     pending_sweep_grace_s: int  # a pending row untouched this long has lost its job
     sca_timeout_s: int  # a customer at their bank this long is given up on
     public_url: str  # where customers reach the shop (their bank sends them back)
@@ -125,7 +125,7 @@ class Settings:
                 default_provider=c["PAYMENTS_DEFAULT_PROVIDER"],
                 failover_provider=c["PAYMENTS_FAILOVER_PROVIDER"],
                 lease_s=int(c["PAYMENT_LEASE_S"]),
-                charge_defer_s=int(c["CHARGE_DEFER_S"]),
+                send_defer_s=int(c["SEND_DEFER_S"]),
                 pending_sweep_grace_s=int(c["PENDING_SWEEP_GRACE_S"]),
                 sca_timeout_s=int(c["SCA_TIMEOUT_S"]),
                 public_url=c["PUBLIC_URL"],

@@ -34,9 +34,9 @@ TARGET = 5_000  # a history payment that exists at every size: what the searches
 def measures(client: Any) -> dict[str, Callable[[], object]]:
     """name -> one run (in an app context)."""
     from services.backoffice import dashboard
+    from services.movements import janitor
     from services.notifications import emails
-    from services.payments import authentication, sweeps
-    from services.refunds import sending
+    from services.payments import authentication
     from services.webhooks.backfill import backfill
     from services.webhooks.events import retry_pending_events
 
@@ -56,10 +56,8 @@ def measures(client: Any) -> dict[str, Callable[[], object]]:
         return run
 
     return {
-        "sweep_pending": sweeps.sweep_pending,
-        "sweep_unknown": sweeps.sweep_unknown,
+        "sweep_movements": janitor.sweep,
         "sweep_abandoned": authentication.sweep_abandoned,
-        "sweep_refunds": sending.sweep_refunds,
         "sweep_outbox": emails.sweep_outbox,
         "sample_health": dashboard.sample_health,
         "retry_pending_webhooks": retry_pending_events,

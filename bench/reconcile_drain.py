@@ -89,7 +89,7 @@ def _charged_but_unknown(stack: Stack, sweeper: Sweeper, count: int) -> list[int
 
     from extensions import db
     from models import Payment
-    from services.payments.charging import charge_request_for
+    from services.payments.kind import request_for
     from services.platform.provider_clients import provider_for
 
     with sweeper.app.app_context():
@@ -102,7 +102,7 @@ def _charged_but_unknown(stack: Stack, sweeper: Sweeper, count: int) -> list[int
         with sweeper.app.app_context():
             client = provider_for("stripe")
             for payment in db.session.scalars(select(Payment).where(Payment.id.in_(batch))):
-                client.charge(charge_request_for(payment, payment.first_sent_at))
+                client.charge(request_for(payment, payment.first_sent_at))
             db.session.remove()
 
     with ThreadPoolExecutor(16) as pool:

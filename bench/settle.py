@@ -156,10 +156,15 @@ def _settle_all(
     """Enqueue the payments' charges and wait until all are final (seconds taken), then
     until their webhooks and emails are done. No sweep runs here (Sweeper.tick): the
     stack's own workers do all the work, so all of its CPU is counted."""
-    from services.movements.kinds import CHARGE
-    from services.platform.queues import enqueue_new
+    from services.movements.kinds import SEND_JOB
+    from services.payments.kind import CHARGE
+    from services.platform.queues import named_queue
 
-    enqueue_new(STRIPE_QUEUE, CHARGE.send_job, [(i, CHARGE.send_job_id(i)) for i in ids])
+    queue = named_queue(STRIPE_QUEUE)
+    with queue.connection.pipeline() as pipe:  # one round trip for all
+        for i in ids:
+            queue.enqueue(SEND_JOB, CHARGE.name, i, job_id=CHARGE.send_job_id(i), pipeline=pipe)
+        pipe.execute()
     while _count(FINAL, ids) < len(ids):
         sample()
         if time.monotonic() - started > timeout_s:

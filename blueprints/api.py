@@ -26,7 +26,7 @@ from services.payments.checkout import (
 )
 from services.payments.intake import NewPayment, pay_order_by_token
 from services.payments.ordering import create_order, parse_items
-from services.payments.presenters import (
+from services.payments.reads import (
     movement_json,
     new_order_json,
     order_json,

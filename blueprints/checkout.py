@@ -37,7 +37,7 @@ from services.payments.checkout import (
 from services.payments.intake import NewPayment, pay_order_by_session
 from services.payments.ordering import MAX_QUANTITY, create_order
 from services.payments.orders import order_page
-from services.payments.presenters import refunds_of
+from services.payments.reads import refunds_of
 from services.payments.waiting import provider_pause
 from services.platform.errors import ClientError, NotFoundError, form_message
 from services.refunds import requests as refund_requests

@@ -5,18 +5,8 @@ from __future__ import annotations
 from jobs.throttled import throttled
 from services.accounts import provider_customers
 from services.backoffice import dashboard
-from services.payments import authentication, charging, sweeps
+from services.payments import authentication
 from services.platform import retention
-
-
-@throttled
-def charge_payment_job(payment_id: int) -> None:
-    charging.charge_payment(payment_id)
-
-
-@throttled
-def reconcile_payment_job(payment_id: int) -> None:
-    charging.reconcile_payment(payment_id)
 
 
 @throttled
@@ -32,14 +22,6 @@ def cancel_abandoned_job(payment_id: int) -> None:
 def create_provider_customer_job(customer_id: int, provider: str) -> str | None:
     """Runs on the provider's own queue: it calls that provider."""
     return provider_customers.create(customer_id, provider)
-
-
-def sweep_pending_payments_job() -> int:
-    return sweeps.sweep_pending()
-
-
-def sweep_unknown_payments_job() -> int:
-    return sweeps.sweep_unknown()
 
 
 def sweep_abandoned_payments_job() -> int:

@@ -6,15 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jobs.movements import sweep_job
 from jobs.notifications import check_alerts_job, sweep_outbox_job
-from jobs.payments import (
-    retention_job,
-    sample_health_job,
-    sweep_abandoned_payments_job,
-    sweep_pending_payments_job,
-    sweep_unknown_payments_job,
-)
-from jobs.refunds import sweep_refunds_job
+from jobs.payments import retention_job, sample_health_job, sweep_abandoned_payments_job
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 from settings import Settings
@@ -33,10 +27,8 @@ def periodic_jobs(config: Settings) -> list[PeriodicJob]:
     backfill runs on that provider's queue (bulkhead). Intervals are settings."""
     sweep_s, retry_s = config.housekeeping.sweep_interval_s, config.webhooks.retry_interval_s
     jobs = [
-        PeriodicJob(sweep_pending_payments_job, MAINTENANCE_QUEUE, sweep_s),
-        PeriodicJob(sweep_unknown_payments_job, MAINTENANCE_QUEUE, sweep_s),
+        PeriodicJob(sweep_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_abandoned_payments_job, MAINTENANCE_QUEUE, sweep_s),
-        PeriodicJob(sweep_refunds_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(sweep_outbox_job, MAINTENANCE_QUEUE, sweep_s),
         PeriodicJob(retention_job, MAINTENANCE_QUEUE, 3600),
         PeriodicJob(sample_health_job, MAINTENANCE_QUEUE, sweep_s),

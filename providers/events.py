@@ -43,17 +43,19 @@ class ProviderEvent:
     event_type: str
     created_at: datetime
     outcome: str | None  # "succeeded" | "failed" | None (no effect on payments)
-    provider_payment_id: str | None
+    provider_id: str | None  # the provider's id of the event's row (an intent, a refund, ...)
     # Which payment, for how much, as the event says (our id or reference, amount, currency).
     report: Report = field(default_factory=Report)
     decline_code: str | None = None
-    # A refund's event: provider_payment_id is then the provider's refund id, and the
-    # report echoes our refund (Stripe: metadata.refund_id; the acquirer: its reference).
-    is_refund: bool = False
+    # What the event is about, the movement kind whose handler applies it: "charge" (a
+    # payment), "refund" (provider_id is then the provider's refund id, and the
+    # report echoes our refund: Stripe's metadata.refund_id, the acquirer's reference)
+    # or "dispute".
+    kind: str = "charge"
     # A refund's event: the provider's id of the payment it refunds (Stripe: the
     # payment_intent), which matches a refund made outside the shop to our payment.
     parent_payment_id: str | None = None
-    # A dispute's event: provider_payment_id is then the provider's dispute id, and
+    # A dispute's event: provider_id is then the provider's dispute id, and
     # parent_payment_id the payment it disputes.
     dispute: DisputeFacts | None = None
 

@@ -9,12 +9,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Report:
-    """What a provider says it acted on, as it says it: checked against the payment
-    (services/payments/answers.py) before any money moves. None: the answer did not say."""
+    """What a provider says it acted on, as it says it: checked against our row (a
+    payment, a refund: services/movements/answers.py) before any money moves. None: the
+    answer did not say."""
 
     amount_minor: int | None = None
     currency: str | None = None  # upper-case ISO 4217 code
-    payment_ref: str | None = None  # our payment id as echoed (Stripe's metadata.payment_id)
+    # Our id of the row as echoed (Stripe's metadata.payment_id, or refund_id for a refund).
+    our_id: str | None = None
     reference: str | None = None  # our merchant reference as echoed (the acquirer's)
     received_minor: int | None = None  # what actually moved, where the provider says (Stripe)
 
@@ -23,7 +25,7 @@ class Report:
         cls,
         amount: object,
         currency: object,
-        payment_ref: object = None,
+        our_id: object = None,
         reference: object = None,
         received: object = None,
     ) -> Report:
@@ -31,7 +33,7 @@ class Report:
         return cls(
             _minor(amount),
             currency.upper() if isinstance(currency, str) else None,
-            payment_ref if isinstance(payment_ref, str) else None,
+            our_id if isinstance(our_id, str) else None,
             reference if isinstance(reference, str) else None,
             _minor(received),
         )

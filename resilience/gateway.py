@@ -52,10 +52,16 @@ CIRCUIT_OPEN = "circuit open"  # the reason of a call the open breaker refused
 class CallContext:
     """What a request is about, for the log line and the metrics."""
 
-    operation: str  # charge | lookup | resend | backfill | ...
-    payment_id: int | None = None
+    operation: str  # charge | charge_lookup | refund | refund_replay | backfill | ...
+    subject_id: int | None = None  # the row the call is about (a payment, a refund)
     idempotency_key: str | None = None
-    attempt: int | None = None  # the payment's send or lookup number, when it has one
+    attempt: int | None = None  # the row's send or lookup number, when it has one
+    kind: str | None = None  # what the row is: its movement kind ("charge", "refund")
+
+
+def _subject(context: CallContext) -> str | None:
+    """ "refund 12": what a log line's call is about."""
+    return f"{context.kind} {context.subject_id}" if context.kind else None
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ class Gateway:
         request: Callable[[], T],
         *,
         before: Callable[[], object] | None = None,
-        is_failure: Callable[[T], bool] = is_provider_failure,  # type: ignore[assignment]
+        is_failure: Callable[[T], bool] = is_provider_failure,  # type: ignore[assignment]  # the default narrows the TypeVar
         recorder: Recorder | None = None,
     ) -> T | NotSent:
         """Admit, then call, in one step: a refused admission is NotSent with the breaker's
@@ -158,7 +164,7 @@ class Gateway:
             elapsed_s,
             extra={
                 "provider": self.provider,
-                "payment_id": context.payment_id,
+                "subject": _subject(context),
                 "idempotency_key": context.idempotency_key,
             },
         )
@@ -201,14 +207,15 @@ class Gateway:
             context.operation,
             code,
             message,
-            extra={"payment_id": context.payment_id, "idempotency_key": context.idempotency_key},
+            extra={"subject": _subject(context), "idempotency_key": context.idempotency_key},
         )
         hour = datetime.now(UTC).strftime("%Y-%m-%d %H")
         self._raise(
             "invalid_request",
             f"invalid_request:{self.provider}:{context.operation}:{code}:{hour}",
             f"{self.provider} refused our {context.operation} request as invalid ({code}: "
-            f"{message}); payment {context.payment_id} failed as 'could not be processed', "
+            f"{message}); {context.kind or 'request'} {context.subject_id} failed as 'could not "
+            "be processed', "
             "and every such request will until it is fixed",
         )
 

@@ -36,8 +36,10 @@ from models import (
 )
 from sandbox.events import stripe_signature
 from services.accounts.customers import create_customer, issue_api_token
-from services.payments.charging import charge_payment
+from services.movements import engine
+from services.payments.kind import CHARGE
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
+from services.refunds.kind import REFUND
 from services.wallet import ledger
 from settings import EXTENSION, Settings, bind_settings
 from tests.factories import (
@@ -91,6 +93,24 @@ def api_pay(
         json={"payment_method": payment_method},
         headers={**headers, "Idempotency-Key": key or str(uuid.uuid4())},
     )
+
+
+def charge_payment(payment_id: int) -> None:
+    """The send job's work for a payment, in this process."""
+    engine.send(CHARGE, payment_id)
+
+
+def reconcile_payment(payment_id: int) -> None:
+    """The lookup job's work for a payment, in this process."""
+    engine.look_up(CHARGE, payment_id)
+
+
+def send_refund(refund_id: int) -> None:
+    engine.send(REFUND, refund_id)
+
+
+def reconcile_refund(refund_id: int) -> None:
+    engine.look_up(REFUND, refund_id)
 
 
 def run_jobs(app: Flask, provider: str = "stripe") -> None:

@@ -11,7 +11,7 @@ from logs import JsonFormatter
 
 def test_a_line_is_json_with_the_context_fields() -> None:
     record = logging.LogRecord(
-        "services.payments.charging", logging.INFO, __file__, 1, "paid %s", (7,), None
+        "services.payments.kind", logging.INFO, __file__, 1, "paid %s", (7,), None
     )
     record.__dict__.update(payment_id=7, idempotency_key="k-1", provider="stripe", other="x")
     line = json.loads(JsonFormatter().format(record))

@@ -69,7 +69,7 @@ SETTINGS = {
     "RECONCILE_DELAYS_S": "1,2,4,8",
     # Escalate to review after about 25 s of "still unknown", well inside the settle time.
     "RECONCILE_MAX_ATTEMPTS": "5",
-    "CHARGE_DEFER_S": "1",
+    "SEND_DEFER_S": "1",
     # How long a request may still run at Stripe: after it, the complete list of the
     # intents created around our sends (never search: it lags, an hour during the
     # search_lag fault) proves "never charged", so a lost charge resolves to failed.

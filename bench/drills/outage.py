@@ -66,7 +66,7 @@ SETTINGS = {
     "BREAKER_SLOW_CALL_S": "1.5",
     "RECONCILE_DELAYS_S": "1,2,4,8",
     "RECONCILE_MAX_ATTEMPTS": "5",  # escalate within ~25 s, inside the settle time
-    "CHARGE_DEFER_S": "1",
+    "SEND_DEFER_S": "1",
     # Stripe's search may lag a minute; the sandbox's does not: after 5 s, "not found"
     # means never charged, so a lost charge resolves to failed instead of review.
     "STRIPE_SETTLE_S": "5",

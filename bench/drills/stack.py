@@ -261,18 +261,15 @@ class Sweeper:
             return
         self.last = time.monotonic()
         from extensions import db
+        from services.movements.janitor import sweep
         from services.notifications.emails import sweep_outbox
         from services.payments.authentication import sweep_abandoned
-        from services.payments.sweeps import sweep_pending, sweep_unknown
-        from services.refunds.sending import sweep_refunds
         from services.webhooks.events import retry_pending_events
 
         with self.app.app_context():
             try:
-                sweep_pending()
-                sweep_unknown()
+                sweep()
                 sweep_abandoned()
-                sweep_refunds()
                 sweep_outbox()
                 # Events whose application job was lost (Redis down as they came).
                 retry_pending_events(budget_s=2.0)

@@ -53,7 +53,7 @@ def parse_acquirer(payload: dict[str, Any]) -> ProviderEvent:
             required_field(refund, "id", str, "refund.")[:255],
             Report.of(refund.get("amount"), refund.get("currency"), reference=refund["reference"]),
             reason if isinstance(reason, str) else None,
-            is_refund=True,
+            kind="refund",
         )
     outcome = ACQUIRER_OUTCOMES.get(event_type)
     if outcome is None:

@@ -22,7 +22,7 @@ def intent_report(intent: dict[str, Any]) -> Report:
     return Report.of(
         intent.get("amount"),
         intent.get("currency"),
-        payment_ref=payment_ref(intent),
+        our_id=payment_ref(intent),
         received=intent.get("amount_received") if is_succeeded else None,
     )
 

@@ -118,7 +118,7 @@ def refund_report(refund: dict[str, Any]) -> Report:
     return Report.of(
         refund.get("amount"),
         refund.get("currency"),
-        payment_ref=metadata.get("refund_id") if isinstance(metadata, dict) else None,
+        our_id=metadata.get("refund_id") if isinstance(metadata, dict) else None,
     )
 
 

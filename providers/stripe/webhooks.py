@@ -99,7 +99,7 @@ def _refund_event(
         required_field(refund, "id", str, "data.object.")[:255],
         refund_report(refund),
         reason if isinstance(reason, str) else None,
-        is_refund=True,
+        kind="refund",
         parent_payment_id=parent[:255] if isinstance(parent, str) else None,
     )
 
@@ -118,6 +118,7 @@ def _dispute_event(
         None,
         required_field(dispute, "id", str, "data.object.")[:255],
         parent_payment_id=parent[:255] if isinstance(parent, str) else None,
+        kind="dispute",
         dispute=DisputeFacts(
             status=required_field(dispute, "status", str, "data.object.")[:32],
             reason=reason[:64] if isinstance(reason, str) else "",

@@ -14,10 +14,10 @@ from models import (
 )
 from models.types import utcnow
 from services.disputes.state import move_dispute
-from services.movements.kinds import CHARGE
+from services.movements import lifecycle
 from services.movements.locks import lock_dispute, lock_payment, lock_refund
+from services.payments.kind import CHARGE
 from services.payments.state import move, reverse_effect
-from services.platform import queues
 from services.platform.errors import ClientError, NotFoundError
 from services.refunds.state import move_refund
 from services.wallet.ledger import WalletError
@@ -39,7 +39,7 @@ def reconcile_now(payment_id: int) -> bool:
     # the one after (a later time, or the open circuit's retry time).
     payment.next_reconcile_at = utcnow()
     db.session.commit()
-    return queues.enqueue(payment.provider, CHARGE.lookup_job, payment.id, job_id=job_id)
+    return lifecycle.enqueue_lookup(CHARGE, payment.provider, payment.id, job_id=job_id)
 
 
 def resolve(payment_id: int, outcome: str, reason: str, admin: AdminUser) -> str:

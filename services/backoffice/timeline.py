@@ -74,9 +74,13 @@ def story(payment_id: int, time_text: Callable[[datetime], str] = _utc) -> Story
     if payment is None:
         return None
     transitions = transitions_of(payment_id)
+    refund_ids = select(Refund.id).where(Refund.payment_id == payment_id)
     calls = db.session.scalars(
         select(ProviderCall)
-        .where(ProviderCall.payment_id == payment_id)
+        .where(
+            ((ProviderCall.subject_kind == "charge") & (ProviderCall.subject_id == payment_id))
+            | ((ProviderCall.subject_kind == "refund") & ProviderCall.subject_id.in_(refund_ids))
+        )
         .order_by(ProviderCall.started_at)
     ).all()
     webhooks = db.session.scalars(
@@ -87,48 +91,19 @@ def story(payment_id: int, time_text: Callable[[datetime], str] = _utc) -> Story
     refunds = db.session.scalars(select(Refund).where(Refund.payment_id == payment_id)).all()
     disputes = db.session.scalars(select(Dispute).where(Dispute.payment_id == payment_id)).all()
     events = [
-        Event(
-            payment.created_at,
-            "intent",
-            f"intent recorded: {money_text(payment.amount_minor, payment.currency)} with "
-            f"{payment.provider}, "
-            f"key {payment.idempotency_key}"
-            + (f", order #{payment.order_id}" if payment.order_id else ", wallet top-up"),
-        )
-    ]
-    for t in transitions:
-        if t.from_status is None:
-            continue
-        kind = "admin" if t.source == TransitionSource.ADMIN else "transition"
-        who = f" ({t.actor})" if t.actor else ""
-        events.append(
-            Event(
-                t.created_at,
-                kind,
-                f"{t.from_status} -> {t.to_status} by {t.source}{who}: {t.reason}",
-            )
-        )
-    for call in calls:
-        answer = f"HTTP {call.http_status}" if call.http_status else (call.error or "no answer")
-        attempt = f", attempt {call.attempt}" if call.attempt else ""
-        events.append(
-            Event(
-                call.started_at,
-                "call",
-                f"{call.operation} call{attempt} {call.endpoint or ''}: {call.outcome} "
-                f"({answer}, {call.duration_ms:.0f} ms"
-                + (f", request {call.request_id}" if call.request_id else "")
-                + ")",
-            )
-        )
-    for hook in webhooks:
-        events.append(
+        _intent(payment),
+        *_transition_events(transitions),
+        *map(_call_event, calls),
+        *(
             Event(
                 hook.received_at,
                 "webhook",
                 f"webhook {hook.event_type} {hook.event_id}: {hook.state.value} ({hook.note})",
             )
-        )
+            for hook in webhooks
+        ),
+        *_email_events(payment_id),
+    ]
     for refund in refunds:
         label = f"refund #{refund.id} of {money_text(refund.amount_minor, refund.currency)}"
         events += _movement_events("refund", label, RefundTransition, refund.id)
@@ -138,18 +113,6 @@ def story(payment_id: int, time_text: Callable[[datetime], str] = _utc) -> Story
             f"of {money_text(dispute.amount_minor, dispute.currency)}"
         )
         events += _movement_events("dispute", label, DisputeTransition, dispute.id)
-    for email in db.session.scalars(
-        select(OutboxMessage).where(
-            OutboxMessage.subject_id == payment_id, OutboxMessage.kind.in_(PAYMENT_EMAILS)
-        )
-    ):
-        events.append(
-            Event(
-                email.created_at,
-                "email",
-                f"email {email.kind.value} to {email.recipient}: {email.status.value}",
-            )
-        )
     events.sort(key=lambda e: e.at)
     return Story(
         payment,
@@ -160,6 +123,60 @@ def story(payment_id: int, time_text: Callable[[datetime], str] = _utc) -> Story
         - sum(r.amount_minor for r in refunds if r.status == RefundStatus.SUCCEEDED),
         disputed_minor=sum(d.withdrawn_minor for d in disputes if d.is_effect_applied),
     )
+
+
+def _intent(payment: Payment) -> Event:
+    return Event(
+        payment.created_at,
+        "intent",
+        f"intent recorded: {money_text(payment.amount_minor, payment.currency)} with "
+        f"{payment.provider}, key {payment.idempotency_key}"
+        + (f", order #{payment.order_id}" if payment.order_id else ", wallet top-up"),
+    )
+
+
+def _transition_events(transitions: Sequence[PaymentTransition]) -> list[Event]:
+    """The payment's moves after its creation, a person's marked as theirs."""
+    return [
+        Event(
+            t.created_at,
+            "admin" if t.source == TransitionSource.ADMIN else "transition",
+            f"{t.from_status} -> {t.to_status} by {t.source}"
+            + (f" ({t.actor})" if t.actor else "")
+            + f": {t.reason}",
+        )
+        for t in transitions
+        if t.from_status is not None
+    ]
+
+
+def _call_event(call: ProviderCall) -> Event:
+    answer = f"HTTP {call.http_status}" if call.http_status else (call.error or "no answer")
+    attempt = f", attempt {call.attempt}" if call.attempt else ""
+    return Event(
+        call.started_at,
+        "call",
+        f"{call.operation} call{attempt} {call.endpoint or ''}: {call.outcome} "
+        f"({answer}, {call.duration_ms:.0f} ms"
+        + (f", request {call.request_id}" if call.request_id else "")
+        + ")",
+    )
+
+
+def _email_events(payment_id: int) -> list[Event]:
+    emails = db.session.scalars(
+        select(OutboxMessage).where(
+            OutboxMessage.subject_id == payment_id, OutboxMessage.kind.in_(PAYMENT_EMAILS)
+        )
+    )
+    return [
+        Event(
+            email.created_at,
+            "email",
+            f"email {email.kind.value} to {email.recipient}: {email.status.value}",
+        )
+        for email in emails
+    ]
 
 
 def _movement_events(kind: str, label: str, model: Any, row_id: int) -> list[Event]:
@@ -176,6 +193,34 @@ def _movement_events(kind: str, label: str, model: Any, row_id: int) -> list[Eve
     ]
 
 
+def _charged(
+    payment: Payment,
+    moves: Sequence[PaymentTransition],
+    hooks: Sequence[ProcessedWebhook],
+    time_text: Callable[[datetime], str],
+) -> str:
+    """A succeeded payment's verdict: who confirmed it (the provider, a webhook, a person)."""
+    confirmed = [
+        t
+        for t in moves
+        if t.to_status == PaymentStatus.SUCCEEDED and t.source != TransitionSource.WEBHOOK
+    ]
+    by_hook = [h for h in hooks if h.state == WebhookState.APPLIED and "succeeded" in h.event_type]
+    admin = [
+        t
+        for t in moves
+        if t.to_status == PaymentStatus.SUCCEEDED and t.source == TransitionSource.ADMIN
+    ]
+    text = f"Charged once: {payment.provider_payment_id or 'no provider id'}"
+    if admin:
+        return f"{text}, decided by {admin[-1].actor} at {time_text(admin[-1].created_at)}."
+    if confirmed:
+        text += f", confirmed by the provider at {time_text(confirmed[0].created_at)}"
+    if by_hook:
+        text += f"{' and' if confirmed else ', confirmed'} by webhook {by_hook[0].event_id}"
+    return text + "."
+
+
 def verdict(
     payment: Payment,
     moves: Sequence[PaymentTransition],
@@ -186,27 +231,7 @@ def verdict(
     last = moves[-1] if moves else None
     when = time_text(last.created_at) if last else "-"
     if payment.status == PaymentStatus.SUCCEEDED:
-        confirmed = [
-            t
-            for t in moves
-            if t.to_status == PaymentStatus.SUCCEEDED and t.source != TransitionSource.WEBHOOK
-        ]
-        by_hook = [
-            h for h in hooks if h.state == WebhookState.APPLIED and "succeeded" in h.event_type
-        ]
-        admin = [
-            t
-            for t in moves
-            if t.to_status == PaymentStatus.SUCCEEDED and t.source == TransitionSource.ADMIN
-        ]
-        text = f"Charged once: {payment.provider_payment_id or 'no provider id'}"
-        if admin:
-            return f"{text}, decided by {admin[-1].actor} at {time_text(admin[-1].created_at)}."
-        if confirmed:
-            text += f", confirmed by the provider at {time_text(confirmed[0].created_at)}"
-        if by_hook:
-            text += f"{' and' if confirmed else ', confirmed'} by webhook {by_hook[0].event_id}"
-        return text + "."
+        return _charged(payment, moves, hooks, time_text)
     if payment.status == PaymentStatus.FAILED:
         why = payment.decline_code or (last.reason if last else "")
         return f"Not charged: {why} ({when})."

@@ -8,6 +8,8 @@ like any event, and is ignored after the grace period."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 
 from extensions import db
@@ -23,8 +25,8 @@ from models import (
 from models.money import KNOWN_CURRENCIES
 from providers.events import DisputeFacts, ProviderEvent
 from services.disputes.state import TABLE, move_dispute, record_creation, settle_effect
-from services.movements import machine
-from services.movements.locks import lock_dispute, lock_payment
+from services.movements import kinds, locate, machine
+from services.movements.locks import lock_dispute, lock_found_payment
 from services.notifications.outbox import queue_email
 from services.platform.locales import money_text
 
@@ -33,16 +35,21 @@ STATUSES = {
 }
 
 
-def apply_dispute_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
-    """Apply a dispute event in the caller's transaction; set record.state."""
+def apply_dispute_event(
+    provider: str, event: ProviderEvent, record: ProcessedWebhook, located: Any = kinds.LOOK_UP
+) -> str:
+    """Apply a dispute event in the caller's transaction; set record.state. `located`:
+    its payment as locate.parent_payment answered already (a batch sorts by it)."""
     facts = event.dispute
-    assert facts is not None and event.provider_payment_id is not None
+    assert facts is not None and event.provider_id is not None
     status: DisputeStatus | None = STATUSES.get(facts.status)
     if status is None:
         record.state = WebhookState.IGNORED
         record.note = f"unknown dispute status {facts.status[:32]!r}: nothing moved"
         return record.state
-    payment = _payment(provider, event)
+    if located is kinds.LOOK_UP:
+        located = locate.parent_payment(provider, event)
+    payment = lock_found_payment(*located) if located is not None else None
     if payment is None:
         record.state, record.note = WebhookState.PENDING, "payment of the dispute not found yet"
         record.processed_at = None
@@ -51,7 +58,7 @@ def apply_dispute_event(provider: str, event: ProviderEvent, record: ProcessedWe
     reason = f"{event.event_type} {event.event_id}"
     dispute_id = db.session.scalar(
         select(Dispute.id).where(
-            Dispute.provider == provider, Dispute.provider_dispute_id == event.provider_payment_id
+            Dispute.provider == provider, Dispute.provider_dispute_id == event.provider_id
         )
     )
     # the one lock order (services/movements/locks.py): its payment is held already
@@ -89,18 +96,6 @@ def apply_dispute_event(provider: str, event: ProviderEvent, record: ProcessedWe
     return record.state
 
 
-def _payment(provider: str, event: ProviderEvent) -> Payment | None:
-    """The disputed payment, by the provider's id of it, locked (its order first)."""
-    if not event.parent_payment_id:
-        return None
-    payment_id = db.session.scalar(
-        select(Payment.id).where(
-            Payment.provider == provider, Payment.provider_payment_id == event.parent_payment_id
-        )
-    )
-    return lock_payment(payment_id) if payment_id is not None else None
-
-
 def _cannot_be_of(payment: Payment, facts: DisputeFacts) -> str | None:
     amount, currency = facts.amount_minor, facts.currency or ""
     if (
@@ -128,7 +123,7 @@ def _open(
     assert facts is not None and facts.amount_minor is not None and facts.currency is not None
     dispute = Dispute(
         provider=provider,
-        provider_dispute_id=event.provider_payment_id,
+        provider_dispute_id=event.provider_id,
         payment_id=payment.id,
         amount_minor=facts.amount_minor,
         currency=facts.currency,
@@ -150,3 +145,7 @@ def _open(
     settle_effect(dispute, payment)
     queue_email(EmailKind.DISPUTE_ALERT, dispute.id)
     return dispute
+
+
+# A dispute is no kind we send: only its events move it (services/movements/kinds.py).
+kinds.on_events("dispute", apply_dispute_event, locate.parent_payment)

@@ -27,30 +27,51 @@ def mismatch(
     amount_minor, currency), or None. `held_id`: the provider's id of it we hold;
     `theirs_id`: the one the answer names."""
     problems = []
-    currency = row.currency
-    shown = report.currency if report.currency in KNOWN_CURRENCIES else currency
     if held_id and theirs_id and theirs_id != held_id:
         problems.append(f"provider {noun} {theirs_id!r}, ours is {held_id!r}")
+    problems += _money(row, report, is_success)
+    problems += _names(noun, row, held_id, theirs_id, report, is_success)
+    return "; ".join(problems) or None
+
+
+def _money(row: Any, report: Report, is_success: bool) -> list[str]:
+    """The amounts and currency the report states against the row's (a success must
+    state the amount and currency)."""
+    problems = []
+    currency = row.currency
+    shown = report.currency if report.currency in KNOWN_CURRENCIES else currency
+    ours = money_text(row.amount_minor, currency)
+    if report.amount_minor is None and is_success:
+        problems.append("no amount")
     for label, said in (
         ("amount", report.amount_minor),
         ("amount received", report.received_minor),
     ):
-        if said is None:
-            if is_success and label == "amount":
-                problems.append("no amount")
-        elif said != row.amount_minor:
-            ours = money_text(row.amount_minor, currency)
+        if said is not None and said != row.amount_minor:
             problems.append(f"{label} {money_text(said, shown)}, ours is {ours}")
-    if report.currency is None:
-        if is_success:
-            problems.append("no currency")
-    elif report.currency != currency.upper():
+    if report.currency is None and is_success:
+        problems.append("no currency")
+    elif report.currency is not None and report.currency != currency.upper():
         problems.append(f"currency {report.currency!r}, ours is {currency!r}")
-    if report.payment_ref is not None and report.payment_ref != str(row.id):
-        problems.append(f"{noun}_id {report.payment_ref[:40]!r}, ours is '{row.id}'")
+    return problems
+
+
+def _names(
+    noun: str,
+    row: Any,
+    held_id: str | None,
+    theirs_id: str | None,
+    report: Report,
+    is_success: bool,
+) -> list[str]:
+    """Our id or key the report names against the row's (a success must name the row:
+    by one of them, or by the provider id we hold)."""
+    problems = []
+    if report.our_id is not None and report.our_id != str(row.id):
+        problems.append(f"{noun}_id {report.our_id[:40]!r}, ours is '{row.id}'")
     if report.reference is not None and report.reference != str(row.idempotency_key):
         problems.append(f"reference {report.reference[:40]!r}, ours is '{row.idempotency_key}'")
     is_known_id = bool(held_id) and theirs_id == held_id
-    if is_success and report.payment_ref is None and report.reference is None and not is_known_id:
+    if is_success and report.our_id is None and report.reference is None and not is_known_id:
         problems.append(f"nothing in it names this {noun} (no reference of ours, new id)")
-    return "; ".join(problems) or None
+    return problems

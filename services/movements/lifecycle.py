@@ -1,12 +1,9 @@
-"""The lifecycle every money movement sent to a provider shares (a charge, a refund):
-the lease, "may have been sent" recorded before the call, the deferral of a request
-provably not sent, the next lookup with a growing delay and the escalation to review
-before the provider forgets the key, and the count of answers that did not match.
-
-A kind (services/movements/kinds.py) says what differs: its job names and ids, its
-state machine and who a send is recorded as. Its adapter (what to send, what an answer
-means, what the effect is) stays with its domain: services/payments/charging.py,
-services/refunds/sending.py.
+"""The steps of the lifecycle every money movement sent to a provider shares (a charge,
+a refund), which the engine (services/movements/engine.py) runs: the lease, "may have
+been sent" recorded before the call, the deferral of a request provably not sent, the
+next lookup with a growing delay and the escalation to review before the provider
+forgets the key, what a lookup's answer means, and the count of answers that did not
+match. A kind (services/movements/kinds.py) declares only what differs.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from models import TransitionSource
 from models.types import utcnow
 from providers.outcomes import Absent, NotSent
 from resilience.gateway import is_refused
-from services.movements.kinds import Kind
+from services.movements.kinds import LOOKUP_JOB, SEND_JOB, Kind
 from services.platform import day_counts, metrics, queues
 from services.platform.provider_clients import provider_for
 from settings import settings
@@ -70,14 +67,26 @@ def unmark_sending(row: Movement, previous: datetime | None) -> None:
 
 def defer(kind: Kind, row: Movement, outcome: NotSent) -> FollowUp:
     """Send again later: after the provider's (or the open breaker's) retry time when it
-    gave one, else CHARGE_DEFER_S; jittered so that deferred jobs do not return as a herd."""
-    delay_s = outcome.retry_after_s or settings().payments.charge_defer_s
+    gave one, else SEND_DEFER_S; jittered so that deferred jobs do not return as a herd."""
+    delay_s = outcome.retry_after_s or settings().payments.send_defer_s
     delay_s *= random.uniform(1.0, 1.3)
     row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
     row.last_error = outcome.reason[:500]
     row_id, provider = row.id, row.provider
     job_id = kind.send_job_id(row_id, f"-at-{int(row.next_attempt_at.timestamp())}")
-    return lambda: queues.enqueue(provider, kind.send_job, row_id, job_id=job_id, delay_s=delay_s)
+    return lambda: enqueue_send(kind, provider, row_id, job_id=job_id, delay_s=delay_s)
+
+
+def enqueue_send(kind: Kind, provider: str, row_id: int, **options: Any) -> bool:
+    """Queue the row's send on its provider's queue (queues.enqueue's options; the job
+    id is the kind's for the row unless `job_id` says otherwise)."""
+    options.setdefault("job_id", kind.send_job_id(row_id))
+    return queues.enqueue(provider, SEND_JOB, kind.name, row_id, **options)
+
+
+def enqueue_lookup(kind: Kind, provider: str, row_id: int, **options: Any) -> bool:
+    """Queue the row's lookup (queues.enqueue's options, `job_id` among them)."""
+    return queues.enqueue(provider, LOOKUP_JOB, kind.name, row_id, **options)
 
 
 def count_lookup(kind: Kind, row: Movement) -> None:
@@ -96,17 +105,9 @@ def key_deadline(row: Movement) -> datetime | None:
     return row.first_sent_at + timedelta(seconds=window_s)
 
 
-class Move(Protocol):
-    """A kind's own move (payments.state.move, refunds.state.move_refund): the state
-    machine and the effects and emails that follow."""
-
-    def __call__(self, row: Any, to: Any, /, *, source: TransitionSource, reason: str) -> bool: ...
-
-
 def schedule_lookup(
     kind: Kind,
     row: Movement,
-    move: Move,
     *,
     delay_s: float | None = None,
     job_suffix: str = "",
@@ -127,7 +128,7 @@ def schedule_lookup(
             f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC" if deadline else ""
         )
         row.next_reconcile_at = None
-        move(
+        kind.move(
             row,
             kind.review,
             source=TransitionSource.RECONCILE,
@@ -138,35 +139,36 @@ def schedule_lookup(
     row.next_reconcile_at = due
     row_id, provider = row.id, row.provider
     job_id = kind.lookup_job_id(row_id, attempts, job_suffix)
-    return lambda: queues.enqueue(provider, kind.lookup_job, row_id, job_id=job_id, delay_s=delay_s)
+    return lambda: enqueue_lookup(kind, provider, row_id, job_id=job_id, delay_s=delay_s)
 
 
-def judge_lookup(
-    kind: Kind, row: Any, outcome: object, move: Move, apply: Callable[[], FollowUp]
-) -> FollowUp:
+def judge_lookup(kind: Kind, row: Any, outcome: object) -> FollowUp:
     """What a lookup's answer means, the same for every kind: refused (the circuit is
     open) while the row is unknown, ask again when the circuit may let us, without
     spending a lookup (still escalating in time); a strongly consistent read found
     nothing (a search that finds nothing never says Absent: its index lags), so it never
-    happened; anything else is the kind's own reading of the answer (`apply`)."""
+    happened, unless the provider had said it has it (a refund on its way): then a person
+    looks; anything else is the kind's own reading of the answer (`kind.apply`)."""
     if is_refused(outcome) and row.status == kind.unknown:
         assert isinstance(outcome, NotSent)
         return schedule_lookup(
             kind,
             row,
-            move,
-            delay_s=outcome.retry_after_s or settings().payments.charge_defer_s,
+            delay_s=outcome.retry_after_s or settings().payments.send_defer_s,
             job_suffix="-deferred",
         )
     if isinstance(outcome, Absent):
-        move(
+        had_it = row.status != kind.unknown
+        kind.move(
             row,
-            kind.failed,
+            kind.review if had_it else kind.failed,
             source=TransitionSource.RECONCILE,
-            reason=f"provider has no record of the {kind.row_noun}: {outcome.reason}",
+            reason=f"the provider had the {kind.row_noun}, now it has none: {outcome.reason}"
+            if had_it
+            else f"provider has no record of the {kind.row_noun}: {outcome.reason}",
         )
         return nothing
-    return apply()
+    return kind.apply(kind, row, outcome, TransitionSource.RECONCILE, row.first_sent_at)
 
 
 def count_mismatch(provider: str, source: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Row, select
 
 from extensions import db
+from models import Payment
 from models.types import parse_row_id, parse_uuid
 from providers.events import ProviderEvent
 
@@ -22,17 +23,17 @@ def find(
     of ours in a form that cannot be one (it is set aside, never retried)."""
     report, noun = event.report, model.__tablename__.rstrip("s")
     condition = None
-    if report.payment_ref is not None:
-        row_id = parse_row_id(report.payment_ref)
+    if report.our_id is not None:
+        row_id = parse_row_id(report.our_id)
         if row_id is None:
-            raise ValueError(f"metadata.{noun}_id {report.payment_ref[:40]!r} is not a {noun} id")
+            raise ValueError(f"metadata.{noun}_id {report.our_id[:40]!r} is not a {noun} id")
         condition = model.id == row_id
     elif report.reference is not None:
         try:
             condition = model.idempotency_key == parse_uuid(report.reference)
         except ValueError:
             raise ValueError(f"reference {report.reference[:40]!r} is not one of ours") from None
-    theirs = provider_id == event.provider_payment_id if event.provider_payment_id else None
+    theirs = provider_id == event.provider_id if event.provider_id else None
     for where in (condition, theirs):
         if where is not None:
             found = db.session.execute(
@@ -41,3 +42,16 @@ def find(
             if found is not None:
                 return found
     return None
+
+
+def parent_payment(provider: str, event: ProviderEvent) -> tuple[int, int | None] | None:
+    """(id, order id) of the payment of ours a refund's or dispute's event is about, by
+    the provider's id of it (event.parent_payment_id); not locked."""
+    if not event.parent_payment_id:
+        return None
+    found = db.session.execute(
+        select(Payment.id, Payment.order_id).where(
+            Payment.provider == provider, Payment.provider_payment_id == event.parent_payment_id
+        )
+    ).first()
+    return (found.id, found.order_id) if found is not None else None

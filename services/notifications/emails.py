@@ -97,13 +97,6 @@ def _send_claimed(first: int | None, started: float) -> tuple[int, bool]:
     return sent, sent == len(rows)
 
 
-def send_email(outbox_id: int) -> bool:
-    """Hand one pending row to the SMTP server (returns early if it is not due or leased);
-    True when the server took it."""
-    rows, _ = _claim(outbox_id, 1, 0)
-    return bool(rows) and _attempt(rows[0], _written(rows)[outbox_id])
-
-
 def _written(rows: list[OutboxMessage]) -> dict[int, EmailMessage | Exception]:
     """The rows' messages (or why one cannot be written), no transaction held after."""
     messages = render_all(rows)

@@ -24,6 +24,7 @@ import hashlib
 import logging
 from contextlib import suppress
 from datetime import datetime, timedelta
+from typing import Any
 
 from prometheus_client import Counter
 from redis.exceptions import RedisError
@@ -33,8 +34,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from extensions import db, redis_client
 from models import Customer, Payment, PaymentBlock
 from models.types import utcnow
+from resilience.gateway import CallContext
 from services.platform.errors import ClientError
-from services.platform.provider_clients import alarm
+from services.platform.provider_clients import alarm, gateway_for, provider_for
 from settings import settings
 
 log = logging.getLogger(__name__)
@@ -198,3 +200,19 @@ def has_recent_declines(last_declined_at: datetime | None, now: datetime) -> boo
     card's fingerprint is worth asking for before it is charged."""
     window = timedelta(seconds=settings().card_testing.window_s)
     return last_declined_at is not None and last_declined_at > now - window
+
+
+def is_card_refused(row: Any) -> bool:
+    """Whether a claimed payment's card is past its limit for its customer. Only for a
+    customer whose cards declined lately is the new card's fingerprint read (a read,
+    through the breaker: a failed read refuses nothing)."""
+    read = getattr(provider_for(row.provider), "card_fingerprint", None)
+    if not (read and row.payment_method):
+        return False
+    if not has_recent_declines(row.customer_declined_at, utcnow()):
+        return False
+    context = CallContext("card_check", row.id, str(row.idempotency_key), kind="charge")
+    fingerprint = gateway_for(row.provider).call(
+        context, lambda: read(row.payment_method), is_failure=lambda found: False
+    )
+    return isinstance(fingerprint, str) and is_card_blocked(row.customer_id, fingerprint)

@@ -8,7 +8,7 @@ its customer at the bank.
   provider (idempotent) and fails, unless the provider answers that it succeeded. A
   cancel whose answer is lost makes the payment unknown, reconciled like any other.
 
-Both hold the payment's lease while they talk to the provider (services/payments/charging.py).
+Both hold the payment's lease while they talk to the provider (services/movements/engine.py).
 """
 
 from __future__ import annotations
@@ -23,18 +23,19 @@ from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.outcomes import ActionRequired, Declined, LookupOutcome, Succeeded, Unknown
 from resilience.gateway import CallContext, is_refused
-from services.movements import lifecycle
-from services.movements.kinds import CHARGE
+from services.movements import engine, lifecycle
 from services.movements.locks import lock_payment
-from services.payments.charging import apply_outcome, charge_request_for, claim
+from services.payments.answers import apply_outcome
+from services.payments.kind import CHARGE, request_for
 from services.payments.state import move
-from services.platform import job_paths, queues
+from services.platform import autocommit, job_paths, queues
 from services.platform.provider_clients import gateway_for, provider_for
 from services.platform.queues import SWEEP_BATCH
 
 CHECK_JOB = job_paths.CHECK_AUTHENTICATION
 CANCEL_JOB = job_paths.CANCEL_ABANDONED
 ABANDONED = "authentication_abandoned"  # the decline code of a cancelled payment
+WAITING = (PaymentStatus.REQUIRES_ACTION,)
 
 
 def request_check(payment: Payment) -> None:
@@ -58,7 +59,7 @@ def check_authentication(payment_id: int) -> None:
     follow_up = None
     if isinstance(outcome, Succeeded | Declined | ActionRequired):
         follow_up = apply_outcome(
-            payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at
+            CHARGE, payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at
         )
     db.session.commit()
     if follow_up is not None:
@@ -76,7 +77,7 @@ def cancel_abandoned(payment_id: int) -> None:
         outcome = dataclasses.replace(outcome, code=ABANDONED)
     if isinstance(outcome, Succeeded | Declined | ActionRequired):
         follow_up = apply_outcome(
-            payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at
+            CHARGE, payment, outcome, TransitionSource.RECONCILE, payment.first_sent_at
         )
     elif isinstance(outcome, Unknown):
         # The cancel may have reached the provider: only it can say what happened now.
@@ -87,7 +88,7 @@ def cancel_abandoned(payment_id: int) -> None:
             source=TransitionSource.RECONCILE,
             reason=f"cancel of an abandoned authentication, answer lost: {outcome.reason}",
         ):
-            follow_up = lifecycle.schedule_lookup(CHARGE, payment, move)
+            follow_up = lifecycle.schedule_lookup(CHARGE, payment)
     # NotSent (provider unreachable, circuit open): still waiting; the next sweep retries.
     db.session.commit()
     if follow_up is not None:
@@ -97,10 +98,14 @@ def cancel_abandoned(payment_id: int) -> None:
 def _call(payment_id: int, what: str, due_before: datetime | None) -> LookupOutcome | None:
     """Lease a payment that requires action (and, for a cancel, is due), ask the provider
     through its gateway; None when there was nothing to do or nobody could be asked."""
-    now = utcnow()
-    payment = claim(payment_id, PaymentStatus.REQUIRES_ACTION, now)
-    if payment is None:
+    try:
+        claimed = engine.claim(CHARGE, payment_id, utcnow(), statuses=WAITING)
+    except autocommit.ConnectionLost:
+        return None  # the lease's expiry and the next sweep or return recover it
+    if claimed is None:
         return None
+    payment = lock_payment(payment_id)
+    assert payment is not None
     is_due = due_before is None or (
         payment.next_reconcile_at is not None and payment.next_reconcile_at <= due_before
     )
@@ -108,11 +113,11 @@ def _call(payment_id: int, what: str, due_before: datetime | None) -> LookupOutc
         payment.lease_expires_at = None
         db.session.commit()
         return None
-    request = charge_request_for(payment, payment.first_sent_at)
+    request = request_for(payment, payment.first_sent_at)
     name = payment.provider
     db.session.commit()
     provider = provider_for(name)
-    context = CallContext(what, request.payment_id, request.idempotency_key)
+    context = CallContext(what, payment_id, request.idempotency_key, kind=CHARGE.name)
     ask = provider.cancel if what == "cancel" else provider.lookup
     outcome = gateway_for(name).call(context, lambda: ask(request))
     if is_refused(outcome):
@@ -123,9 +128,7 @@ def _call(payment_id: int, what: str, due_before: datetime | None) -> LookupOutc
 
 
 def _release(payment_id: int) -> Payment:
-    payment = lock_payment(payment_id)
-    assert payment is not None
-    payment.lease_expires_at = None
+    payment: Payment = engine.release(CHARGE, payment_id)
     return payment
 
 

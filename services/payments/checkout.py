@@ -23,11 +23,11 @@ from models import (
 from models.money import InvalidAmountError, Money, validate_money
 from models.types import parse_uuid
 from providers.registry import spec_for
-from services.movements.kinds import CHARGE
+from services.movements import lifecycle
 from services.movements.locks import lock_owned_order
 from services.payments import attempts
+from services.payments.kind import CHARGE
 from services.payments.state import record_creation
-from services.platform import queues
 from services.platform.errors import ConflictError, NotFoundError, UnprocessableError
 from services.platform.locales import money_text
 from settings import settings
@@ -245,13 +245,7 @@ def _insert_or_existing(payment: Payment, key: uuid.UUID) -> Payment | None:
 
 def _commit_and_enqueue(payment: Payment) -> Payment:
     db.session.commit()  # the intent is durable before anything talks to a provider
-    queues.enqueue(
-        payment.provider,
-        CHARGE.send_job,
-        payment.id,
-        job_id=CHARGE.send_job_id(payment.id),
-        is_first=True,
-    )
+    lifecycle.enqueue_send(CHARGE, payment.provider, payment.id, is_first=True)
     return payment
 
 

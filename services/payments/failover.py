@@ -10,16 +10,16 @@ from redis.exceptions import RedisError
 
 from models import Payment, TransitionSource
 from providers.registry import spec_for
-from services.movements.kinds import CHARGE
+from services.movements import lifecycle
+from services.movements.kinds import Kind
 from services.payments.state import note
-from services.platform import queues
 from services.platform.provider_clients import breaker_for
 from settings import settings
 
 log = logging.getLogger(__name__)
 
 
-def reroute(payment: Payment) -> Callable[[], object] | None:
+def reroute(kind: Kind, payment: Payment) -> Callable[[], object] | None:
     """Fail over a payment that was NEVER sent to the configured fallback provider.
 
     A payment that was ever sent (or may have been) stays with its provider: only
@@ -53,12 +53,8 @@ def reroute(payment: Payment) -> Callable[[], object] | None:
         fallback,
     )
     payment_id = payment.id
-    return lambda: queues.enqueue(
-        fallback,
-        CHARGE.send_job,
-        payment_id,
-        job_id=CHARGE.send_job_id(payment_id, f"-{fallback}"),
-    )
+    job_id = kind.send_job_id(payment_id, f"-{fallback}")
+    return lambda: lifecycle.enqueue_send(kind, fallback, payment_id, job_id=job_id)
 
 
 def _is_closed(provider: str) -> bool:

@@ -24,10 +24,11 @@ from datetime import datetime
 from models import OrderStatus, PaymentPurpose, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.registry import spec_for
-from services.movements.kinds import CHARGE
+from services.movements import lifecycle
 from services.payments import attempts
+from services.payments.kind import CHARGE
 from services.payments.state import CREATION_REASON
-from services.platform import autocommit, queues
+from services.platform import autocommit
 from settings import settings
 
 # {who} is one of the two checks below, never client text.
@@ -81,7 +82,7 @@ class NewTransition:
 @dataclass(frozen=True)
 class NewPayment:
     """A payment the lean path created, as its statement wrote it: the reply is built
-    from this (services/payments/presenters.py), without an ORM object or a read back."""
+    from this (services/payments/reads.py), without an ORM object or a read back."""
 
     id: int
     idempotency_key: uuid.UUID
@@ -169,9 +170,7 @@ def _pay(
     if row is None:
         return None
     created = _new_payment(row, key, provider, card, now)
-    queues.enqueue(
-        provider, CHARGE.send_job, created.id, job_id=CHARGE.send_job_id(created.id), is_first=True
-    )
+    lifecycle.enqueue_send(CHARGE, provider, created.id, is_first=True)
     return created
 
 

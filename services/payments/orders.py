@@ -11,7 +11,7 @@ from sqlalchemy import select
 from extensions import db
 from models import Customer, Order, Payment, Refund
 from services.payments.checkout import owned_order
-from services.payments.presenters import refunded_minor, refunds_of
+from services.payments.reads import refunded_minor, refunds_of
 
 
 @dataclass(frozen=True)

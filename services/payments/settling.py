@@ -2,8 +2,8 @@
 settled in two statements on PostgreSQL, each its own transaction (autocommit), with
 no connection held while the provider answers:
 
-  1. claim: take the payment's lease and record "may have been sent" (first and last
-     send, the send count) in one UPDATE, which returns what the request needs;
+  1. claim: the engine's, every kind's (services/movements/engine.py), with the
+     charge's own columns (services/payments/kind.py);
   2. the provider call, through the gateway (breaker, timeout, metrics; no statement);
   3. settle: the success in one statement: the order locked and paid (or the top-up's
      wallet locked and credited with its ledger entry), the payment succeeded with its
@@ -22,9 +22,6 @@ an unknown or 3-D Secure answer, a mismatch, a webhook that settled it first).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from models import (
     EmailKind,
     LedgerKind,
@@ -38,30 +35,11 @@ from models import (
 from models.types import utcnow
 from providers.outcomes import Succeeded
 from resilience.gateway import CallRecord
-from services.movements import answers, lifecycle, machine
+from services.movements import answers, machine
+from services.movements.engine import Claimed
 from services.notifications import outbox
 from services.payments.state import TABLE
 from services.platform import autocommit, call_log
-
-_CLAIM = autocommit.plain("""
-UPDATE payments AS p
-SET lease_expires_at = :lease, first_sent_at = COALESCE(p.first_sent_at, :now),
-    last_sent_at = :now, send_count = p.send_count + 1, updated_at = :now,
-    -- The provider's customer, from the first send on and never changed after it.
-    provider_customer_id = CASE WHEN before.first_sent_at IS NULL THEN (
-        SELECT pc.provider_customer_id FROM provider_customers pc
-        WHERE pc.customer_id = p.customer_id AND pc.provider = p.provider
-    ) ELSE p.provider_customer_id END
-FROM payments AS before
-WHERE p.id = :payment_id AND before.id = p.id AND p.status = :pending
-    AND (p.lease_expires_at IS NULL OR p.lease_expires_at < :now)
-RETURNING p.id, p.idempotency_key, p.customer_id, p.purpose, p.order_id, p.provider,
-    p.amount_minor, p.currency, p.provider_payment_id, p.payment_method, p.send_count,
-    p.last_sent_at, p.provider_customer_id, before.first_sent_at AS previous_sent_at,
-    (SELECT c.last_declined_at FROM customers c WHERE c.id = p.customer_id)
-        AS customer_declined_at,
-    before.last_sent_at AS previous_last_sent_at
-""")
 
 # The payment's success, under the conditions of the ORM path's happy case.
 _SUCCEEDED = """
@@ -145,32 +123,6 @@ _FIXED = {
     "receipt": EmailKind.RECEIPT.value,
     "unsent": OutboxStatus.PENDING.value,
 }
-
-
-@dataclass(frozen=True)
-class Claimed:
-    """A payment whose lease we took, marked as sent."""
-
-    row: autocommit.Record  # the payment's columns after the claim, and before it (previous_*)
-    lease: datetime
-
-
-def claim(payment_id: int, now: datetime) -> Claimed | None:
-    """Take the payment's lease and mark it sent, if it is pending and nobody holds it;
-    None otherwise. Raises autocommit.ConnectionLost when the database dropped the
-    connection twice (the lease may be ours: its expiry and the pending sweep recover
-    the payment)."""
-    lease = lifecycle.lease_until(now)
-    params = {
-        "payment_id": payment_id,
-        "pending": PaymentStatus.PENDING.value,
-        "lease": lease,
-        "now": now,
-    }
-    # A dropped connection: once more. If the first one did commit, the lease is ours and
-    # this claims nothing: its expiry and the pending sweep recover the payment.
-    row = autocommit.first_row_retried(_CLAIM, params)
-    return None if row is None else Claimed(row, lease)
 
 
 def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> bool:

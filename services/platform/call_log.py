@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy import delete, insert
 
 from extensions import db
-from models import SETTLED_STATUSES, Payment, ProviderCall
+from models import SETTLED_STATUSES, Payment, ProviderCall, Refund, RefundStatus
 from models.types import utcnow
 from resilience.gateway import CallRecord
 from settings import settings
@@ -34,7 +34,8 @@ def row_of(record: CallRecord) -> dict[str, object]:
     return {
         "provider": record.provider,
         "operation": context.operation[:32],
-        "payment_id": context.payment_id,
+        "subject_kind": context.kind,
+        "subject_id": context.subject_id,
         "idempotency_key": (context.idempotency_key or "")[:100] or None,
         "attempt": context.attempt,
         "started_at": record.started_at,
@@ -62,18 +63,26 @@ def params(record: CallRecord) -> dict[str, object]:
     return {f"call_{name}": value for name, value in row_of(record).items()}
 
 
+SETTLED_REFUNDS = (RefundStatus.SUCCEEDED, RefundStatus.FAILED)
+
+
 def purge(batch: int = 5000) -> int:
     """Delete calls older than CALL_LOG_RETENTION_DAYS, a batch at a time (the job)."""
     cutoff = utcnow() - timedelta(days=settings().housekeeping.call_log_retention_days)
     removed = 0
     while True:
-        # Never the calls of a payment still deciding or in review: its evidence.
-        unsettled = db.select(Payment.id).where(Payment.status.not_in(SETTLED_STATUSES))
+        # Never the calls of a payment or refund still deciding or in review: its evidence.
+        payments = db.select(Payment.id).where(Payment.status.not_in(SETTLED_STATUSES))
+        refunds = db.select(Refund.id).where(Refund.status.not_in(SETTLED_REFUNDS))
         ids = db.session.scalars(
             db.select(ProviderCall.id)
             .where(
                 ProviderCall.started_at < cutoff,
-                ProviderCall.payment_id.is_(None) | ProviderCall.payment_id.not_in(unsettled),
+                # (a call about no row has no kind: distinct from each)
+                ProviderCall.subject_kind.is_distinct_from("charge")
+                | ProviderCall.subject_id.not_in(payments),
+                ProviderCall.subject_kind.is_distinct_from("refund")
+                | ProviderCall.subject_id.not_in(refunds),
             )
             .limit(batch)
         ).all()

@@ -4,12 +4,10 @@ a test imports each path here, and no other module of services/ writes one."""
 
 from __future__ import annotations
 
-CHARGE = "jobs.payments.charge_payment_job"
-RECONCILE = "jobs.payments.reconcile_payment_job"
+SEND = "jobs.movements.send_job"  # (kind name, row id): every movement kind's send
+LOOK_UP = "jobs.movements.look_up_job"  # ... and its lookup
 CHECK_AUTHENTICATION = "jobs.payments.check_authentication_job"
 CANCEL_ABANDONED = "jobs.payments.cancel_abandoned_job"
-REFUND = "jobs.refunds.refund_job"
-RECONCILE_REFUND = "jobs.refunds.reconcile_refund_job"
 APPLY_WEBHOOKS = "jobs.webhooks.apply_webhooks_job"
 SEND_EMAIL = "jobs.notifications.send_email_job"
 SEND_EMAILS = "jobs.notifications.send_emails_job"
@@ -17,12 +15,10 @@ RAISE_ALERT = "jobs.alerts.raise_alert_job"
 CREATE_PROVIDER_CUSTOMER = "jobs.payments.create_provider_customer_job"
 
 ALL = (
-    CHARGE,
-    RECONCILE,
+    SEND,
+    LOOK_UP,
     CHECK_AUTHENTICATION,
     CANCEL_ABANDONED,
-    REFUND,
-    RECONCILE_REFUND,
     APPLY_WEBHOOKS,
     SEND_EMAIL,
     SEND_EMAILS,

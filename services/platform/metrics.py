@@ -28,7 +28,7 @@ __all__ = ["BREAKER_REJECTIONS", "PROVIDER_CALLS", "PROVIDER_LATENCY"]
 
 RECONCILE_ATTEMPTS = Counter(
     "reconcile_attempts_total",
-    "Lookups of movements whose outcome is not known (charges, refunds)",
+    "Lookups of movements (charges, refunds) whose outcome is not known or not final",
     ["provider", "kind"],
 )
 WEBHOOK_EVENTS = Counter(

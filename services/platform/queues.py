@@ -65,8 +65,7 @@ ACTIVE_STATUSES = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, Job
 def enqueue(
     provider: str,
     func: str,
-    row_id: int,
-    *,
+    *args: object,
     job_id: str,
     delay_s: float | None = None,
     is_started_job_dead: bool = False,
@@ -74,8 +73,8 @@ def enqueue(
     queue_name: str | None = None,
     lease_lapsed: bool = False,
 ) -> bool:
-    """Enqueue on the provider's queue (or `queue_name`) unless a job with this id is
-    already waiting or running.
+    """Enqueue `func(*args)` on the provider's queue (or `queue_name`) unless a job with
+    this id is already waiting or running.
 
     `is_started_job_dead`: the caller knows nobody works on the row (its lease is
     free), so a job still marked started past the job timeout belongs to a killed
@@ -108,9 +107,9 @@ def enqueue(
                 and (lease_lapsed or _outlived(existing))
             ):
                 log.warning(
-                    "job %s of row %s died with its worker%s; enqueueing it again",
+                    "job %s %s died with its worker%s; enqueueing it again",
                     job_id,
-                    row_id,
+                    args,
                     " or lost its lease" if lease_lapsed else "",
                 )
                 existing.delete()
@@ -118,9 +117,9 @@ def enqueue(
                 status == JobStatus.SCHEDULED and is_started_job_dead and _overdue(existing, queue)
             ):
                 log.warning(
-                    "job %s of row %s is overdue (RQ scheduler down?); enqueueing it now",
+                    "job %s %s is overdue (RQ scheduler down?); enqueueing it now",
                     job_id,
-                    row_id,
+                    args,
                 )
                 existing.delete()
             elif (
@@ -131,46 +130,34 @@ def enqueue(
                 # Marked queued but in no queue: a worker took it into RQ's intermediate
                 # list and could not start it (Redis went away under it), so nobody will.
                 log.warning(
-                    "job %s of row %s was taken but never started; enqueueing it again",
+                    "job %s %s was taken but never started; enqueueing it again",
                     job_id,
-                    row_id,
+                    args,
                 )
                 existing.delete()
             elif status in ACTIVE_STATUSES:
                 return True
         if delay_s:
-            queue.enqueue_in(timedelta(seconds=delay_s), func, row_id, job_id=job_id)
+            queue.enqueue_in(timedelta(seconds=delay_s), func, *args, job_id=job_id)
         else:
-            _push(queue, func, [(row_id, job_id)])
+            _push(queue, func, [(args, job_id)])
         return True
     except RedisError as exc:
         log.warning(
-            "could not enqueue %s for row %s on %s (Redis: %s); a sweep will retry",
+            "could not enqueue %s %s on %s (Redis: %s); a sweep will retry",
             job_id,
-            row_id,
+            args,
             provider,
             exc,
         )
         return False
 
 
-def enqueue_new(queue_name: str, func: str, jobs: list[tuple[int, str]]) -> bool:
-    """Enqueue the jobs (argument, job id) of rows just committed, so none of them can
-    have a job yet: no check, one round trip for all. False (logged) when Redis is
-    unreachable: the rows wait for their sweep."""
-    try:
-        _push(named_queue(queue_name), func, jobs)
-        return True
-    except RedisError as exc:
-        log.warning("could not enqueue %s jobs on %s (Redis: %s)", len(jobs), queue_name, exc)
-        return False
-
-
-def _push(queue: Queue, func: str, jobs: list[tuple[int, str]]) -> None:
+def _push(queue: Queue, func: str, jobs: list[tuple[tuple[object, ...], str]]) -> None:
     # One round trip: RQ alone sends the queue's registration and each job apart.
     with queue.connection.pipeline() as pipe:
-        for arg, job_id in jobs:
-            queue.enqueue(func, arg, job_id=job_id, pipeline=pipe)
+        for args, job_id in jobs:
+            queue.enqueue(func, *args, job_id=job_id, pipeline=pipe)
         pipe.execute()
 
 

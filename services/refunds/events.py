@@ -5,12 +5,10 @@ its row lock; a repeat or a late, contradicting event changes nothing or goes to
 from __future__ import annotations
 
 import uuid
-
-from sqlalchemy import select
+from typing import Any
 
 from extensions import db
 from models import (
-    Payment,
     PaymentPurpose,
     PaymentStatus,
     ProcessedWebhook,
@@ -22,19 +20,35 @@ from models import (
 from models.money import KNOWN_CURRENCIES
 from providers.events import ProviderEvent
 from services.movements import locate, machine
-from services.movements.locks import lock_order_of, lock_payment_row, lock_refund
+from services.movements.kinds import LOOK_UP
+from services.movements.locks import lock_found_payment, lock_refund
 from services.platform.locales import money_text
-from services.refunds.sending import await_provider, mismatch
+from services.refunds.answers import await_provider, mismatch
 from services.refunds.state import TABLE, move_refund, record_creation, take_from_wallet
 from services.wallet.ledger import WalletError
 
 OUTCOMES = {"succeeded": RefundStatus.SUCCEEDED, "failed": RefundStatus.FAILED}
 
 
-def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWebhook) -> str:
-    """Apply a refund event in the caller's transaction; set record.state."""
+def locate_refund(provider: str, event: ProviderEvent) -> tuple[int, int | None] | None:
+    """(payment id, order id) of the refund the event names, or of the payment a refund
+    made outside the shop is of: what a batch locks first (not locked here). Raises
+    ValueError when the event names a refund of ours in a form that cannot be one."""
+    found = locate.find(
+        Refund, provider, event, Refund.provider_refund_id, Refund.payment_id, Refund.order_id
+    )
+    if found is not None and found.payment_id is not None:
+        return found.payment_id, found.order_id
+    return locate.parent_payment(provider, event)
+
+
+def apply_refund_event(
+    provider: str, event: ProviderEvent, record: ProcessedWebhook, located: Any = LOOK_UP
+) -> str:
+    """Apply a refund event in the caller's transaction; set record.state. (`located`,
+    locate_refund's answer, only ordered the batch: the refund is found again, locked.)"""
     refund = _find(provider, event)
-    if refund is None and event.report.payment_ref is None and event.report.reference is None:
+    if refund is None and event.report.our_id is None and event.report.reference is None:
         refund = _outside_refund(provider, event, record)
         if record.state == WebhookState.REJECTED:
             return record.state
@@ -46,13 +60,13 @@ def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWeb
     record.payment_id = refund.payment_id
     if event.outcome is None:
         # Still on its way (Stripe: pending): the refund waits for its next event.
-        problem = mismatch(refund, event.provider_payment_id, event.report)
+        problem = mismatch(refund, event.provider_id, event.report)
         if problem or refund.status not in (RefundStatus.PENDING, RefundStatus.UNKNOWN):
             record.state, record.note = WebhookState.IGNORED, "the refund is still pending"
             return record.state
         await_provider(
             refund,
-            event.provider_payment_id or "",
+            event.provider_id or "",
             TransitionSource.WEBHOOK,
             f"{event.event_type} {event.event_id}: on its way",
         )
@@ -60,7 +74,7 @@ def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWeb
         record.note = f"refund {refund.id}: processing"
         return record.state
     reason = f"{event.event_type} {event.event_id}"
-    problem = mismatch(refund, event.provider_payment_id, event.report)
+    problem = mismatch(refund, event.provider_id, event.report)
     if problem:
         move_refund(
             refund,
@@ -72,7 +86,7 @@ def apply_refund_event(provider: str, event: ProviderEvent, record: ProcessedWeb
         record.state, record.note = WebhookState.APPLIED, f"report mismatch: {problem}"[:500]
         return record.state
     if refund.provider_refund_id is None:
-        refund.provider_refund_id = event.provider_payment_id
+        refund.provider_refund_id = event.provider_id
     status = OUTCOMES[event.outcome]
     if status == RefundStatus.FAILED and event.decline_code:
         refund.failure_code = refund.failure_code or event.decline_code[:64]
@@ -102,17 +116,12 @@ def _outside_refund(provider: str, event: ProviderEvent, record: ProcessedWebhoo
     its source, under the payment's lock; then applied like any refund event. One that
     cannot be ours (another currency, more than the payment) is rejected, nothing moved;
     a top-up's whose money was spent from the wallet goes to review."""
-    if not event.parent_payment_id or not event.provider_payment_id:
+    if not event.parent_payment_id or not event.provider_id:
         return None
-    payment_id = db.session.scalar(
-        select(Payment.id).where(
-            Payment.provider == provider, Payment.provider_payment_id == event.parent_payment_id
-        )
-    )
-    if payment_id is None:
+    located = locate.parent_payment(provider, event)
+    if located is None:
         return None  # not a payment of ours (yet): pending, then ignored after the grace
-    lock_order_of(payment_id)
-    payment = lock_payment_row(payment_id)
+    payment = lock_found_payment(*located)
     assert payment is not None
     amount, currency = event.report.amount_minor, (event.report.currency or "").upper()
     if (
@@ -134,15 +143,15 @@ def _outside_refund(provider: str, event: ProviderEvent, record: ProcessedWebhoo
         )[:500]
         return None
     refund = Refund(
-        idempotency_key=uuid.uuid5(uuid.NAMESPACE_URL, f"{provider}:{event.provider_payment_id}"),
+        idempotency_key=uuid.uuid5(uuid.NAMESPACE_URL, f"{provider}:{event.provider_id}"),
         payment_id=payment.id,
         order_id=payment.order_id,
         provider=provider,
         amount_minor=amount,
         currency=currency,
-        reason=f"refunded outside the shop ({provider}'s dashboard): {event.provider_payment_id}",
+        reason=f"refunded outside the shop ({provider}'s dashboard): {event.provider_id}",
         actor=OUTSIDE_ACTOR,
-        provider_refund_id=event.provider_payment_id,
+        provider_refund_id=event.provider_id,
         first_sent_at=event.created_at,
     )
     db.session.add(refund)

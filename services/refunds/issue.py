@@ -24,12 +24,12 @@ from models import (
     RefundStatus,
     TransitionSource,
 )
+from services.movements import lifecycle
 from services.movements.effects import wallet_paid
-from services.movements.kinds import REFUND
 from services.movements.locks import lock_order_of, lock_payment_row
-from services.platform import queues
 from services.platform.errors import ClientError, ConflictError, NotFoundError, UnprocessableError
 from services.platform.locales import money_text
+from services.refunds.kind import REFUND
 from services.refunds.state import (
     REFUNDED_ORDER_STATUSES,
     WALLET,
@@ -39,11 +39,7 @@ from services.refunds.state import (
 )
 from services.wallet.ledger import WalletError
 
-REFUND_JOB = REFUND.send_job
 MIN_REASON = 5
-
-
-refund_job_id = REFUND.send_job_id
 
 
 def refund_payment(
@@ -96,9 +92,7 @@ def refund_payment(
                 code="credit_spent",
             ) from None
     db.session.commit()
-    queues.enqueue(
-        refund.provider, REFUND_JOB, refund.id, job_id=refund_job_id(refund.id), is_first=True
-    )
+    lifecycle.enqueue_send(REFUND, refund.provider, refund.id, is_first=True)
     return refund, True
 
 
@@ -177,7 +171,7 @@ def _refunded(*where: object) -> int:
     return int(
         db.session.scalar(
             select(func.coalesce(func.sum(Refund.amount_minor), 0)).where(
-                *where,  # type: ignore[arg-type]
+                *where,  # type: ignore[arg-type]  # conditions built from mapped columns are typed as bool
                 Refund.status.in_(OPEN_REFUND_STATUSES),
             )
         )

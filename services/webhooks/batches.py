@@ -12,10 +12,11 @@ job, and SKIP LOCKED gives each its own events.
 
 An event whose payment is already where it says (the usual one: the charge's answer
 came first) is marked in two statements for the whole batch (services/webhooks/
-unchanged.py); the others are applied one by one under their row locks. Anything
-unusual (a refund event, an event that cannot apply, a deadlock with another
-transaction) rolls the batch back and applies its events one at a time, the path that
-sets a bad event aside (services/webhooks/events.py).
+unchanged.py); the others, of every kind (a payment's, a refund's, a dispute's), are
+applied one by one under their row locks, in the one lock order. Anything unusual (an
+event that cannot apply, a deadlock with another transaction) rolls the batch back and
+applies its events one at a time, the path that sets a bad event aside (services/
+webhooks/events.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from services.webhooks.events import (
     Located,
     apply_event,
     apply_recorded,
-    locate_payment,
+    locate,
 )
 from services.webhooks.unchanged import Parsed, mark_unchanged
 
@@ -48,10 +49,6 @@ log = logging.getLogger(__name__)
 
 BATCH = 50
 BUDGET_S = 20.0  # one job stays well inside the 60 s job timeout
-
-
-class _OneAtATime(Exception):
-    """This batch needs the careful path."""
 
 
 def apply_waiting() -> str:
@@ -88,7 +85,7 @@ def apply_batch() -> tuple[int, bool]:
     try:
         _apply_in_order(records)
         db.session.commit()
-    except (_OneAtATime, OperationalError, psycopg.OperationalError, *CANNOT_APPLY) as exc:
+    except (OperationalError, psycopg.OperationalError, *CANNOT_APPLY) as exc:
         db.session.rollback()
         log.info("webhook batch of %s events applied one at a time (%s)", len(ids), exc)
         for one in ids:
@@ -98,16 +95,14 @@ def apply_batch() -> tuple[int, bool]:
 
 
 def _apply_in_order(records: Sequence[ProcessedWebhook]) -> None:
-    parsed: list[Parsed] = []
-    for record in records:
-        event = PROVIDERS[record.provider].webhook.parse(record.payload)
-        if event.is_refund:
-            raise _OneAtATime(f"refund event {record.event_id}")
-        parsed.append((record, event))
+    """Every kind's events in one lock order: by the payment each locks first (its
+    order, then it), then by arrival; an event that locks no row comes first."""
+    parsed: list[Parsed] = [
+        (record, PROVIDERS[record.provider].webhook.parse(record.payload)) for record in records
+    ]
     located: list[tuple[Located, ProcessedWebhook, ProviderEvent]] = []
     for record, event in mark_unchanged(parsed):  # the usual event: two statements in all
-        found = locate_payment(record.provider, event) if event.outcome is not None else None
-        located.append((found, record, event))
+        located.append((locate(record.provider, event), record, event))
     for found, record, event in sorted(located, key=_lock_order):
         apply_event(record.provider, event, record, found)
 

@@ -19,22 +19,21 @@ from typing import Any
 
 import psycopg
 from flask import current_app
-from sqlalchemy import func, select, text
+from sqlalchemy import select, text
 from sqlalchemy.exc import DataError, IntegrityError
 
+# Every kind's declaration, registered with its event handler (and a dispute's).
+import services.disputes.events
+import services.payments.kind
+import services.refunds.kind  # noqa: F401
 from extensions import db
-from models import Payment, PaymentStatus, ProcessedWebhook, TransitionSource, WebhookState
+from models import ProcessedWebhook, WebhookState
 from models.types import utcnow
 from providers.events import ProviderEvent, WebhookError, load_json_object
 from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
-from services.disputes.webhooks import apply_dispute_event
-from services.movements import locate
-from services.movements.locks import lock_found_payment
-from services.payments import answers
-from services.payments.state import move
+from services.movements import kinds
 from services.platform import autocommit, day_counts, metrics, queues
-from services.refunds.webhooks import apply_refund_event
 from settings import settings
 
 log = logging.getLogger(__name__)
@@ -53,7 +52,6 @@ RETURNING id
 """
 _RECORD = autocommit.plain(_RECORD_SQL)
 _RECORD_IN_SESSION = text(_RECORD_SQL)
-OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
 
 
 class UnknownProviderError(LookupError):
@@ -197,87 +195,29 @@ def _set_aside(record_id: int, provider: str, event_id: str, exc: Exception) -> 
     return locked.state
 
 
-Located = tuple[int, int | None] | None  # (payment id, order id) of an event, or not found
-LOOK_UP: Any = object()  # apply_event's default: locate the event's payment itself
+Located = tuple[int, int | None] | None  # (payment id, order id) an event's row locks first
 
 
 def apply_event(
-    provider: str, event: ProviderEvent, record: ProcessedWebhook, located: Located = LOOK_UP
+    provider: str, event: ProviderEvent, record: ProcessedWebhook, located: Any = kinds.LOOK_UP
 ) -> str:
-    """Apply an event to its (locked) payment in the caller's transaction; set record.state.
-    `located`: what locate_payment answered for it already (a batch sorts by it)."""
+    """Apply an event in the caller's transaction through the handler of its kind
+    (services/movements/kinds.py); set record.state. `located`: what the kind's locator
+    answered for it already (a batch sorts by it)."""
     record.processed_at = utcnow()
-    if event.is_refund:
-        return apply_refund_event(provider, event, record)
-    if event.dispute is not None:
-        return apply_dispute_event(provider, event, record)
-    if event.outcome is None:
-        record.state, record.note = WebhookState.IGNORED, "event type has no effect on payments"
+    handler = kinds.EVENT_HANDLERS.get(event.kind)
+    if handler is None:
+        record.state, record.note = WebhookState.IGNORED, f"no movement of kind {event.kind!r}"
         return record.state
-    try:
-        if located is LOOK_UP:
-            located = locate_payment(provider, event)
-        payment = lock_found_payment(*located) if located is not None else None
-    except ValueError as exc:
-        record.state, record.note = WebhookState.REJECTED, str(exc)[:500]
-        return record.state
-    if payment is None:
-        # The charge job may not have stored the provider's id yet: keep it for later.
-        record.state, record.note = WebhookState.PENDING, "payment not found yet"
-        record.processed_at = None
-        return record.state
-    record.payment_id = payment.id
-    newest = db.session.scalar(
-        select(func.max(ProcessedWebhook.event_created_at)).where(
-            ProcessedWebhook.payment_id == payment.id,
-            ProcessedWebhook.state == WebhookState.APPLIED,
-            ProcessedWebhook.id != record.id,
-        )
-    )
-    if newest is not None and event.created_at < newest:
-        record.state = WebhookState.IGNORED
-        record.note = f"older than the event applied for this payment at {newest.isoformat()}"
-        return record.state
-    reason = f"{event.event_type} {event.event_id}"
-    status = OUTCOME_STATUS[event.outcome]
-    problem = answers.mismatch(
-        payment,
-        event.provider_payment_id,
-        event.report,
-        is_success=status == PaymentStatus.SUCCEEDED,
-    )
-    if problem:
-        answers.set_aside(
-            payment, problem, source=TransitionSource.WEBHOOK, what=reason, actor=event.event_id
-        )
-        record.state = WebhookState.APPLIED
-        record.note = f"{answers.MISMATCH_PREFIX}: {problem}"[:500]
-        return record.state
-    if payment.provider_payment_id is None and event.provider_payment_id:
-        payment.provider_payment_id = event.provider_payment_id
-    if status == PaymentStatus.FAILED and payment.decline_code is None and event.decline_code:
-        payment.decline_code = event.decline_code[:64]
-    was = payment.status
-    is_moved = move(
-        payment, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
-    )
-    record.state = WebhookState.APPLIED
-    record.note = (
-        f"{was.value} -> {payment.status.value}"
-        if is_moved
-        else f"no change: payment was {was.value}"
-    )
-    return record.state
+    apply, _ = handler
+    return apply(provider, event, record, located)
 
 
-def locate_payment(provider: str, event: ProviderEvent) -> tuple[int, int | None] | None:
-    """(id, order id) of the event's payment, not locked (services/movements/locate.py).
-    Raises ValueError when the event names a payment of ours in a form that cannot be
-    one (it is set aside, never retried)."""
-    found = locate.find(
-        Payment, provider, event, Payment.provider_payment_id, Payment.id, Payment.order_id
-    )
-    return (found.id, found.order_id) if found is not None else None
+def locate(provider: str, event: ProviderEvent) -> Located:
+    """The (payment id, order id) the event's row locks first, by its kind's locator;
+    not locked. Raises ValueError for a reference that cannot be ours."""
+    handler = kinds.EVENT_HANDLERS.get(event.kind)
+    return handler[1](provider, event) if handler is not None else None
 
 
 RETRY_BUDGET_S = 40.0  # one run stays well inside the 60 s job timeout

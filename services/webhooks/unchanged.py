@@ -31,7 +31,7 @@ from models import PaymentStatus, ProcessedWebhook, WebhookState
 from models.types import utcnow
 from providers.events import ProviderEvent
 from services.movements import answers
-from services.webhooks.events import OUTCOME_STATUS
+from services.payments.events import OUTCOME_STATUS
 
 Parsed = tuple[ProcessedWebhook, ProviderEvent]
 
@@ -60,11 +60,11 @@ def mark_unchanged(batch: Sequence[Parsed]) -> list[Parsed]:
     candidates = [(r, e) for r, e in batch if _is_payment_outcome(e)]
     if not candidates:
         return list(batch)
-    theirs = list({event.provider_payment_id for _, event in candidates})
+    theirs = list({event.provider_id for _, event in candidates})
     rows = db.session.execute(_PAYMENTS, {"theirs": theirs, "applied": _APPLIED}).all()
     holding = {(row.provider, row.provider_payment_id): row for row in rows}
     named = [
-        (record, event, holding.get((record.provider, event.provider_payment_id)))
+        (record, event, holding.get((record.provider, event.provider_id)))
         for record, event in candidates
     ]
     per_payment = Counter(payment.id for _, _, payment in named if payment is not None)
@@ -92,12 +92,7 @@ _APPLIED = WebhookState.APPLIED.value
 
 
 def _is_payment_outcome(event: ProviderEvent) -> bool:
-    return (
-        event.outcome in OUTCOME_STATUS
-        and bool(event.provider_payment_id)
-        and not event.is_refund
-        and event.dispute is None
-    )
+    return event.outcome in OUTCOME_STATUS and bool(event.provider_id) and event.kind == "charge"
 
 
 def _changes_nothing(payment: Row[Any], event: ProviderEvent) -> bool:
@@ -115,7 +110,7 @@ def _changes_nothing(payment: Row[Any], event: ProviderEvent) -> bool:
         "payment",
         payment,
         payment.provider_payment_id,
-        event.provider_payment_id,
+        event.provider_id,
         event.report,
         is_success=status == PaymentStatus.SUCCEEDED,
     )

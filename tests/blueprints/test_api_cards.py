@@ -15,8 +15,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import Payment
 from services.payments.authentication import check_authentication
-from services.payments.charging import charge_payment
-from tests.helpers import api_customer, api_order, api_pay, run_jobs
+from tests.helpers import api_customer, api_order, api_pay, charge_payment, run_jobs
 from tests.sandbox_support import answer_challenge
 
 

@@ -9,7 +9,7 @@ from blueprints.api_schemas import REFUND_REQUEST, ref, response_object, values
 from extensions import db
 from models import Customer, OrderStatus, RefundRequestStatus
 from models.types import utcnow
-from services.payments.presenters import refund_request_json
+from services.payments.reads import refund_request_json
 from services.refunds.requests import ask
 from tests.factories import make_customer, make_order
 

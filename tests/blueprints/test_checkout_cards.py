@@ -10,8 +10,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from models import PaymentStatus
-from services.payments.charging import charge_payment
-from tests.helpers import csrf_token_from, payment, queued_job_ids, seed_catalog
+from tests.helpers import charge_payment, csrf_token_from, payment, queued_job_ids, seed_catalog
 from tests.sandbox_support import answer_challenge
 from tests.shop_support import checkout_form, login, place_order
 

@@ -17,9 +17,8 @@ from werkzeug.serving import make_server
 from devtools.servers import free_port
 from extensions import db
 from models import LedgerEntry, PaymentStatus, PaymentTransition, ProcessedWebhook
-from services.payments.charging import charge_payment
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import run_maintenance_jobs
+from tests.helpers import charge_payment, run_maintenance_jobs
 from tests.sandbox_support import running_sandbox
 
 

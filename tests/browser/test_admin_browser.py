@@ -12,11 +12,11 @@ from flask import Flask
 
 from extensions import db
 from models import PaymentStatus, Refund
-from services.movements.kinds import CHARGE
-from services.payments.charging import charge_payment
+from services.movements import lifecycle
+from services.payments.kind import CHARGE
 from tests.admin_support import fill_admin_login, make_admin
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import charged_for, payment, rows, run_jobs, tune_breaker
+from tests.helpers import charge_payment, charged_for, payment, rows, run_jobs, tune_breaker
 
 
 def test_operator_sees_the_outage_and_reconciles(
@@ -89,7 +89,6 @@ def test_the_overview_draws_the_last_hour(
     from selenium.webdriver.support.ui import WebDriverWait
 
     from services.backoffice.dashboard import sample_health
-    from services.platform import queues
     from services.platform.provider_clients import breaker_for
 
     make_admin(app)
@@ -110,7 +109,7 @@ def test_the_overview_draws_the_last_hour(
         for _ in range(3):  # charges wait on the provider's queue while its breaker is open
             waiting = make_payment(make_order(make_customer()))
             db.session.commit()
-            queues.enqueue("stripe", CHARGE.send_job, waiting.id, job_id=f"charge-{waiting.id}")
+            lifecycle.enqueue_send(CHARGE, "stripe", waiting.id, job_id=f"charge-{waiting.id}")
             sample()
 
     wait = WebDriverWait(browser, 15)

@@ -13,10 +13,16 @@ from flask import Flask
 
 from models import PaymentStatus
 from services.accounts.customers import create_customer
-from services.payments.charging import charge_payment
 from services.platform.provider_clients import breaker_for
 from tests.admin_support import axe_violations
-from tests.helpers import committed_payment, page_says, payment, seed_catalog, tune_breaker
+from tests.helpers import (
+    charge_payment,
+    committed_payment,
+    page_says,
+    payment,
+    seed_catalog,
+    tune_breaker,
+)
 
 
 def test_the_status_page_tells_the_truth_while_the_breaker_is_open(

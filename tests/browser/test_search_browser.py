@@ -8,9 +8,8 @@ from typing import Any
 
 from flask import Flask
 
-from services.payments.charging import charge_payment
 from tests.admin_support import fill_admin_login, make_admin
-from tests.helpers import committed_payment, payment
+from tests.helpers import charge_payment, committed_payment, payment
 
 
 def test_the_verdict_from_an_idempotency_key(

@@ -32,8 +32,8 @@ from devtools.sentinel import sentinel_group
 from devtools.servers import RedisServer, free_port
 from extensions import db, redis_client
 from models import Payment, PaymentStatus
-from services.movements.kinds import CHARGE
-from services.platform import queues
+from services.movements import lifecycle
+from services.payments.kind import CHARGE
 from services.platform.provider_clients import breaker_for
 from services.platform.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
@@ -110,7 +110,7 @@ def _charge_through(app: Flask) -> int:
     """A payment charged by the worker process: enqueued here, succeeded there."""
     created = make_payment(make_order(make_customer()))
     db.session.commit()
-    queues.enqueue("stripe", CHARGE.send_job, created.id, job_id=f"charge-{created.id}")
+    lifecycle.enqueue_send(CHARGE, "stripe", created.id, job_id=f"charge-{created.id}")
     wait_for(lambda: _status(created.id) == PaymentStatus.SUCCEEDED, timeout_s=30)
     return created.id
 
@@ -146,7 +146,7 @@ def test_a_worker_outlasts_a_redis_outage(app: Flask, sandbox: Any) -> None:
             assert worker.poll() is None  # still trying, not exited
             redis.start()
             queue = Queue(provider_queue_name("stripe"), connection=Redis.from_url(redis.url))
-            job = queue.enqueue("jobs.payments.charge_payment_job", 999999)
+            job = queue.enqueue("jobs.movements.send_job", "charge", 999999)
             wait_for(lambda: job.get_status(refresh=True) == "finished", timeout_s=30)
         finally:
             stop_workers([worker])

@@ -1,5 +1,6 @@
-"""The refund jobs run on the provider's queue with a real RQ worker, and the sweep's job
-on the maintenance queue."""
+"""The jobs of every movement kind take the kind's name and a row id, run on the
+provider's queue with a real RQ worker, and are safe to run twice; the janitor's job
+runs on the maintenance queue."""
 
 from __future__ import annotations
 
@@ -9,10 +10,17 @@ from typing import Any
 from flask import Flask
 
 from extensions import db
-from jobs.refunds import sweep_refunds_job
-from models import Refund, RefundStatus
+from jobs.movements import look_up_job, send_job, sweep_job
+from models import PaymentStatus, Refund, RefundStatus
 from services.refunds.issue import refund_payment
-from tests.helpers import charged, committed_payment, run_jobs, sandbox_refunds
+from tests.helpers import (
+    charged,
+    committed_payment,
+    payment,
+    run_jobs,
+    sandbox_refunds,
+    unknown_payment,
+)
 
 
 def test_a_queued_refund_is_sent_by_the_providers_worker(app: Flask, sandbox: Any) -> None:
@@ -23,5 +31,31 @@ def test_a_queued_refund_is_sent_by_the_providers_worker(app: Flask, sandbox: An
     run_jobs(app, "acquirer")
     with app.app_context():
         assert db.session.get(Refund, refund_id).status == RefundStatus.SUCCEEDED  # type: ignore[union-attr]
-        assert sweep_refunds_job() == 0  # nothing left to pick up
+        assert sweep_job() == 0  # nothing left to pick up
     assert [r["amount"] for r in sandbox_refunds(sandbox)] == [100]
+
+
+def test_the_send_job_runs_twice_with_one_charge(app: Flask, sandbox: Any) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        send_job("charge", payment_id)
+        send_job("charge", payment_id)  # a repeat: the payment is no longer pending
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+
+
+def test_the_lookup_job_resolves_an_unknown_payment(app: Flask, sandbox: Any) -> None:
+    payment_id = unknown_payment(app)
+    with app.app_context():
+        look_up_job("charge", payment_id)
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
+
+
+def test_a_job_for_a_missing_row_does_nothing(app: Flask, sandbox: Any) -> None:
+    with app.app_context():
+        send_job("charge", 2_000_000)
+        send_job("refund", 2_000_000)
+        look_up_job("refund", 2_000_000)
+        assert sweep_job() == 0
+    assert sandbox.requests_log() == []

@@ -23,7 +23,7 @@ def test_intervals_and_waits_are_settings() -> None:
         (job.func.__name__, job.args): job.interval_s
         for job in periodic_jobs(Settings.from_config(settings))
     }
-    assert intervals[("sweep_pending_payments_job", ())] == 5
+    assert intervals[("sweep_job", ())] == 5
     assert intervals[("retry_pending_webhooks_job", ())] == 7
     assert intervals[("backfill_webhooks_job", ("stripe",))] == 11
     assert settings["PAYMENT_LEASE_S"] == 90 and settings["STRIPE_SETTLE_S"] == 30.0

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Payment, PaymentStatus
-from services.movements.kinds import CHARGE
-from services.platform import queues
+from services.movements import lifecycle
+from services.payments.kind import CHARGE
 from services.platform.provider_clients import breaker_for
 from tests.factories import make_customer, make_order, make_payment
 from tests.worker_support import start_worker, stop_workers, wait_for
@@ -25,8 +25,8 @@ def enqueue_payments(app: Flask, count: int) -> list[int]:
         ids = [make_payment(make_order(customer)).id for _ in range(count)]
         db.session.commit()
         for payment_id in ids:
-            queues.enqueue(
-                "stripe", CHARGE.send_job, payment_id, job_id=CHARGE.send_job_id(payment_id)
+            lifecycle.enqueue_send(
+                CHARGE, "stripe", payment_id, job_id=CHARGE.send_job_id(payment_id)
             )
         return ids
 

@@ -13,9 +13,8 @@ from jobs.webhooks import backfill_webhooks_job
 from models import Payment, PaymentStatus
 from models.types import utcnow
 from resilience.gateway import PROVIDER_CALLS
-from services.payments.charging import reconcile_payment
 from services.platform.provider_clients import breaker_for
-from tests.helpers import committed_topup, payment
+from tests.helpers import committed_topup, payment, reconcile_payment
 
 
 def _calls(provider: str, operation: str, outcome: str) -> float:
@@ -41,11 +40,11 @@ def _unknown_acquirer_payment(app: Flask) -> int:
 
 def test_the_key_less_re_send_goes_through_the_gateway(app: Flask, sandbox: Any) -> None:
     payment_id = _unknown_acquirer_payment(app)
-    before = _calls("acquirer", "resend", "Succeeded")
+    before = _calls("acquirer", "charge_resend", "Succeeded")
     with app.app_context():
         reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
-    assert _calls("acquirer", "resend", "Succeeded") == before + 1
+    assert _calls("acquirer", "charge_resend", "Succeeded") == before + 1
 
 
 def test_a_failed_re_send_counts_against_the_breaker(app: Flask, sandbox: Any) -> None:
@@ -128,8 +127,7 @@ def test_a_refused_key_puts_the_provider_in_authentication_failed_until_a_call_w
 ) -> None:
     """A revoked key (401/403) used to defer charges forever with one log line: now the
     dashboard shows it and /metrics carries provider_auth_failed for the alert."""
-    from services.payments.charging import charge_payment
-    from tests.helpers import committed_payment, payment
+    from tests.helpers import charge_payment, committed_payment, payment
 
     sandbox.add_fault("error", status=401, count=1, dialect="stripe", endpoint="create")
     payment_id = committed_payment(app)

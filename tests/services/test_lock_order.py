@@ -22,12 +22,11 @@ from sqlalchemy import func, select, text
 from extensions import db
 from models import Customer, Payment, PaymentStatus
 from services.movements.locks import lock_owned_order
-from services.payments.charging import charge_payment
 from services.payments.checkout import start_order_payment
 from services.platform.errors import ConflictError
 from services.platform.queues import provider_queue_name
 from tests.factories import TEST_CARDS, make_customer, make_order, make_payment
-from tests.helpers import api_order, api_pay
+from tests.helpers import api_order, api_pay, charge_payment
 from tests.worker_support import start_worker, stop_workers, wait_for
 
 # The random gaps between concurrent calls are seeded: a failure replays the same way.

@@ -14,9 +14,10 @@ from rq.job import JobStatus
 from extensions import db
 from models import PaymentStatus
 from models.types import utcnow
-from services.movements.kinds import CHARGE
-from services.payments.charging import claim
-from services.payments.sweeps import sweep_pending
+from services.movements import engine, lifecycle
+from services.movements.janitor import sweep_sends
+from services.movements.kinds import SEND_JOB
+from services.payments.kind import CHARGE
 from services.platform import queues
 from services.platform.queues import provider_queue
 from tests.factories import make_customer, make_order, make_payment
@@ -30,7 +31,7 @@ def test_sigkilled_worker_mid_charge_is_recovered_with_one_charge(app: Flask, sa
         created = make_payment(make_order(make_customer()))
         db.session.commit()
         payment_id = created.id
-        queues.enqueue("stripe", CHARGE.send_job, payment_id, job_id=CHARGE.send_job_id(payment_id))
+        lifecycle.enqueue_send(CHARGE, "stripe", payment_id, job_id=CHARGE.send_job_id(payment_id))
     worker = start_worker(app, sandbox)
     try:
         wait_for(lambda: sandbox.requests_log(endpoint="create"))  # the call is in flight
@@ -50,7 +51,7 @@ def test_sigkilled_worker_mid_charge_is_recovered_with_one_charge(app: Flask, sa
         ),
         app.app_context(),
     ):
-        assert sweep_pending() == 1
+        assert sweep_sends(CHARGE) == 1
         run_jobs(app)
     recovered = payment(app, payment_id)
     assert recovered.status == PaymentStatus.SUCCEEDED
@@ -71,7 +72,7 @@ def test_a_worker_cut_off_mid_charge_loses_the_payment_when_its_lease_runs_out(
         db.session.commit()
         payment_id = created.id
         job = provider_queue("stripe").enqueue(
-            CHARGE.send_job, payment_id, job_id=CHARGE.send_job_id(payment_id)
+            SEND_JOB, CHARGE.name, payment_id, job_id=CHARGE.send_job_id(payment_id)
         )
         provider_queue("stripe").remove(job)  # taken off the queue by the worker...
         job.set_status(JobStatus.STARTED)  # ...and started, just now
@@ -79,14 +80,14 @@ def test_a_worker_cut_off_mid_charge_loses_the_payment_when_its_lease_runs_out(
         job.save()
     grace = app.config["PENDING_SWEEP_GRACE_S"] + 1
     with time_machine.travel(utcnow() + timedelta(seconds=grace), tick=True), app.app_context():
-        assert sweep_pending() == 1
+        assert sweep_sends(CHARGE) == 1
         assert queued_job_ids(app) == []  # no lease taken yet: it may be starting, left alone
-        assert claim(payment_id, PaymentStatus.PENDING, utcnow()) is not None  # the worker's
+        assert engine.claim(CHARGE, payment_id, utcnow(), is_send=True) is not None  # the worker's
         db.session.commit()
     lapsed = utcnow() + timedelta(seconds=grace + app.config["PAYMENT_LEASE_S"] + 1)
     assert lapsed < utcnow() + timedelta(seconds=queues.JOB_TIMEOUT_S + 5)  # not outlived
     with time_machine.travel(lapsed, tick=True), app.app_context():
-        assert sweep_pending() == 1
+        assert sweep_sends(CHARGE) == 1
         assert queued_job_ids(app) == [CHARGE.send_job_id(payment_id)]  # taken over
         run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED

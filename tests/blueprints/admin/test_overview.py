@@ -12,11 +12,10 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Payment, PaymentStatus, PaymentTransition
-from services.payments.charging import charge_payment
 from services.platform.provider_clients import breaker_for
 from tests.admin_support import admin_csrf, force_open
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import committed_payment, payment, tune_breaker, unknown_payment
+from tests.helpers import charge_payment, committed_payment, payment, tune_breaker, unknown_payment
 
 
 def test_resolve_needs_a_reason_and_records_the_admin(

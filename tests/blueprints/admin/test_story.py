@@ -12,11 +12,9 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Refund
-from services.payments.charging import charge_payment
 from services.refunds.issue import refund_payment
-from services.refunds.sending import send_refund
 from tests.admin_support import admin_as, admin_csrf
-from tests.helpers import charged, committed_payment
+from tests.helpers import charge_payment, charged, committed_payment, send_refund
 
 
 def test_the_admin_page_tells_the_story(

@@ -40,9 +40,9 @@ def test_an_approved_payment_reports_our_reference() -> None:
             },
         }
     )
-    assert event.outcome == "succeeded" and event.provider_payment_id == "acq_1"
+    assert event.outcome == "succeeded" and event.provider_id == "acq_1"
     assert event.report.reference == "5f0c7a1e-0000-4000-8000-000000000001"
-    assert event.report.amount_minor == 900 and event.report.payment_ref is None
+    assert event.report.amount_minor == 900 and event.report.our_id is None
 
 
 def test_a_payment_event_must_name_our_reference() -> None:

@@ -44,7 +44,7 @@ def test_a_card_that_needs_authentication_answers_where_to_send_the_customer(
     outcome = stripe.charge(request)
     assert isinstance(outcome, ActionRequired)
     assert outcome.url and outcome.url.startswith(f"{sandbox.url}/3d_secure/authenticate/pi_")
-    assert outcome.report.amount_minor == 2500 and outcome.report.payment_ref == "1"
+    assert outcome.report.amount_minor == 2500 and outcome.report.our_id == "1"
     # Still waiting: the replay's stored answer and the intent itself agree.
     sent = sent_now(ChargeRequest(**{**request.__dict__, "provider_payment_id": None}))
     assert isinstance(stripe.charge(sent), ActionRequired)  # the replay

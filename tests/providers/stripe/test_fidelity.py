@@ -19,11 +19,10 @@ from models import Payment, PaymentStatus
 from models.types import utcnow
 from providers.outcomes import Absent, Succeeded, Unknown
 from providers.stripe import API_VERSION, StripeProvider
-from services.payments.charging import charge_payment, reconcile_payment
 from services.platform.provider_clients import gateway_for
 from services.webhooks.backfill import BACKFILL_PAGES_PER_RUN, backfill_cursor_key, backfill_from
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment
+from tests.helpers import charge_payment, payment, reconcile_payment
 from tests.providers.stripe.support import POLICY, charge_request, client, sent_now
 
 AUTH = {"Authorization": "Bearer sk_test_sandbox"}

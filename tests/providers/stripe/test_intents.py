@@ -24,7 +24,7 @@ def test_a_succeeded_intent_with_its_card_expanded_names_the_card() -> None:
     method = {"id": "pm_1", "card": {"brand": "visa", "last4": "4242"}}
     outcome = intent_outcome({**INTENT, "status": "succeeded", "payment_method": method})
     assert isinstance(outcome, Succeeded) and outcome.card == CardShown("visa", "4242")
-    assert outcome.report.payment_ref == "7" and outcome.report.received_minor == 1250
+    assert outcome.report.our_id == "7" and outcome.report.received_minor == 1250
     plain = intent_outcome({**INTENT, "status": "succeeded", "payment_method": "pm_1"})
     assert isinstance(plain, Succeeded) and plain.card is None  # not expanded: unsaid
 
@@ -47,7 +47,7 @@ def test_a_card_that_does_not_look_like_one_is_not_shown(card: Any) -> None:
 def test_an_unfinished_intent_keeps_its_id_and_a_failed_one_its_code() -> None:
     processing = intent_outcome({**INTENT, "status": "processing"})
     assert isinstance(processing, Unknown) and processing.provider_payment_id == "pi_1"
-    assert processing.report.payment_ref == "7" and not processing.is_provider_failure
+    assert processing.report.our_id == "7" and not processing.is_provider_failure
     failed = intent_outcome(
         {
             **INTENT,

@@ -36,7 +36,7 @@ def test_a_refund_and_its_lookups(sandbox: Any) -> None:
     request = _request(_paid(sandbox))
     done = stripe.refund(request)
     assert isinstance(done, Succeeded) and done.provider_payment_id.startswith("re_")
-    assert done.report.amount_minor == 1000 and done.report.payment_ref == "7"
+    assert done.report.amount_minor == 1000 and done.report.our_id == "7"
     sent = RefundRequest(**{**request.__dict__, "first_sent_at": datetime.now(UTC)})
     assert isinstance(stripe.refund(sent), Succeeded)  # the replay: the stored answer
     # Listing finds it at once (a list is consistent) ...

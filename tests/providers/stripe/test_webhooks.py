@@ -43,9 +43,9 @@ def test_a_succeeded_intent_reports_what_it_was_for() -> None:
             },
         }
     )
-    assert event.outcome == "succeeded" and event.provider_payment_id == "pi_1"
+    assert event.outcome == "succeeded" and event.provider_id == "pi_1"
     assert event.report.amount_minor == 1200 and event.report.received_minor == 1200
-    assert event.report.currency == "EUR" and event.report.payment_ref == "42"
+    assert event.report.currency == "EUR" and event.report.our_id == "42"
 
 
 def test_other_event_types_have_no_outcome() -> None:

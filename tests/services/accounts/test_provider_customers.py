@@ -20,10 +20,10 @@ from models.types import utcnow
 from providers.outcomes import Absent, Succeeded
 from providers.stripe.client import LIST_MAX_PAGES, SETTLE_S
 from services.accounts import provider_customers
-from services.payments.charging import charge_payment, charge_request_for, reconcile_payment
+from services.payments.kind import request_for
 from services.platform.queues import provider_queue
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import payment, run_jobs
+from tests.helpers import charge_payment, payment, reconcile_payment, run_jobs
 from tests.providers.stripe.support import charge_request, client
 
 
@@ -110,7 +110,7 @@ def test_a_lookup_of_a_payment_sent_with_its_customer_lists_only_its_intents(
     unknown = payment(app, payment_id)
     assert unknown.status == PaymentStatus.UNKNOWN and unknown.provider_customer_id == made
     with app.app_context():
-        request = charge_request_for(db.session.get_one(Payment, payment_id), utcnow())
+        request = request_for(db.session.get_one(Payment, payment_id), utcnow())
     assert request.provider_customer_id == made  # a replay sends the same customer
     with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True), app.app_context():
         reconcile_payment(payment_id)

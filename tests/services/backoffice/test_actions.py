@@ -27,12 +27,12 @@ from models import (
     Wallet,
 )
 from services.accounts.customers import issue_api_token
-from services.payments.charging import charge_payment
 from services.refunds.issue import refund_payment
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from tests.admin_support import admin_csrf
 from tests.helpers import (
+    charge_payment,
     committed_payment,
     committed_topup,
     last_state,

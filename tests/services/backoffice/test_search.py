@@ -11,11 +11,16 @@ from flask.testing import FlaskClient
 from extensions import db
 from models import Customer, Payment, Refund
 from services.backoffice.search import search
-from services.payments.charging import charge_payment
 from services.refunds.issue import refund_payment
-from services.refunds.sending import send_refund
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import committed_payment, run_maintenance_jobs, signed_post, stripe_event
+from tests.helpers import (
+    charge_payment,
+    committed_payment,
+    run_maintenance_jobs,
+    send_refund,
+    signed_post,
+    stripe_event,
+)
 
 
 def _found(app: Flask, text: str) -> list[tuple[int, str]]:

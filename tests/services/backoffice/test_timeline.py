@@ -15,9 +15,15 @@ from extensions import db
 from models import AdminUser
 from services.backoffice.actions import resolve
 from services.backoffice.timeline import story
-from services.payments.charging import charge_payment, reconcile_payment
 from tests.admin_support import make_admin
-from tests.helpers import committed_payment, run_maintenance_jobs, signed_post, stripe_event
+from tests.helpers import (
+    charge_payment,
+    committed_payment,
+    reconcile_payment,
+    run_maintenance_jobs,
+    signed_post,
+    stripe_event,
+)
 
 
 def _told(app: Flask, payment_id: int) -> tuple[str, list[str]]:

@@ -23,7 +23,7 @@ class Row:
     currency: str = "EUR"
 
 
-GOOD = Report(amount_minor=1250, currency="EUR", payment_ref="7")
+GOOD = Report(amount_minor=1250, currency="EUR", our_id="7")
 
 
 @pytest.mark.parametrize("noun", ["payment", "refund"])
@@ -38,19 +38,19 @@ def test_a_matching_answer_passes(noun: str) -> None:
 
 def _said(**fields: object) -> Report:
     """A success's report: the good one with `fields` changed."""
-    return Report(**{"amount_minor": 1250, "currency": "EUR", "payment_ref": "7", **fields})  # type: ignore[arg-type]
+    return Report(**{"amount_minor": 1250, "currency": "EUR", "our_id": "7", **fields})  # type: ignore[arg-type]
 
 
 CONTRADICTIONS = [
     (_said(amount_minor=1205), None, None, "amount €12.05, ours is €12.50"),
     (_said(currency="USD"), None, None, "currency 'USD', ours is 'EUR'"),
-    (_said(payment_ref="8"), None, None, "_id '8', ours is '7'"),
-    (_said(payment_ref=None, reference="other"), None, None, "reference 'other'"),
+    (_said(our_id="8"), None, None, "_id '8', ours is '7'"),
+    (_said(our_id=None, reference="other"), None, None, "reference 'other'"),
     (GOOD, "pi_1", "pi_2", "'pi_2', ours is 'pi_1'"),
     (_said(received_minor=1000), None, None, "amount received €10.00"),
     (_said(amount_minor=None), None, None, "no amount"),
     (_said(currency=None), None, None, "no currency"),
-    (_said(payment_ref=None), None, "pi_new", "nothing in it names this"),
+    (_said(our_id=None), None, "pi_new", "nothing in it names this"),
 ]
 
 
@@ -76,7 +76,7 @@ def test_every_contradiction_is_said_whole_in_one_line() -> None:
         amount_minor=1205,
         received_minor=1000,
         currency="USD",
-        payment_ref="8" * 50,
+        our_id="8" * 50,
         reference="r" * 50,
     )
     found = mismatch("refund", Row(), "re_1", "re_2", report, is_success=True)

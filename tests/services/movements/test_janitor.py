@@ -12,7 +12,8 @@ from extensions import db
 from models import Payment, PaymentStatus, Refund, RefundStatus
 from models.types import utcnow
 from services.movements import janitor
-from services.movements.kinds import CHARGE, REFUND
+from services.payments.kind import CHARGE
+from services.refunds.kind import REFUND
 from tests.factories import make_customer, make_order, make_payment, make_refund
 from tests.helpers import queued_job_ids, scheduled_job_ids
 
@@ -34,9 +35,9 @@ def test_lost_sends_are_enqueued_once_and_leased_or_deferred_ones_are_left(app: 
             _age(row, 3600)
         db.session.commit()
         ids = (lost.id, fresh.id, refund.id)
-        assert janitor.sweep_sends(CHARGE, Payment, PaymentStatus.PENDING) == 1
-        assert janitor.sweep_sends(CHARGE, Payment, PaymentStatus.PENDING) == 1  # same job
-        assert janitor.sweep_sends(REFUND, Refund, RefundStatus.PENDING) == 1
+        assert janitor.sweep_sends(CHARGE) == 1
+        assert janitor.sweep_sends(CHARGE) == 1  # same job
+        assert janitor.sweep_sends(REFUND) == 1
     queued = queued_job_ids(app)
     assert queued.count(CHARGE.send_job_id(ids[0])) == 1
     assert CHARGE.send_job_id(ids[1]) not in queued  # written a moment ago: its job runs
@@ -52,8 +53,8 @@ def test_due_lookups_run_and_future_ones_wait(app: Flask) -> None:
         processing = make_refund(make_payment(make_order(make_customer())), RefundStatus.PROCESSING)
         db.session.commit()
         ids = (due.id, later.id, processing.id)
-        assert janitor.sweep_lookups(CHARGE, Payment, (PaymentStatus.UNKNOWN,)) == 1
-        assert janitor.sweep_lookups(REFUND, Refund, (RefundStatus.PROCESSING,)) == 1
+        assert janitor.sweep_lookups(CHARGE) == 1
+        assert janitor.sweep_lookups(REFUND) == 1
     waiting = queued_job_ids(app) + scheduled_job_ids(app)
     assert CHARGE.lookup_job_id(ids[0], 0) in waiting
     assert CHARGE.lookup_job_id(ids[1], 0) not in waiting

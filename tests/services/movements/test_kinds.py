@@ -1,19 +1,28 @@
-"""The kinds of money movement are data: distinct jobs, ids that name the kind, and
-dotted job paths that import (a typo would only show when the first job ran)."""
+"""The kinds of money movement are declarations: each registered once by its domain,
+with its own job ids; every kind's jobs are the same two dotted paths, which import (a
+typo would only show when the first job ran)."""
 
 from __future__ import annotations
 
 import importlib
 
-from services.movements.kinds import CHARGE, KINDS, REFUND
+import pytest
+
+from services.movements import kinds
+from services.movements.kinds import KINDS, LOOKUP_JOB, SEND_JOB
+from services.payments.kind import CHARGE
+from services.refunds.kind import REFUND
 
 
-def test_each_kind_has_its_own_jobs_and_job_ids() -> None:
-    assert len({kind.send_job for kind in KINDS}) == len(KINDS)
-    assert len({kind.lookup_job for kind in KINDS}) == len(KINDS)
+def test_each_kind_is_registered_once_with_its_own_job_ids() -> None:
+    assert KINDS["charge"] is CHARGE and KINDS["refund"] is REFUND
+    assert kinds.named("refund") is REFUND
+    assert len({kind.lookup_prefix for kind in KINDS.values()}) == len(KINDS)
     assert CHARGE.send_job_id(7) == "charge-7"
     assert REFUND.lookup_job_id(7, 2, "-deferred") == "refund-reconcile-7-2-deferred"
-    for kind in KINDS:  # every dotted path names a job that exists
-        for path in (kind.send_job, kind.lookup_job):
-            module, _, name = path.rpartition(".")
-            assert callable(getattr(importlib.import_module(module), name))
+    assert (CHARGE.row_noun, REFUND.row_noun) == ("payment", "refund")
+    for path in (SEND_JOB, LOOKUP_JOB):  # every kind's jobs exist
+        module, _, name = path.rpartition(".")
+        assert callable(getattr(importlib.import_module(module), name))
+    with pytest.raises(KeyError):
+        kinds.named("payout")  # no such kind: a job naming it fails, it moves nothing

@@ -3,6 +3,7 @@ drifted from the charges' original, each shown on a refund (services/movements/)
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,15 +23,31 @@ from models.types import utcnow
 from providers.outcomes import Absent, NotSent
 from resilience.gateway import CIRCUIT_OPEN
 from services.movements import lifecycle
-from services.movements.kinds import CHARGE, REFUND
+from services.movements.kinds import Kind
+from services.payments.kind import CHARGE
 from services.platform import day_counts
 from services.platform.metrics import RECONCILE_ATTEMPTS, REPORT_MISMATCHES
 from services.platform.provider_clients import breaker_for, provider_for
 from services.platform.queues import provider_queue_name
 from services.refunds.issue import refund_payment
-from services.refunds.sending import reconcile_refund, send_refund
+from services.refunds.kind import REFUND
 from settings import settings
-from tests.helpers import charged, committed_payment, override_settings, sandbox_refunds
+from tests.helpers import (
+    charged,
+    committed_payment,
+    override_settings,
+    reconcile_refund,
+    sandbox_refunds,
+    send_refund,
+)
+
+
+def _as(kind: Kind, moves: Any, apply: Any = None) -> Kind:
+    """The kind with a recording state machine and, when given, `apply()` as its reading
+    of an answer."""
+    return dataclasses.replace(
+        kind, move=moves, apply=lambda *_: apply() if apply else lifecycle.nothing
+    )
 
 
 def _refund(app: Flask, provider: str = "stripe", amount: int = 400) -> int:
@@ -51,9 +68,9 @@ def _get(app: Flask, refund_id: int) -> Refund:
 def test_an_open_circuit_defers_a_refund_until_the_breaker_may_let_it_through(
     app: Flask, sandbox: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Drift 1: refunds deferred by CHARGE_DEFER_S, ignoring the breaker's retry time."""
+    """Drift 1: refunds deferred by SEND_DEFER_S, ignoring the breaker's retry time."""
     refund_id = _refund(app)
-    override_settings(monkeypatch, app, CHARGE_DEFER_S=1)
+    override_settings(monkeypatch, app, SEND_DEFER_S=1)
     with app.app_context():
         breaker = breaker_for("stripe")
         for _ in range(int(breaker.config.failure_threshold)):
@@ -152,7 +169,7 @@ def _scheduled(app: Flask) -> list[str]:
     connection = Redis.from_url(app.config["REDIS_URL"])
     queue = Queue(provider_queue_name("stripe"), connection=connection)
     ids = list(ScheduledJobRegistry(queue=queue).get_job_ids())
-    assert all(Job.fetch(i, connection=connection).args == (41,) for i in ids)
+    assert all(Job.fetch(i, connection=connection).args[-1] == 41 for i in ids)
     return ids
 
 
@@ -180,7 +197,7 @@ def test_a_request_not_sent_is_sent_again_after_its_retry_time_jittered(
     follow_up = lifecycle.defer(CHARGE, row, NotSent("x" * 600, retry_after_s))
     assert row.next_attempt_at is not None and row.last_error == "x" * 500
     waits = (row.next_attempt_at - before).total_seconds()
-    assert delay_s <= waits <= delay_s * 1.3 + 1  # CHARGE_DEFER_S is 15 without one
+    assert delay_s <= waits <= delay_s * 1.3 + 1  # SEND_DEFER_S is 15 without one
     follow_up()
     assert _scheduled(app_ctx) == [f"charge-41-at-{int(row.next_attempt_at.timestamp())}"]
 
@@ -190,7 +207,7 @@ def test_a_lookup_waits_longer_each_time_and_goes_to_review_with_the_reason(
 ) -> None:
     moves, before = _Moves(), utcnow()
     row = _Row(first_sent_at=before, reconcile_attempts=1, last_error="read timeout")
-    follow_up = lifecycle.schedule_lookup(CHARGE, row, moves)
+    follow_up = lifecycle.schedule_lookup(_as(CHARGE, moves), row)
     delays = settings().reconcile.delays_s
     assert row.next_reconcile_at is not None and moves.asked == []
     waits = (row.next_reconcile_at - before).total_seconds()
@@ -198,7 +215,7 @@ def test_a_lookup_waits_longer_each_time_and_goes_to_review_with_the_reason(
     follow_up()
     assert _scheduled(app_ctx) == ["reconcile-41-1"]
     spent = _Row(first_sent_at=before, reconcile_attempts=settings().reconcile.max_attempts)
-    assert lifecycle.schedule_lookup(CHARGE, spent, moves) is lifecycle.nothing
+    assert lifecycle.schedule_lookup(_as(CHARGE, moves), spent) is lifecycle.nothing
     deadline = lifecycle.key_deadline(spent)
     assert deadline is not None and spent.next_reconcile_at is None
     assert moves.asked == [
@@ -218,12 +235,12 @@ def test_a_lookup_after_the_keys_deadline_goes_to_review_now(app_ctx: Flask) -> 
     sent = utcnow() - timedelta(seconds=window_s - 30)  # the next lookup (60 s) is too late
     row = _Row(first_sent_at=sent)
     assert lifecycle.key_deadline(row) == sent + timedelta(seconds=window_s)
-    lifecycle.schedule_lookup(CHARGE, row, moves)
+    lifecycle.schedule_lookup(_as(CHARGE, moves), row)
     assert [to for to, _, _ in moves.asked] == [PaymentStatus.NEEDS_REVIEW]
     assert lifecycle.key_deadline(_Row()) is None  # never sent: no key to forget
     keyless = _Row(provider="acquirer", first_sent_at=sent, reconcile_attempts=99)
     assert lifecycle.key_deadline(keyless) is None
-    lifecycle.schedule_lookup(REFUND, keyless, moves)
+    lifecycle.schedule_lookup(_as(REFUND, moves), keyless)
     assert moves.asked[-1][2] == "refund still unknown after 99 lookups; last answer: none"
 
 
@@ -237,21 +254,21 @@ def test_a_lookups_answer_is_judged_the_same_for_every_kind(app_ctx: Flask) -> N
 
     refused = NotSent(CIRCUIT_OPEN, retry_after_s=30)
     row, before = _Row(reconcile_attempts=2), utcnow()
-    lifecycle.judge_lookup(CHARGE, row, refused, moves, apply)()
+    lifecycle.judge_lookup(_as(CHARGE, moves, apply), row, refused)()
     assert row.next_reconcile_at is not None and row.reconcile_attempts == 2  # not spent
     assert 30 <= (row.next_reconcile_at - before).total_seconds() <= 30 * 1.2 + 1
     assert _scheduled(app_ctx) == ["reconcile-41-2-deferred"]
     absent = _Row()
-    gone = lifecycle.judge_lookup(CHARGE, absent, Absent("no such intent"), moves, apply)
+    gone = lifecycle.judge_lookup(_as(CHARGE, moves, apply), absent, Absent("no such intent"))
     assert gone is lifecycle.nothing and moves.rows == [absent]
     assert moves.asked == [
         (PaymentStatus.FAILED, "reconcile", "provider has no record of the payment: no such intent")
     ]
-    lifecycle.judge_lookup(CHARGE, _Row(status=PaymentStatus.PENDING), refused, moves, apply)
-    lifecycle.judge_lookup(REFUND, _Row(), NotSent("connect refused"), moves, apply)
+    lifecycle.judge_lookup(_as(CHARGE, moves, apply), _Row(status=PaymentStatus.PENDING), refused)
+    lifecycle.judge_lookup(_as(REFUND, moves, apply), _Row(), NotSent("connect refused"))
     assert applied == ["applied", "applied"]  # refused but not unknown; not the breaker's
     spent = _Row(first_sent_at=utcnow(), reconcile_attempts=settings().reconcile.max_attempts)
-    lifecycle.judge_lookup(CHARGE, spent, refused, moves, apply)  # refused, and out of lookups
+    lifecycle.judge_lookup(_as(CHARGE, moves, apply), spent, refused)  # refused, and out of lookups
     assert moves.rows[-1] is spent and moves.asked[-1][0] == PaymentStatus.NEEDS_REVIEW
 
 

@@ -17,9 +17,9 @@ from tests.factories import make_customer, make_order, make_payment, make_refund
 
 
 def _event(
-    provider_id: str | None = None, payment_ref: str | None = None, reference: str | None = None
+    provider_id: str | None = None, our_id: str | None = None, reference: str | None = None
 ) -> ProviderEvent:
-    report = Report(payment_ref=payment_ref, reference=reference)
+    report = Report(our_id=our_id, reference=reference)
     return ProviderEvent("evt_1", "t", utcnow(), None, provider_id, report)
 
 
@@ -29,7 +29,7 @@ def test_our_id_then_our_key_then_the_providers_id(app_ctx: Flask) -> None:
     other = make_payment(make_order(make_customer()))
     db.session.flush()
     cols = (Payment.provider_payment_id, Payment.id)
-    by_id = locate.find(Payment, "stripe", _event("pi_theirs", payment_ref=str(other.id)), *cols)
+    by_id = locate.find(Payment, "stripe", _event("pi_theirs", our_id=str(other.id)), *cols)
     assert by_id is not None and by_id.id == other.id  # our own reference wins
     by_key = locate.find(Payment, "stripe", _event(reference=str(payment.idempotency_key)), *cols)
     assert by_key is not None and by_key.id == payment.id
@@ -50,8 +50,8 @@ def test_the_same_rule_finds_a_refund(app_ctx: Flask) -> None:
 @pytest.mark.parametrize(
     ("report", "message"),
     [
-        ({"payment_ref": "12abc"}, "metadata.payment_id '12abc' is not a payment id"),
-        ({"payment_ref": "99999999999"}, "is not a payment id"),
+        ({"our_id": "12abc"}, "metadata.payment_id '12abc' is not a payment id"),
+        ({"our_id": "99999999999"}, "is not a payment id"),
         ({"reference": "not-a-key"}, "reference 'not-a-key' is not one of ours"),
     ],
 )

@@ -17,8 +17,8 @@ from models import Payment, PaymentStatus, ProviderCall
 from models.types import utcnow
 from providers.outcomes import Unknown
 from providers.stripe.client import SETTLE_S
-from services.payments.charging import charge_payment, charge_request_for, reconcile_payment
-from tests.helpers import committed_payment, payment
+from services.payments.kind import request_for
+from tests.helpers import charge_payment, committed_payment, payment, reconcile_payment
 from tests.providers.stripe.support import client
 
 
@@ -33,7 +33,7 @@ def _calls(app: Flask, payment_id: int) -> list[tuple[str, int | None, str]]:
     with app.app_context():
         rows = db.session.execute(
             select(ProviderCall.operation, ProviderCall.attempt, ProviderCall.outcome)
-            .where(ProviderCall.payment_id == payment_id)
+            .where(ProviderCall.subject_id == payment_id)
             .order_by(ProviderCall.id)
         ).all()
     return [tuple(r) for r in rows]  # type: ignore[misc]
@@ -61,7 +61,7 @@ def test_a_replay_that_hangs_or_meets_its_key_in_use_never_ends_in_failed(
         # Recorded like every send: its time, its count, its row in the call log.
         assert replayed.send_count == 2 and replayed.first_sent_at == sent.first_sent_at
         assert replayed.last_sent_at and replayed.last_sent_at > utcnow() - timedelta(seconds=30)
-        assert [c[:2] for c in _calls(app, payment_id)] == [("charge", 1), ("replay", 1)]
+        assert [c[:2] for c in _calls(app, payment_id)] == [("charge", 1), ("charge_replay", 1)]
         endpoints = {r["endpoint"] for r in sandbox.requests_log(dialect="stripe")}
         assert endpoints == {"create"}  # nothing read after that send
         # At once again, while it still runs there: 409 idempotency_key_in_use.
@@ -74,9 +74,7 @@ def test_a_replay_that_hangs_or_meets_its_key_in_use_never_ends_in_failed(
         assert in_use.send_count == 3
         # The complete list, read now, finds nothing, and proves nothing either.
         with app.app_context():
-            request = charge_request_for(
-                db.session.get_one(Payment, payment_id), sent.first_sent_at
-            )
+            request = request_for(db.session.get_one(Payment, payment_id), sent.first_sent_at)
         read = client(sandbox).lookup(request)
         assert isinstance(read, Unknown) and "may still be running" in read.reason
         deadline = time.monotonic() + 10
@@ -108,5 +106,5 @@ def test_a_stored_answer_is_no_new_send_and_the_records_are_read(app: Flask, san
     assert failed.status == PaymentStatus.FAILED, failed.last_error
     assert failed.last_sent_at == sent.last_sent_at  # the stored answer moved nothing
     assert failed.send_count == 2  # yet it was a request, counted and logged
-    assert [c[0] for c in _calls(app, payment_id)] == ["charge", "replay", "lookup"]
+    assert [c[0] for c in _calls(app, payment_id)] == ["charge", "charge_replay", "charge_lookup"]
     assert sandbox.succeeded_charges(str(payment_id)) == 0

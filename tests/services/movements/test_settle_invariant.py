@@ -19,8 +19,7 @@ from extensions import db
 from models import Payment, PaymentStatus, PaymentTransition, TransitionSource
 from models.types import utcnow
 from providers.stripe.client import SETTLE_S
-from services.payments.charging import charge_payment, reconcile_payment
-from tests.helpers import committed_payment
+from tests.helpers import charge_payment, committed_payment, reconcile_payment
 
 HANG_S = 4.0  # longer than a call's whole budget (PROVIDER_CALL_BUDGET_S)
 # What goes wrong with the first send and with a replay (fault kind and parameters).

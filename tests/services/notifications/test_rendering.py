@@ -13,10 +13,9 @@ from extensions import db
 from models import Customer, EmailKind, OutboxMessage, Payment, PaymentStatus, TransitionSource
 from services.notifications.outbox import queue_email
 from services.notifications.rendering import POLICY, render_all, render_email
-from services.payments.charging import charge_payment
 from services.payments.state import move
 from tests.factories import make_customer, make_order, make_payment, make_topup
-from tests.helpers import committed_payment, run_notification_jobs
+from tests.helpers import charge_payment, committed_payment, run_notification_jobs
 
 
 def test_a_customer_who_shops_in_italian_gets_italian_emails(

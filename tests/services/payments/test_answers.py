@@ -23,13 +23,14 @@ from models import (
 from providers.outcomes import Report
 from services.backoffice.dashboard import webhook_stats
 from services.payments.answers import mismatch
-from services.payments.charging import charge_payment, reconcile_payment
 from services.platform import metrics
 from tests.helpers import (
+    charge_payment,
     committed_payment,
     committed_topup,
     last_state,
     payment,
+    reconcile_payment,
     signed_post,
     stripe_event,
     wallet_balance,

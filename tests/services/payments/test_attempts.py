@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import Alert, AlertKind, Payment, PaymentStatus
-from services.payments.charging import CARD_REFUSED
+from services.payments.answers import CARD_REFUSED
 from tests.helpers import (
     api_customer,
     api_order,

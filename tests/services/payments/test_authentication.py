@@ -22,11 +22,12 @@ from services.payments.authentication import (
     check_authentication,
     sweep_abandoned,
 )
-from services.payments.charging import charge_payment, reconcile_payment
 from tests.helpers import (
+    charge_payment,
     committed_payment,
     payment,
     queued_job_ids,
+    reconcile_payment,
     run_maintenance_jobs,
     scheduled_job_ids,
     signed_post,

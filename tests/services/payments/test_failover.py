@@ -12,9 +12,16 @@ from sqlalchemy import select
 from extensions import db
 from models import PaymentStatus, PaymentTransition
 from models.types import utcnow
-from services.payments.charging import charge_payment, reconcile_payment
 from services.platform.provider_clients import breaker_for
-from tests.helpers import committed_payment, payment, queued_job_ids, run_jobs, scheduled_job_ids
+from tests.helpers import (
+    charge_payment,
+    committed_payment,
+    payment,
+    queued_job_ids,
+    reconcile_payment,
+    run_jobs,
+    scheduled_job_ids,
+)
 
 
 @pytest.fixture

@@ -10,19 +10,22 @@ import requests
 import time_machine
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import update
 
 from extensions import db
 from models import OrderStatus, Payment, PaymentStatus, PaymentTransition
 from models.types import utcnow
-from services.payments.charging import charge_payment, reconcile_payment
-from services.payments.sweeps import sweep_pending
+from services.movements.janitor import sweep_sends
+from services.payments.kind import CHARGE
 from services.platform.provider_clients import breaker_for
 from tests.helpers import (
     api_order,
     api_pay,
+    charge_payment,
     committed_payment,
     payment,
     queued_job_ids,
+    reconcile_payment,
     run_jobs,
     scheduled_job_ids,
 )
@@ -202,10 +205,10 @@ def test_redis_down_at_enqueue_loses_nothing(
     payment_id = response.get_json()["id"]
     assert queued_job_ids(app) == []
     with app.app_context():
-        assert sweep_pending() == 0  # too fresh: its own job may still be coming
+        assert sweep_sends(CHARGE) == 0  # too fresh: its own job may still be coming
     with time_machine.travel(utcnow() + timedelta(seconds=31), tick=True), app.app_context():
-        assert sweep_pending() == 1
-        assert sweep_pending() == 1  # the same deterministic job id: not queued twice
+        assert sweep_sends(CHARGE) == 1
+        assert sweep_sends(CHARGE) == 1  # the same deterministic job id: not queued twice
         assert queued_job_ids(app) == [f"charge-{payment_id}"]
     run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
@@ -216,7 +219,7 @@ def test_lease_keeps_a_second_job_away(app: Flask, sandbox: Any) -> None:
     payment_id = committed_payment(app)
     with app.app_context():
         db.session.execute(
-            Payment.__table__.update()
+            update(Payment)
             .where(Payment.id == payment_id)
             .values(lease_expires_at=utcnow() + timedelta(seconds=app.config["PAYMENT_LEASE_S"]))
         )
@@ -320,7 +323,7 @@ def test_a_key_still_in_flight_at_stripe_keeps_the_payment_sent(app: Flask, sand
     second charge elsewhere); it is unknown, and the lookup finds the one charge."""
     import threading
 
-    from services.payments.charging import charge_request_for
+    from services.payments.kind import request_for
     from services.platform.provider_clients import provider_for
 
     payment_id = committed_payment(app)
@@ -328,7 +331,7 @@ def test_a_key_still_in_flight_at_stripe_keeps_the_payment_sent(app: Flask, sand
     with app.app_context():
         row = db.session.get(Payment, payment_id)
         assert row is not None
-        request = charge_request_for(row, None)
+        request = request_for(row, None)
 
     def first_send() -> None:
         with app.app_context():

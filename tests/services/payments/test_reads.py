@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from models import PaymentStatus, PaymentTransition, TransitionSource
-from services.payments.presenters import ADMIN_DECISION, IN_REVIEW, customer_reason
+from services.payments.reads import ADMIN_DECISION, IN_REVIEW, customer_reason
 
 
 def _transition(source: TransitionSource, reason: str) -> PaymentTransition:

@@ -17,9 +17,9 @@ from extensions import db
 from models import Alert, AlertKind, Customer, EmailKind, OutboxMessage, PaymentStatus
 from services.backoffice import alerts
 from services.notifications.rendering import render_email
-from services.payments.charging import COULD_NOT_PROCESS, charge_payment
+from services.payments.answers import COULD_NOT_PROCESS
 from tests.factories import make_order, make_payment
-from tests.helpers import committed_payment, payment, run_maintenance_jobs
+from tests.helpers import charge_payment, committed_payment, payment, run_maintenance_jobs
 from tests.shop_support import login
 
 
@@ -62,7 +62,7 @@ def test_an_invalid_request_is_could_not_be_processed_and_alerts_ops(
     assert _refusals("invalid_request") == counted + 1
     run_maintenance_jobs(app)  # the alert the provider worker queued at once
     (alert,) = _alerts(app, AlertKind.INVALID_REQUEST)
-    assert "invalid" in alert.detail and f"payment {payment_id}" in alert.detail
+    assert "invalid" in alert.detail and f"charge {payment_id} failed" in alert.detail
     # The next payment fails the same way: one alert for the hour, not one per payment.
     second = committed_payment(app)
     with app.app_context():

@@ -26,10 +26,10 @@ from models import (
     Wallet,
 )
 from services.payments import settling
-from services.payments.charging import charge_payment
 from services.platform import call_log
 from services.wallet import ledger
 from tests.helpers import (
+    charge_payment,
     committed_payment,
     committed_topup,
     payment,
@@ -236,7 +236,7 @@ def _written(payment_id: int) -> dict[str, Any]:
     provider_id = found.provider_payment_id or ""
     where = {
         "transitions": PaymentTransition.payment_id == payment_id,
-        "calls": ProviderCall.payment_id == payment_id,
+        "calls": ProviderCall.subject_id == payment_id,
         "emails": OutboxMessage.subject_id == payment_id,
         # (only payments post in these tests: the source id alone names the top-up's)
         "entries": LedgerEntry.source_id == payment_id,

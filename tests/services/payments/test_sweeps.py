@@ -12,11 +12,12 @@ from flask import Flask
 
 from models import PaymentStatus
 from models.types import utcnow
-from services.movements.kinds import CHARGE
-from services.payments.charging import charge_payment
-from services.payments.sweeps import sweep_pending, sweep_unknown
+from services.movements import lifecycle
+from services.movements.janitor import sweep_lookups, sweep_sends
+from services.payments.kind import CHARGE
 from services.platform import queues
 from tests.helpers import (
+    charge_payment,
     committed_payment,
     payment,
     queued_job_ids,
@@ -30,20 +31,20 @@ def test_sweep_enqueues_due_reconciliations_once(app: Flask, sandbox: Any) -> No
     payment_id = committed_payment(app)
     with app.app_context():
         charge_payment(payment_id)
-        assert sweep_unknown() == 0  # not due yet
+        assert sweep_lookups(CHARGE) == 0  # not due yet
     requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
     due = payment(app, payment_id).next_reconcile_at
     assert due is not None
     with time_machine.travel(due + timedelta(seconds=1), tick=True), app.app_context():
         # The delayed job already exists under the same id: the sweep adds nothing.
-        assert sweep_unknown() == 1
+        assert sweep_lookups(CHARGE) == 1
         assert queued_job_ids(app) == []
     with app.app_context():
         from redis import Redis
 
         Redis.from_url(app.config["REDIS_URL"]).flushdb()  # Redis lost everything
     with time_machine.travel(due + timedelta(seconds=1), tick=True), app.app_context():
-        assert sweep_unknown() == 1
+        assert sweep_lookups(CHARGE) == 1
         assert queued_job_ids(app) == [f"reconcile-{payment_id}-0"]
         run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
@@ -62,13 +63,13 @@ def test_sweep_takes_over_a_scheduled_job_nobody_moves(app: Flask, sandbox: Any)
     due = payment(app, payment_id).next_reconcile_at
     assert due is not None
     with time_machine.travel(due + timedelta(seconds=3), tick=True), app.app_context():
-        assert sweep_unknown() == 1
+        assert sweep_lookups(CHARGE) == 1
         assert queued_job_ids(app) == []  # the scheduler may just be a second late
     with time_machine.travel(due + timedelta(seconds=60), tick=True), app.app_context():
-        assert sweep_unknown() == 1
+        assert sweep_lookups(CHARGE) == 1
         assert queued_job_ids(app) == [job_id]  # a minute late: nobody is moving it
         assert scheduled_job_ids(app) == []
-        assert sweep_unknown() == 1
+        assert sweep_lookups(CHARGE) == 1
         assert queued_job_ids(app) == [job_id]  # once
         run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
@@ -81,16 +82,16 @@ def test_sweep_takes_over_a_job_a_worker_took_but_never_started(app: Flask, sand
     payment_id = committed_payment(app)
     job_id = f"charge-{payment_id}"
     with app.app_context():
-        queues.enqueue("stripe", CHARGE.send_job, payment_id, job_id=job_id)
+        lifecycle.enqueue_send(CHARGE, "stripe", payment_id, job_id=job_id)
         queue = queues.provider_queue("stripe")
         queue.connection.lrem(queue.key, 0, job_id)  # taken: not in the queue any more
         queue.connection.lpush(queue.intermediate_queue_key, job_id)
         assert queued_job_ids(app) == []
     later = utcnow() + timedelta(seconds=app.config["PENDING_SWEEP_GRACE_S"] + 1)
     with time_machine.travel(later, tick=True), app.app_context():
-        assert sweep_pending() == 1
+        assert sweep_sends(CHARGE) == 1
         assert queued_job_ids(app) == [job_id]
-        assert sweep_pending() == 1  # queued for real now: not doubled
+        assert sweep_sends(CHARGE) == 1  # queued for real now: not doubled
         assert queued_job_ids(app) == [job_id]
     run_jobs(app)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED

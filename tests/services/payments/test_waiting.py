@@ -11,10 +11,9 @@ from flask import Flask
 from extensions import db
 from models import Payment, PaymentStatus
 from models.types import utcnow
-from services.payments.charging import charge_payment
 from services.payments.waiting import provider_pause
 from services.platform.provider_clients import breaker_for
-from tests.helpers import committed_payment, payment, tune_breaker
+from tests.helpers import charge_payment, committed_payment, payment, tune_breaker
 
 
 def _pause(app: Flask, payment_id: int) -> Any:

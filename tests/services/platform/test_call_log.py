@@ -13,9 +13,8 @@ from flask import Flask
 from extensions import db
 from models import ProviderCall
 from models.types import utcnow
-from services.payments.charging import charge_payment, reconcile_payment
 from services.platform.call_log import purge
-from tests.helpers import all_rows, committed_payment
+from tests.helpers import all_rows, charge_payment, committed_payment, reconcile_payment
 
 
 def test_every_call_is_logged_with_the_providers_answer(app: Flask, sandbox: Any) -> None:
@@ -31,10 +30,11 @@ def test_every_call_is_logged_with_the_providers_answer(app: Flask, sandbox: Any
     timed_out, replayed = all_rows(app, ProviderCall)
     assert (timed_out.operation, timed_out.outcome, timed_out.attempt) == ("charge", "Unknown", 1)
     assert timed_out.http_status is None and "timeout" in (timed_out.error or "").lower()
-    assert timed_out.payment_id == payment_id and timed_out.duration_ms >= 900
+    assert (timed_out.subject_kind, timed_out.subject_id) == ("charge", payment_id)
+    assert timed_out.duration_ms >= 900
     # The lookup's replay is a send of its own, with the lookup's attempt.
     assert (replayed.operation, replayed.outcome, replayed.http_status, replayed.attempt) == (
-        "replay",
+        "charge_replay",
         "Succeeded",
         200,
         1,
@@ -82,4 +82,39 @@ def test_the_calls_of_a_payment_in_review_are_kept_past_the_retention(
     later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
     with time_machine.travel(later), app.app_context():
         assert purge() == 1  # the settled one's call only
-    assert [call.payment_id for call in all_rows(app, ProviderCall)] == [deciding]
+    assert [call.subject_id for call in all_rows(app, ProviderCall)] == [deciding]
+
+
+def test_a_refund_in_review_keeps_its_calls_and_a_call_about_no_row_leaves(
+    app: Flask, sandbox: Any
+) -> None:
+    import uuid
+
+    from models import Refund, RefundStatus
+    from services.refunds.issue import refund_payment
+    from tests.helpers import send_refund
+
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        refund, _ = refund_payment(payment_id, 100, "checked by hand", "ops", uuid.uuid4())
+        refund_id = refund.id
+        send_refund(refund_id)
+        found = db.session.get(Refund, refund_id)
+        assert found is not None
+        found.status = RefundStatus.NEEDS_REVIEW
+        db.session.add(
+            ProviderCall(
+                provider="stripe",
+                operation="backfill",
+                started_at=utcnow(),
+                duration_ms=1.0,
+                outcome="Succeeded",
+            )
+        )
+        db.session.commit()
+    later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
+    with time_machine.travel(later), app.app_context():
+        assert purge() == 2  # the settled payment's charge, and the backfill
+    kept = [(call.subject_kind, call.subject_id) for call in all_rows(app, ProviderCall)]
+    assert kept == [("refund", refund_id)]

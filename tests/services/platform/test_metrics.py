@@ -12,8 +12,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from extensions import db
 from models import DisputeStatus
 from models.types import utcnow
-from services.payments.charging import charge_payment
 from tests.factories import make_customer, make_dispute, make_order, make_payment
+from tests.helpers import charge_payment
 
 
 def test_metrics_parse_and_count_a_charge(client: FlaskClient, app: Flask, sandbox: Any) -> None:

@@ -25,7 +25,7 @@ from models import (
     TransitionSource,
 )
 from models.types import utcnow
-from services.payments.presenters import payment_json
+from services.payments.reads import payment_json
 from services.payments.state import move
 from services.platform import retention
 from services.wallet.audit import audit_wallets

@@ -24,7 +24,6 @@ from models import (
     Wallet,
 )
 from services.refunds.issue import refund_payment
-from services.refunds.sending import send_refund
 from tests.helpers import (
     charged,
     committed_payment,
@@ -32,6 +31,7 @@ from tests.helpers import (
     run_maintenance_jobs,
     sandbox_events,
     sandbox_refunds,
+    send_refund,
     signed_post,
 )
 
@@ -71,7 +71,7 @@ def test_the_event_before_our_own_answer_settles_the_refund(
     assert _refund_state(app, refund_id) == (RefundStatus.SUCCEEDED, OrderStatus.REFUNDED)
     assert rows(app, ProcessedWebhook) == 1
     with app.app_context():
-        from services.refunds.sending import reconcile_refund
+        from tests.helpers import reconcile_refund
 
         reconcile_refund(refund_id)  # finds it settled: no lease, no call, no change
     assert _refund_state(app, refund_id)[0] == RefundStatus.SUCCEEDED
@@ -186,7 +186,9 @@ def test_a_pending_refund_waits_for_its_event_without_escalating(
     import time_machine
 
     from models.types import utcnow
-    from services.refunds.sending import reconcile_refund, sweep_refunds
+    from services.movements.janitor import sweep_kind
+    from services.refunds.kind import REFUND
+    from tests.helpers import reconcile_refund
 
     _, refund_id = _refund_of(app, "pm_card_pendingRefund")
     with app.app_context():
@@ -197,7 +199,7 @@ def test_a_pending_refund_waits_for_its_event_without_escalating(
     assert _refund_state(app, refund_id)[1] == OrderStatus.PAID  # nothing back yet
     for days in (2, 9):  # far past the unknown refunds' escalation; the lookups say pending
         with time_machine.travel(utcnow() + timedelta(days=days)), app.app_context():
-            assert sweep_refunds() == 1
+            assert sweep_kind(REFUND) == 1
             reconcile_refund(refund_id)
             assert _refund_state(app, refund_id)[0] == RefundStatus.PROCESSING
     assert _alerts(app, refund_id) == []
@@ -214,7 +216,7 @@ def test_a_refund_pending_past_its_limit_goes_to_review_and_an_admin_is_told(
     import time_machine
 
     from models.types import utcnow
-    from services.refunds.sending import reconcile_refund
+    from tests.helpers import reconcile_refund
 
     _, refund_id = _refund_of(app, "pm_card_pendingRefund")
     days = app.config["REFUND_PROCESSING_MAX_DAYS"] + 1

@@ -25,7 +25,6 @@ from models import (
 from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ClientError
 from services.refunds.issue import refund_payment, refund_wallet_order
-from services.refunds.sending import send_refund
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from tests.factories import make_customer, make_dispute, make_order, make_wallet
@@ -35,6 +34,7 @@ from tests.helpers import (
     committed_topup,
     run_jobs,
     sandbox_refunds,
+    send_refund,
     wallet_balance,
 )
 

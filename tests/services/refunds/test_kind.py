@@ -12,9 +12,17 @@ from flask import Flask
 
 from extensions import db
 from models import Order, OrderStatus, Refund, RefundStatus
+from services.movements.janitor import sweep_kind
 from services.refunds.issue import refund_payment
-from services.refunds.sending import reconcile_refund, send_refund, sweep_refunds
-from tests.helpers import charged, committed_payment, queued_job_ids, sandbox_refunds
+from services.refunds.kind import REFUND
+from tests.helpers import (
+    charged,
+    committed_payment,
+    queued_job_ids,
+    reconcile_refund,
+    sandbox_refunds,
+    send_refund,
+)
 
 
 def _refund(app: Flask, payment_id: int, amount: int | None = None) -> int:
@@ -108,7 +116,7 @@ def test_the_sweep_finds_a_refund_whose_job_was_lost(app: Flask, sandbox: Any) -
     from models.types import utcnow
 
     with time_machine.travel(utcnow().timestamp() + 120), app.app_context():
-        assert sweep_refunds() == 1
+        assert sweep_kind(REFUND) == 1
     assert queued_job_ids(app) == [f"refund-{refund_id}"]
 
 
@@ -130,29 +138,14 @@ def test_a_refund_the_provider_refuses_outright_fails_instead_of_waiting_for_rev
     assert _refund(app, payment_id) != refund_id  # the charge can still be refunded
 
 
-def test_all_good_reads_the_same_for_a_refund_as_for_a_charge(app_ctx: Flask) -> None:
-    """Issue 49 (d): a matching answer was '' for refunds and None for payments."""
-    from providers.outcomes import Report
-    from services.payments.answers import mismatch as payment_mismatch
-    from services.refunds.sending import mismatch
-    from tests.factories import make_customer, make_order, make_payment, make_refund
-
-    payment = make_payment(make_order(make_customer()))
-    refund = make_refund(payment, amount_minor=300)
-    said = Report(amount_minor=300, currency="EUR", payment_ref=str(refund.id))
-    assert mismatch(refund, "re_1", said) is None
-    assert mismatch(refund, None, Report(), is_success=False) is None
-    assert mismatch(refund, "re_1", Report(amount_minor=299, currency="EUR")) is not None
-    charge = Report(amount_minor=payment.amount_minor, currency="EUR", payment_ref=str(payment.id))
-    assert payment_mismatch(payment, "pi_1", charge, is_success=True) is None
-
-
 def test_a_refunds_send_is_logged_with_its_attempt_number(app: Flask, sandbox: Any) -> None:
-    """Issue 49 (b): a refund's call carried no attempt number (a charge's does)."""
+    """Issue 49 (b): a refund's call carried no attempt number (a charge's does), and was
+    filed under its payment's id: it names the refund now."""
     from sqlalchemy import select
 
     from models import ProviderCall
 
+    committed_payment(app)  # so that the payment's id is not the refund's
     payment_id = charged(app, committed_payment(app))
     with app.app_context():
         refund, _ = refund_payment(payment_id, 300, "one cup broke", "ops", uuid.uuid4())
@@ -161,3 +154,5 @@ def test_a_refunds_send_is_logged_with_its_attempt_number(app: Flask, sandbox: A
             select(ProviderCall).where(ProviderCall.operation == "refund")
         ).one()
         assert call.attempt == 1
+        assert refund.id != payment_id
+        assert (call.subject_kind, call.subject_id) == ("refund", refund.id)

@@ -9,9 +9,8 @@ from sqlalchemy import text
 
 from extensions import db
 from models import Payment, PaymentStatus
-from services.payments.charging import charge_payment
 from services.wallet.audit import audit_wallets, last_audit
-from tests.helpers import committed_payment, committed_topup, new_wallet
+from tests.helpers import charge_payment, committed_payment, committed_topup, new_wallet
 
 
 def test_audit_finds_a_balance_changed_without_the_ledger(app: Flask, runner: Any) -> None:

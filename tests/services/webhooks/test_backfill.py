@@ -11,8 +11,8 @@ from models import (
     PaymentStatus,
     ProcessedWebhook,
 )
-from services.payments.charging import charge_payment
 from tests.helpers import (
+    charge_payment,
     committed_payment,
     payment,
     rows,

@@ -170,3 +170,39 @@ def test_a_full_batch_rings_for_another_worker(
     with app.app_context():
         assert batches.apply_batch() == (1, False)  # the last one: no more help asked
     assert len(_queued(app)) == 2
+
+
+def test_events_of_every_kind_share_one_batch_in_the_one_lock_order(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    """Issue 49 (e): a refund's event sent its whole batch one at a time, and a dispute's
+    stayed in the batch sorted first, locking its payment out of the batch's id order.
+    Now each kind's locator says which payment it locks first, and the batch takes them
+    in that order: the refund of payment 1 before the dispute of payment 2."""
+    import uuid
+
+    from services.refunds.issue import refund_payment
+    from tests.helpers import charged, sandbox_events, send_refund
+
+    refunded = charged(app, committed_payment(app))
+    disputed = charged(app, committed_payment(app, payment_method="pm_card_createDispute"))
+    assert refunded < disputed
+    with app.app_context():
+        refund, _ = refund_payment(refunded, 300, "one cup broke", "ops", uuid.uuid4())
+        send_refund(refund.id)
+    for event in [
+        *sandbox_events(sandbox, "charge.dispute.created"),
+        *sandbox_events(sandbox, "refund.created"),
+    ]:
+        assert signed_post(client, event).status_code == 200
+    with app.app_context():
+        assert batches.apply_batch() == (2, False)  # in one transaction, not one at a time
+        applied = db.session.scalars(
+            select(ProcessedWebhook)
+            .where(ProcessedWebhook.state == WebhookState.APPLIED)
+            .order_by(ProcessedWebhook.processed_at)
+        ).all()
+    assert [(e.event_type, e.payment_id) for e in applied] == [
+        ("refund.created", refunded),
+        ("charge.dispute.created", disputed),
+    ]

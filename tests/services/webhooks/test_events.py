@@ -26,9 +26,9 @@ from models import (
 )
 from models.types import utcnow
 from providers.events import ProviderEvent
-from services.payments.charging import charge_payment
 from services.webhooks.events import apply_event, retry_pending_events
 from tests.helpers import (
+    charge_payment,
     committed_payment,
     committed_topup,
     last_state,

@@ -1,0 +1,81 @@
+"""A provider's payment events (the charge kind's handler): found by our id, checked
+against the payment, applied under its lock, never backwards; a reference that cannot
+be ours is refused, not retried."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from flask import Flask
+
+from extensions import db
+from models import PaymentStatus, ProcessedWebhook, WebhookState
+from models.types import utcnow
+from providers.events import ProviderEvent
+from providers.outcomes import Report
+from services.payments.events import apply_payment_event, locate_payment
+from services.webhooks.events import RECEIVED
+from tests.factories import make_customer, make_order, make_payment
+
+
+def _event(
+    payment_id: object, outcome: str | None, minutes: int = 0, decline_code: str | None = None
+) -> ProviderEvent:
+    return ProviderEvent(
+        f"evt_{outcome}_{minutes}",
+        f"payment_intent.{outcome}",
+        utcnow() + timedelta(minutes=minutes),
+        outcome,
+        "pi_1",
+        Report(amount_minor=1000, currency="EUR", our_id=str(payment_id)),
+        decline_code,
+    )
+
+
+def _record(event: ProviderEvent) -> ProcessedWebhook:
+    record = ProcessedWebhook(
+        provider="stripe",
+        event_id=event.event_id,
+        event_type=event.event_type,
+        payload={},
+        event_created_at=event.created_at,
+        received_at=utcnow(),
+        state=WebhookState.PENDING,
+        note=RECEIVED,
+    )
+    db.session.add(record)
+    db.session.flush()
+    return record
+
+
+def test_an_event_is_located_by_our_id_and_a_bad_one_is_refused(app_ctx: Flask) -> None:
+    payment = make_payment(make_order(make_customer()))
+    assert locate_payment("stripe", _event(payment.id, "succeeded")) == (
+        payment.id,
+        payment.order_id,
+    )
+    assert locate_payment("stripe", _event(payment.id, None)) is None  # no effect on payments
+    with pytest.raises(ValueError, match="is not a payment id"):
+        locate_payment("stripe", _event("12abc", "succeeded"))
+
+
+def test_a_failure_keeps_its_decline_code_and_an_older_event_moves_nothing(
+    app_ctx: Flask,
+) -> None:
+    payment = make_payment(make_order(make_customer()))
+    failed = _event(payment.id, "failed", 5, decline_code="card_declined")
+    assert apply_payment_event("stripe", failed, _record(failed)) == WebhookState.APPLIED
+    assert (payment.status, payment.decline_code) == (PaymentStatus.FAILED, "card_declined")
+    older = _event(payment.id, "succeeded", 0)
+    record = _record(older)
+    assert apply_payment_event("stripe", older, record) == WebhookState.IGNORED
+    assert "older than the event applied" in (record.note or "")
+    assert payment.status == PaymentStatus.FAILED
+
+
+def test_an_event_for_a_payment_not_stored_yet_waits(app_ctx: Flask) -> None:
+    event = _event(2_000_000, "succeeded")
+    record = _record(event)
+    assert apply_payment_event("stripe", event, record) == WebhookState.PENDING
+    assert record.note == "payment not found yet" and record.processed_at is None
