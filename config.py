@@ -50,7 +50,8 @@ BREAKER_DEFAULTS: dict[str, float] = {
 
 def breaker_settings(**overrides: float) -> dict[str, float]:
     """One breaker's settings at their defaults (probe lease: the default call budget
-    plus its margin), with `overrides`: for tools and tests that build a breaker."""
+    plus its margin), with `overrides`: each guarded name's before its own settings
+    (BREAKER_<NAME>), and for tools and tests that build a breaker."""
     return {**BREAKER_DEFAULTS, "probe_lease_s": DEFAULT_CALL_BUDGET_S + 5, **overrides}
 
 
@@ -172,10 +173,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         )
     by_setting = {
         name: per_provider(f"BREAKER_{name.upper()}", default)
-        for name, default in BREAKER_DEFAULTS.items()
-    } | {
         # The probe's lease outlives its call: the call budget plus a margin.
-        "probe_lease_s": per_provider("BREAKER_PROBE_LEASE_S", call_budget_s + 5),
+        for name, default in breaker_settings(probe_lease_s=call_budget_s + 5).items()
     }
     # One typed config per guarded name (each provider, and "smtp"): never another's.
     breakers = {

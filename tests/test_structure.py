@@ -237,3 +237,28 @@ def test_no_test_module_imports_another() -> None:
         if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
     ]
     assert offenders == []
+
+
+MONEY_ROWS = re.compile(r"\b(Order|Payment|Refund|Dispute)\b")
+
+
+def test_money_rows_are_locked_only_through_the_one_lock_order() -> None:
+    """Issue 49 (g): a dispute was locked inline while locks.lock_dispute went unused. An
+    order, payment, refund or dispute row is locked only by services/movements/locks.py
+    (the lean statements of settling.py and intake.py lock in that order in SQL)."""
+    lean = {
+        "services/movements/locks.py",
+        "services/payments/settling.py",
+        "services/payments/intake.py",
+    }
+    offenders = []
+    for path in _modules("services"):
+        relative = str(path.relative_to(ROOT))
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines):
+            if "with_for_update" not in line and "FOR UPDATE" not in line:
+                continue
+            statement = " ".join(lines[max(0, number - 3) : number + 1])
+            if relative not in lean and MONEY_ROWS.search(statement):
+                offenders.append(f"{relative}:{number + 1}")
+    assert offenders == []

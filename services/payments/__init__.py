@@ -1,1 +1,2 @@
-"""Payments: checkout, charging and reconciliation, 3-D Secure, failover, the state machine."""
+"""Payments: orders and checkout, the charge kind (declaration, answers, events, the lean
+success), 3-D Secure, failover, the state machine."""

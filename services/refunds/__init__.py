@@ -1,1 +1,2 @@
-"""Refunds: issuing, sending and reconciling, their state machine, their webhooks."""
+"""Refunds: issuing them, the refund kind (declaration, answers, events), its state
+machine, customers' refund requests."""

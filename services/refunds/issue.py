@@ -17,7 +17,6 @@ from extensions import db
 from models import (
     OPEN_REFUND_STATUSES,
     Dispute,
-    Order,
     PaymentPurpose,
     PaymentStatus,
     Refund,
@@ -26,7 +25,7 @@ from models import (
 )
 from services.movements import lifecycle
 from services.movements.effects import wallet_paid
-from services.movements.locks import lock_order_of, lock_payment_row
+from services.movements.locks import lock_order_of, lock_payment_row, locked_order
 from services.platform.errors import ClientError, ConflictError, NotFoundError, UnprocessableError
 from services.platform.locales import money_text
 from services.refunds.kind import REFUND
@@ -101,7 +100,7 @@ def refund_wallet_order(
 ) -> tuple[Refund, bool]:
     """Refund (part of) an order paid from the wallet, to the wallet. Commits."""
     reason = _reason(reason)
-    order = db.session.scalar(select(Order).where(Order.id == order_id).with_for_update())
+    order = locked_order(order_id)
     if order is None:
         db.session.rollback()
         raise NotFoundError(f"no order {order_id}", code="order_not_found")
