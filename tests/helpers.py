@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 from flask import Flask
@@ -93,6 +93,16 @@ def api_pay(
         json={"payment_method": payment_method},
         headers={**headers, "Idempotency-Key": key or str(uuid.uuid4())},
     )
+
+
+Row = TypeVar("Row")
+
+
+def got(model: type[Row], row_id: object) -> Row:
+    """The row of `model` with this id (in the app context's session); it must exist."""
+    found = db.session.get(model, row_id)
+    assert found is not None, f"no {model.__name__} {row_id}"
+    return found
 
 
 def charge_payment(payment_id: int) -> None:
@@ -395,5 +405,5 @@ def new_wallet(app: Flask, balance_minor: int = 0) -> int:
 def wallet_balance(app: Flask, payment_id: int) -> int:
     """The balance of the wallet a top-up credits."""
     with app.app_context():
-        wallet_id = db.session.get(Payment, payment_id).wallet_id  # type: ignore[union-attr]
-        return db.session.get(Wallet, wallet_id).balance_minor  # type: ignore[union-attr]
+        wallet_id = got(Payment, payment_id).wallet_id
+        return got(Wallet, wallet_id).balance_minor

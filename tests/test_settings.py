@@ -24,7 +24,7 @@ def test_settings_are_typed_from_the_environment() -> None:
     assert built.email.timeout_s == 4.0
     assert built.breakers["smtp"].open_s == built.breakers["stripe"].open_s == 15
     with pytest.raises(dataclasses.FrozenInstanceError):
-        built.payments.lease_s = 1  # type: ignore[misc]
+        built.payments.lease_s = 1  # type: ignore[misc]  # a frozen dataclass assigned on purpose
 
 
 def test_a_missing_setting_is_named() -> None:

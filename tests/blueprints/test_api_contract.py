@@ -153,7 +153,7 @@ def test_a_stateful_run_follows_the_links_to_paid_orders(
     and read back through the document's links, every check on every answer."""
     schema = api_schema(app, customer)
 
-    class Shop(schema.as_state_machine()):  # type: ignore[misc]
+    class Shop(schema.as_state_machine()):  # type: ignore[misc]  # schemathesis builds the class at run time
         def before_call(self, case: Any) -> None:
             as_client(case)
 

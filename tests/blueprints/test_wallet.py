@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models import LedgerEntry, Order, OrderStatus, Payment, Wallet
 from services.wallet import ledger
-from tests.helpers import api_customer, csrf_token_from, rows, run_jobs, seed_catalog
+from tests.helpers import api_customer, csrf_token_from, got, rows, run_jobs, seed_catalog
 from tests.shop_support import checkout_form, fund, place_order
 
 
@@ -39,7 +39,7 @@ def test_pay_an_order_from_the_wallet_once(shopper: FlaskClient, app: Flask) -> 
         assert response.status_code == 303
         assert response.headers["Location"] == f"/orders/{order_id}"  # lands on the order
     with app.app_context():
-        assert db.session.get(Order, order_id).status == OrderStatus.PAID  # type: ignore[union-attr]
+        assert got(Order, order_id).status == OrderStatus.PAID
         assert (
             db.session.scalar(select(Wallet.balance_minor).where(Wallet.currency == "EUR"))
             == 5000 - 2800
@@ -78,7 +78,7 @@ def test_insufficient_funds_leave_the_order_open(shopper: FlaskClient, app: Flas
         italian.headers["Location"], headers={"Accept-Language": "it"}
     ).get_data(as_text=True)
     with app.app_context():
-        assert db.session.get(Order, order_id).status == OrderStatus.OPEN  # type: ignore[union-attr]
+        assert got(Order, order_id).status == OrderStatus.OPEN
     assert rows(app, LedgerEntry) == 0
 
 

@@ -20,7 +20,7 @@ ARTIFACTS = PROJECT_DIR / "test-artifacts"
 # axe-core, the accessibility engine, from the npm registry (pinned in the Makefile).
 AXE_VERSION = re.search(
     r"^AXE_VERSION := (\S+)", (PROJECT_DIR / "Makefile").read_text(), re.M
-).group(1)  # type: ignore[union-attr]
+).group(1)  # type: ignore[union-attr]  # the pinned version is in the file
 AXE_CACHE = PROJECT_DIR / ".venv" / f"axe-core-{AXE_VERSION}.min.js"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 

@@ -97,7 +97,7 @@ def test_a_plain_card_pays(browser: Any, shop: Any, sandbox: Any) -> None:
     _pay(browser, "4242 4242 4242 4242")
     _heading(browser, live, "payment succeeded")
     [paid] = _payments(live)
-    assert paid.status == PaymentStatus.SUCCEEDED and paid.payment_method.startswith("pm_")  # type: ignore[union-attr]
+    assert paid.status == PaymentStatus.SUCCEEDED and paid.payment_method.startswith("pm_")  # type: ignore[union-attr]  # a card payment has a method
 
 
 def test_completing_the_banks_challenge_pays(

@@ -55,7 +55,7 @@ def test_the_status_page_tells_the_truth_while_the_breaker_is_open(
     type_card(browser, "4242 4242 4242 4242")
     browser.find_element(By.ID, "pay").click()
     wait.until(ec.url_matches(r"/payments/\d+$"))
-    payment_id = int(re.search(r"/payments/(\d+)$", browser.current_url).group(1))  # type: ignore[union-attr]
+    payment_id = int(re.search(r"/payments/(\d+)$", browser.current_url).group(1))  # type: ignore[union-attr]  # the page is the payment's (asserted by the flow)
     with worker.app_context():
         charge_payment(payment_id)  # refused by the open breaker: queued, never sent
     assert payment(app, payment_id).first_sent_at is None

@@ -36,7 +36,7 @@ def test_asked_on_the_order_page_approved_in_the_console_and_emailed(
     make_admin(app, "refunder", "refunder@example.com")
     wait = WebDriverWait(browser, 15)
     to_checkout(browser, live_server, "asks@example.com")
-    order_id = re.search(r"/orders/(\d+)/checkout", browser.current_url).group(1)  # type: ignore[union-attr]
+    order_id = re.search(r"/orders/(\d+)/checkout", browser.current_url).group(1)  # type: ignore[union-attr]  # the page is the checkout (asserted by the flow)
     type_card(browser, "4242 4242 4242 4242")
     browser.find_element(By.ID, "pay").click()
     wait.until(ec.url_matches(r"/payments/\d+$"))

@@ -42,7 +42,7 @@ def test_a_job_past_its_timeout_is_stopped_in_its_own_thread_and_the_others_go_o
     assert isinstance(stuck["result"], JobTimeoutException)
     assert isinstance(stuck["result"], BaseTimeoutException)
     assert "maximum timeout value (1 seconds)" in str(stuck["result"])
-    assert 0.9 < float(stuck["seconds"]) < 5  # type: ignore[arg-type]
+    assert 0.9 < float(stuck["seconds"]) < 5  # type: ignore[arg-type]  # the watcher's JSON is untyped
     assert quick["result"] == "finished"  # its deadline is a minute away
 
 

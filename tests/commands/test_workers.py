@@ -37,6 +37,7 @@ from services.payments.kind import CHARGE
 from services.platform.provider_clients import breaker_for
 from services.platform.queues import MAINTENANCE_QUEUE, maintenance_queue, provider_queue_name
 from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import got
 from tests.redis_support import fail_over
 from tests.round_trips import counted
 from tests.worker_support import PROJECT_DIR, start_worker, stop_workers, wait_for
@@ -117,7 +118,7 @@ def _charge_through(app: Flask) -> int:
 
 def _status(payment_id: int) -> PaymentStatus:
     db.session.rollback()
-    return db.session.get(Payment, payment_id).status  # type: ignore[union-attr]
+    return got(Payment, payment_id).status
 
 
 def _swept() -> bool:
@@ -190,7 +191,7 @@ def test_a_threaded_job_keeps_its_timeout_and_the_others_go_on(app: Flask) -> No
     _burst(app, slots=2)
     assert time.monotonic() - started < 20  # the 30 s job was stopped at its timeout
     assert stuck.get_status(refresh=True) == "failed"
-    assert "JobTimeoutException" in (stuck.latest_result().exc_string or "")  # type: ignore[union-attr]
+    assert "JobTimeoutException" in (stuck.latest_result().exc_string or "")  # type: ignore[union-attr]  # a failed job has a result
     assert quick.get_status(refresh=True) == "finished"
 
 

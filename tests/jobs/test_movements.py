@@ -9,13 +9,13 @@ from typing import Any
 
 from flask import Flask
 
-from extensions import db
 from jobs.movements import look_up_job, send_job, sweep_job
 from models import PaymentStatus, Refund, RefundStatus
 from services.refunds.issue import refund_payment
 from tests.helpers import (
     charged,
     committed_payment,
+    got,
     payment,
     run_jobs,
     sandbox_refunds,
@@ -30,7 +30,7 @@ def test_a_queued_refund_is_sent_by_the_providers_worker(app: Flask, sandbox: An
         refund_id = refund.id
     run_jobs(app, "acquirer")
     with app.app_context():
-        assert db.session.get(Refund, refund_id).status == RefundStatus.SUCCEEDED  # type: ignore[union-attr]
+        assert got(Refund, refund_id).status == RefundStatus.SUCCEEDED
         assert sweep_job() == 0  # nothing left to pick up
     assert [r["amount"] for r in sandbox_refunds(sandbox)] == [100]
 

@@ -252,7 +252,7 @@ API_LIMIT = {"max_minor": 1000, "allowed": ["EUR", "JPY"]}
 def test_an_api_amount_within_the_limits_is_taken(
     amount: int, currency: str, accepted: tuple[int, str]
 ) -> None:
-    assert validate_money(amount, currency, **API_LIMIT) == accepted  # type: ignore[arg-type]
+    assert validate_money(amount, currency, **API_LIMIT) == accepted  # type: ignore[arg-type]  # wrong types on purpose
 
 
 @pytest.mark.parametrize(
@@ -274,7 +274,7 @@ def test_an_api_amount_outside_the_limits_names_the_field(
     amount: object, currency: object, message: str
 ) -> None:
     with pytest.raises(InvalidAmountError) as refused:
-        validate_money(amount, currency, **API_LIMIT)  # type: ignore[arg-type]
+        validate_money(amount, currency, **API_LIMIT)  # type: ignore[arg-type]  # wrong types on purpose
     assert str(refused.value) == message
 
 

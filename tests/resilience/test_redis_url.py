@@ -63,7 +63,7 @@ def test_a_client_follows_the_failover_to_the_promoted_replica() -> None:
         client = redis_from_url(group.url, socket_connect_timeout=1.0, socket_timeout=2.0)
         client.set("payment:1", "succeeded")
         assert client.wait(1, 2000) == 1  # the replica has it: replication is asynchronous
-        first = client.connection_pool.get_master_address()  # type: ignore[attr-defined]
+        first = client.connection_pool.get_master_address()  # type: ignore[attr-defined]  # a Sentinel pool's method, untyped
         new = fail_over(group)
         errors = 0
         deadline = time.monotonic() + 20
@@ -75,7 +75,7 @@ def test_a_client_follows_the_failover_to_the_promoted_replica() -> None:
                 errors += 1
                 assert time.monotonic() < deadline, "the client never reached the new primary"
                 time.sleep(0.2)
-        assert client.connection_pool.get_master_address() == new != first  # type: ignore[attr-defined]
+        assert client.connection_pool.get_master_address() == new != first  # type: ignore[attr-defined]  # a Sentinel pool's method, untyped
         client.set("after", "failover")  # written to the new primary, not a read-only replica
         assert errors <= 5
 

@@ -22,6 +22,7 @@ from models import (
 from models.types import utcnow
 from tests.admin_support import admin_as, admin_csrf
 from tests.factories import make_customer, make_dispute, make_order, make_payment
+from tests.helpers import got
 
 
 def _dispute(app: Flask, status: DisputeStatus, due_in_h: float | None, ref: str) -> int:
@@ -82,12 +83,12 @@ def test_an_operator_decides_a_dispute_in_review_with_a_reason(
     form = {"outcome": "lost", "reason": "lost at the bank", "csrf_token": admin_csrf(operator)}
     operator.post(url, data=form)  # not confirmed: nothing moves
     with app.app_context():
-        assert db.session.get(Dispute, dispute_id).status == DisputeStatus.NEEDS_REVIEW  # type: ignore[union-attr]
+        assert got(Dispute, dispute_id).status == DisputeStatus.NEEDS_REVIEW
     decided = operator.post(url, data={**form, "confirm": "yes"}, follow_redirects=True)
     assert f"dispute {dispute_id} is lost" in decided.get_data(as_text=True)
     with app.app_context():
-        assert db.session.get(Dispute, dispute_id).status == DisputeStatus.LOST  # type: ignore[union-attr]
-        assert db.session.get(Order, order_id).status == OrderStatus.DISPUTED  # type: ignore[union-attr]
+        assert got(Dispute, dispute_id).status == DisputeStatus.LOST
+        assert got(Order, order_id).status == OrderStatus.DISPUTED
         moves = db.session.scalars(
             select(DisputeTransition).where(DisputeTransition.dispute_id == dispute_id)
         ).all()
@@ -115,4 +116,4 @@ def test_a_viewer_sees_no_decision_and_cannot_send_one(app: Flask, client: Flask
     )
     assert refused.status_code == 403
     with app.app_context():
-        assert db.session.get(Dispute, dispute_id).status == DisputeStatus.NEEDS_REVIEW  # type: ignore[union-attr]
+        assert got(Dispute, dispute_id).status == DisputeStatus.NEEDS_REVIEW

@@ -10,7 +10,7 @@ from flask.testing import FlaskClient
 
 from extensions import db
 from models import Customer, Payment
-from tests.helpers import committed_payment
+from tests.helpers import committed_payment, got
 
 
 def test_one_hit_opens_the_payment_several_are_listed(
@@ -27,8 +27,8 @@ def test_one_hit_opens_the_payment_several_are_listed(
     assert "No payment matches" in none
     second = committed_payment(app)
     with app.app_context():
-        email = db.session.get(Customer, customer_id).email  # type: ignore[union-attr]
-        db.session.get(Payment, second).customer_id = customer_id  # type: ignore[union-attr]
+        email = got(Customer, customer_id).email
+        got(Payment, second).customer_id = customer_id
         db.session.commit()
     listed = admin_client.get("/admin/search/", query_string={"q": email}).get_data(as_text=True)
     assert f"/admin/payment/{first}" in listed and f"/admin/payment/{second}" in listed

@@ -22,7 +22,7 @@ from providers.stripe import API_VERSION, StripeProvider
 from services.platform.provider_clients import gateway_for
 from services.webhooks.backfill import BACKFILL_PAGES_PER_RUN, backfill_cursor_key, backfill_from
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import charge_payment, payment, reconcile_payment
+from tests.helpers import charge_payment, got, payment, reconcile_payment
 from tests.providers.stripe.support import POLICY, charge_request, client, sent_now
 
 AUTH = {"Authorization": "Bearer sk_test_sandbox"}
@@ -104,7 +104,7 @@ def test_a_search_error_never_fails_a_charged_payment(
         for fault_id in (replay_fault, search_fault):
             requests.delete(f"{sandbox.url}/_sandbox/faults/{fault_id}", timeout=5)
         with app.app_context():
-            db.session.get(Payment, payment_id).lease_expires_at = None  # type: ignore[union-attr]
+            got(Payment, payment_id).lease_expires_at = None
             db.session.commit()
             reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED

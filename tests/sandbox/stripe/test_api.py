@@ -145,9 +145,9 @@ def test_lists_filter_on_creation_time(sdk: stripe.StripeClient) -> None:
     exact = sdk.v1.payment_intents.list(params={"created": created.created})
     assert [i.id for i in exact.data] == [created.id]
     with pytest.raises(stripe.InvalidRequestError, match="created"):
-        sdk.v1.payment_intents.list(params={"created": {"after": now}})  # type: ignore[arg-type]
+        sdk.v1.payment_intents.list(params={"created": {"after": now}})  # type: ignore[arg-type]  # a parameter Stripe refuses, sent on purpose
     with pytest.raises(stripe.InvalidRequestError, match="timestamp"):
-        sdk.v1.payment_intents.list(params={"created": {"gte": "yesterday"}})  # type: ignore[arg-type]
+        sdk.v1.payment_intents.list(params={"created": {"gte": "yesterday"}})  # type: ignore[arg-type]  # a parameter Stripe refuses, sent on purpose
 
 
 def test_undelivered_events_across_pages(sdk: stripe.StripeClient, sandbox: Any) -> None:

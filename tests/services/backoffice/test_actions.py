@@ -35,6 +35,7 @@ from tests.helpers import (
     charge_payment,
     committed_payment,
     committed_topup,
+    got,
     last_state,
     payment,
     run_jobs,
@@ -92,7 +93,7 @@ def _ledger(app: Flask) -> list[tuple[str, int, str]]:
                 LedgerEntry.id
             )
         ).all()
-    return [tuple(row) for row in rows]  # type: ignore[misc]
+    return [tuple(row) for row in rows]  # type: ignore[misc]  # a Row is a tuple at run time
 
 
 def test_failed_takes_a_topup_credit_back(
@@ -127,7 +128,7 @@ def test_failed_after_a_refund_takes_back_only_what_is_left(
     assert wallet_balance(app, payment_id) == 2000 - refunded
     found = payment(app, payment_id)
     with app.app_context():  # other money in the wallet, which the decision must not touch
-        ledger.credit(db.session.get(Wallet, found.wallet_id), 5000, "other-money")  # type: ignore[arg-type]
+        ledger.credit(db.session.get(Wallet, found.wallet_id), 5000, "other-money")  # type: ignore[arg-type]  # the wallet exists (made above)
     signed_post(
         client,
         stripe_event(
@@ -155,7 +156,7 @@ def test_the_audit_sees_a_top_up_taken_back_twice(app: Flask, sandbox: Any) -> N
         refund_payment(payment_id, 2000, "the customer asked", "ops", uuid.uuid4())
         found = db.session.get(Payment, payment_id)
         assert found is not None and found.wallet_id is not None
-        ledger.credit(db.session.get(Wallet, found.wallet_id), 2000, "unrelated-credit")  # type: ignore[arg-type]
+        ledger.credit(db.session.get(Wallet, found.wallet_id), 2000, "unrelated-credit")  # type: ignore[arg-type]  # the wallet exists (made above)
         # What the old decision did: the whole credit taken back over the refund.
         ledger.apply_movement(
             found.wallet_id,
@@ -195,7 +196,7 @@ def test_failed_is_refused_when_the_credit_was_spent(
     payment_id = committed_topup(app, amount_minor=700)
     _succeed_then_dispute(app, client, payment_id, 700)
     with app.app_context():
-        wallet_id = db.session.get(Payment, payment_id).wallet_id  # type: ignore[union-attr]
+        wallet_id = got(Payment, payment_id).wallet_id
         target = db.session.get(Wallet, wallet_id)
         assert target is not None
         ledger.debit(target, 500, "spend-it")
@@ -283,7 +284,7 @@ def test_a_refund_in_review_gets_a_decision_and_its_effect(
     unconfirmed = admin_client.post(f"/admin/refunds/decide/{refund_id}", data=form)
     assert unconfirmed.status_code == 303
     with app.app_context():
-        assert db.session.get(Refund, refund_id).status == RefundStatus.NEEDS_REVIEW  # type: ignore[union-attr]
+        assert got(Refund, refund_id).status == RefundStatus.NEEDS_REVIEW
     decided = admin_client.post(
         f"/admin/refunds/decide/{refund_id}", data={**form, "confirm": "yes"}, follow_redirects=True
     )

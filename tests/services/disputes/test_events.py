@@ -33,6 +33,7 @@ from tests.helpers import (
     charged,
     committed_payment,
     committed_topup,
+    got,
     rows,
     run_maintenance_jobs,
     sandbox_events,
@@ -117,11 +118,11 @@ def test_a_chargeback_won_gives_back_exactly_what_it_took_from_a_spent_top_up(
 ) -> None:
     payment_id = committed_topup(app, 700)
     with app.app_context():
-        db.session.get(Payment, payment_id).payment_method = "pm_card_createDispute"  # type: ignore[union-attr]
+        got(Payment, payment_id).payment_method = "pm_card_createDispute"
         db.session.commit()
     charged(app, payment_id)
     with app.app_context():
-        wallet_id = db.session.get(Payment, payment_id).wallet_id  # type: ignore[union-attr]
+        wallet_id = got(Payment, payment_id).wallet_id
         wallet = db.session.get(Wallet, wallet_id)
         assert wallet is not None and wallet.balance_minor == 700
         ledger.debit(wallet, 500, "spent-before-the-chargeback")

@@ -38,7 +38,7 @@ def test_a_matching_answer_passes(noun: str) -> None:
 
 def _said(**fields: object) -> Report:
     """A success's report: the good one with `fields` changed."""
-    return Report(**{"amount_minor": 1250, "currency": "EUR", "our_id": "7", **fields})  # type: ignore[arg-type]
+    return Report(**{"amount_minor": 1250, "currency": "EUR", "our_id": "7", **fields})  # type: ignore[arg-type]  # fields of mixed types, as a provider sends them
 
 
 CONTRADICTIONS = [

@@ -139,7 +139,7 @@ def test_a_customers_order_is_theirs_locked_and_fresh(app: Flask, other: Engine)
         stranger = make_customer()
         with other.begin() as conn:
             conn.execute(text("UPDATE orders SET status = 'paid' WHERE id = :id"), {"id": order.id})
-        assert locks.lock_owned_order(owner, order.id) is order  # type: ignore[arg-type]
+        assert locks.lock_owned_order(owner, order.id) is order  # type: ignore[arg-type]  # a customer row stands in for the signed-in one
         assert order.status == OrderStatus.PAID and is_held(other, "orders", order.id)
         db.session.rollback()
         with pytest.raises(NotFoundError) as refused:

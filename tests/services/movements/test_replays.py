@@ -36,7 +36,7 @@ def _calls(app: Flask, payment_id: int) -> list[tuple[str, int | None, str]]:
             .where(ProviderCall.subject_id == payment_id)
             .order_by(ProviderCall.id)
         ).all()
-    return [tuple(r) for r in rows]  # type: ignore[misc]
+    return [tuple(r) for r in rows]  # type: ignore[misc]  # a Row is a tuple at run time
 
 
 def test_a_replay_that_hangs_or_meets_its_key_in_use_never_ends_in_failed(

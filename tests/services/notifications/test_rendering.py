@@ -23,7 +23,7 @@ def test_a_customer_who_shops_in_italian_gets_italian_emails(
 ) -> None:
     payment_id = committed_payment(app)
     with app.app_context():
-        customer = db.session.get(Customer, db.session.get(Payment, payment_id).customer_id)  # type: ignore[union-attr]
+        customer = db.session.get(Customer, db.session.get(Payment, payment_id).customer_id)  # type: ignore[union-attr]  # the payment exists (made above)
         assert customer is not None
         customer.locale = "it"
         db.session.commit()
@@ -86,9 +86,9 @@ def test_a_batch_is_written_in_a_few_statements_as_each_row_alone(app: Flask) ->
             written = in_batch[row.id]
             assert not isinstance(written, Exception)
             assert _written(written) == _written(alone)
-        italian = [m for m in in_batch.values() if "ricevuta" in str(m["Subject"])]  # type: ignore[index]
+        italian = [m for m in in_batch.values() if "ricevuta" in str(m["Subject"])]  # type: ignore[index]  # an EmailMessage is indexed by header
         assert len(italian) == 3  # the receipts of the Italian customers (one failed)
-        alert = next(m for m in in_batch.values() if "review" in str(m["Subject"]))  # type: ignore[index]
+        alert = next(m for m in in_batch.values() if "review" in str(m["Subject"]))  # type: ignore[index]  # an EmailMessage is indexed by header
         assert "reason 5" in _written(alert)[1][0]
 
 

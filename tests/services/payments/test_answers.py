@@ -28,6 +28,7 @@ from tests.helpers import (
     charge_payment,
     committed_payment,
     committed_topup,
+    got,
     last_state,
     payment,
     reconcile_payment,
@@ -76,7 +77,7 @@ def test_a_webhook_naming_another_provider_payment_goes_to_review(
 ) -> None:
     payment_id = committed_payment(app)
     with app.app_context():
-        db.session.get(Payment, payment_id).provider_payment_id = "pi_ours"  # type: ignore[union-attr]
+        got(Payment, payment_id).provider_payment_id = "pi_ours"
         db.session.commit()
     signed_post(client, stripe_event(payment_id, intent_id="pi_theirs"))
     last_state(app)
@@ -112,7 +113,7 @@ def test_a_tampered_charge_answer_sends_the_payment_to_review(
     before = _mismatches("stripe", "charge")
     with app.app_context():
         charge_payment(payment_id)
-        order = db.session.get(Order, db.session.get(Payment, payment_id).order_id)  # type: ignore[union-attr]
+        order = db.session.get(Order, db.session.get(Payment, payment_id).order_id)  # type: ignore[union-attr]  # the payment exists (made above)
         assert order is not None and order.status == OrderStatus.OPEN  # nothing was paid
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW
     assert expected in _last_reason(app, payment_id)

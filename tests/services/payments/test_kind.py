@@ -23,6 +23,7 @@ from tests.helpers import (
     api_pay,
     charge_payment,
     committed_payment,
+    got,
     payment,
     queued_job_ids,
     reconcile_payment,
@@ -54,7 +55,7 @@ def test_commit_then_timeout_goes_unknown_then_reconciles_to_one_charge(
         assert order is not None
         from models import Order
 
-        assert db.session.get(Order, order.order_id).status == OrderStatus.PAID  # type: ignore[union-attr]
+        assert got(Order, order.order_id).status == OrderStatus.PAID
 
 
 def test_a_hanging_provider_does_not_slow_the_pay_request(
@@ -286,7 +287,7 @@ def test_search_finding_nothing_never_fails_a_payment_that_was_never_charged_eit
         reconcile_payment(payment_id)  # at once: our request may still be running there
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
     with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True), app.app_context():
-        db.session.get(Payment, payment_id).lease_expires_at = None  # type: ignore[union-attr]
+        got(Payment, payment_id).lease_expires_at = None
         db.session.commit()
         reconcile_payment(payment_id)
     failed = payment(app, payment_id)

@@ -113,7 +113,7 @@ def test_a_lean_success_logs_its_move_and_wakes_the_sender(
     assert [r.getMessage().split(": ", 1)[1] for r in moves] == [
         f"pending -> succeeded by charge: provider payment {provider_id}"
     ]
-    assert moves[0].payment_id == payment_id  # type: ignore[attr-defined]
+    assert moves[0].payment_id == payment_id  # type: ignore[attr-defined]  # a Row's columns are not typed
     run_notification_jobs(app)  # the receipt's doorbell rang
     assert [m["Subject"] for m in mail_sink.messages()] == [
         f"Your receipt for payment #{payment_id}"

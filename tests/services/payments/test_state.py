@@ -35,6 +35,7 @@ from tests.factories import (
     make_topup,
     make_wallet,
 )
+from tests.helpers import got
 
 S = PaymentStatus
 SRC = TransitionSource
@@ -88,7 +89,7 @@ def test_transition_table(
     payment = fresh(app_ctx, start)
     assert move(payment, to, source=source, reason="test") is is_moved
     db.session.commit()
-    assert db.session.get(Payment, payment.id).status == expected  # type: ignore[union-attr]
+    assert got(Payment, payment.id).status == expected
 
 
 def test_every_move_is_recorded_with_its_source(app_ctx: Flask) -> None:
@@ -123,7 +124,7 @@ def test_success_for_an_already_paid_order_needs_review(app_ctx: Flask) -> None:
     order.status = OrderStatus.PAID
     move(payment, S.SUCCEEDED, source=SRC.WEBHOOK)
     db.session.commit()
-    assert db.session.get(Payment, payment.id).status == S.NEEDS_REVIEW  # type: ignore[union-attr]
+    assert got(Payment, payment.id).status == S.NEEDS_REVIEW
 
 
 def _topup(amount_minor: int = 500) -> Payment:
@@ -142,7 +143,7 @@ def test_topup_credits_the_wallet_exactly_once(app_ctx: Flask) -> None:
     move(payment, S.FAILED, source=SRC.WEBHOOK)
     move(payment, S.SUCCEEDED, source=SRC.ADMIN, reason="confirmed at provider", actor="ops")
     db.session.commit()
-    assert db.session.get(Wallet, wallet.id).balance_minor == 500  # type: ignore[union-attr]
+    assert got(Wallet, wallet.id).balance_minor == 500
     assert db.session.query(LedgerEntry).count() == 1
 
 
@@ -159,7 +160,7 @@ def test_a_transition_is_logged_only_once_committed(
     assert lines() == []  # not yet: the transaction may still roll back
     db.session.rollback()
     assert lines() == []  # and it did: no line for a change that never happened
-    payment = lock_payment(payment.id)  # type: ignore[assignment]
+    payment = lock_payment(payment.id)  # type: ignore[assignment]  # the payment exists (made above)
     move(payment, S.FAILED, source=SRC.CHARGE, reason="declined")
     db.session.commit()
     assert len(lines()) == 1 and "pending -> failed by charge: declined" in lines()[0]
@@ -209,7 +210,7 @@ def test_a_reversed_topup_takes_its_credit_back_and_a_new_success_is_a_new_credi
         (f"topup:{payment.id}:2", 500, "topup", ref),
         (f"reversal:{payment.id}:2", -500, "reversal", ref),
     ]
-    assert db.session.get(Wallet, payment.wallet_id).balance_minor == 0  # type: ignore[union-attr]
+    assert got(Wallet, payment.wallet_id).balance_minor == 0
 
 
 def test_a_reversal_takes_back_only_what_the_topups_refunds_left(app_ctx: Flask) -> None:
@@ -219,7 +220,7 @@ def test_a_reversal_takes_back_only_what_the_topups_refunds_left(app_ctx: Flask)
     assert reverse_effect(payment) == (
         "wallet credit of €5.00 taken back (the rest, €3.00, was refunded or disputed already)"
     )
-    assert db.session.get(Wallet, payment.wallet_id).balance_minor == 0  # type: ignore[union-attr]
+    assert got(Wallet, payment.wallet_id).balance_minor == 0
     spent = _topup(400)
     move(spent, S.SUCCEEDED, source=SRC.CHARGE)
     _refunded(spent, 400)
@@ -333,7 +334,7 @@ def test_a_topup_credits_only_a_wallet_of_its_currency(app_ctx: Flask) -> None:
 
 def test_an_order_payment_pays_its_order_even_with_a_wallet_named(app_ctx: Flask) -> None:
     payment = fresh(app_ctx)
-    named = make_wallet(db.session.get(Customer, payment.customer_id))  # type: ignore[arg-type]
+    named = make_wallet(db.session.get(Customer, payment.customer_id))  # type: ignore[arg-type]  # the customer exists (made above)
     payment.wallet_id = named.id  # the schema allows it; the purpose decides
     move(payment, S.SUCCEEDED, source=SRC.CHARGE)
     order = db.session.get(Order, payment.order_id)
@@ -362,7 +363,7 @@ def test_reversing_a_payment_of_an_order_the_wallet_paid_too_undoes_nothing_on_i
         kind=LedgerKind.ORDER,
         source=Source(SourceKind.ORDER, order.id),
     )
-    payment = lock_payment(payment.id)  # type: ignore[assignment]
+    payment = lock_payment(payment.id)  # type: ignore[assignment]  # the payment exists (made above)
     assert reverse_effect(payment) is None  # still paid, by the wallet
     assert order.status == OrderStatus.PAID and not payment.is_effect_applied
 

@@ -22,6 +22,7 @@ from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ConflictError
 from services.wallet import ledger
 from tests.factories import make_customer, make_order, make_payment, make_wallet
+from tests.helpers import got
 
 
 def test_an_order_is_paid_once_and_a_repeat_returns_the_original(app_ctx: Flask) -> None:
@@ -33,7 +34,7 @@ def test_an_order_is_paid_once_and_a_repeat_returns_the_original(app_ctx: Flask)
     first = pay_order_from_wallet(customer, order.id, "pay-1")
     again = pay_order_from_wallet(customer, order.id, "pay-1")
     assert not first.is_replay and again.is_replay and again.entry_id == first.entry_id
-    assert db.session.get(Wallet, target.id).balance_minor == 400  # type: ignore[union-attr]
+    assert got(Wallet, target.id).balance_minor == 400
     assert order.status == OrderStatus.PAID
     with pytest.raises(ConflictError) as refused:
         pay_order_from_wallet(customer, order.id, "pay-2")  # another payment of a paid order

@@ -27,6 +27,7 @@ from services.refunds.issue import refund_payment
 from tests.helpers import (
     charged,
     committed_payment,
+    got,
     rows,
     run_maintenance_jobs,
     sandbox_events,
@@ -172,7 +173,7 @@ def test_a_top_up_refund_that_fails_later_puts_the_money_back(
     with app.app_context():
         payment = db.session.get(Payment, payment_id)
         assert payment is not None
-        assert db.session.get(Wallet, payment.wallet_id).balance_minor == 700  # type: ignore[union-attr]
+        assert got(Wallet, payment.wallet_id).balance_minor == 700
         assert audit_wallets().is_ok
     assert _refund_state(app, refund_id)[0] == RefundStatus.FAILED
 
@@ -234,7 +235,7 @@ def test_a_refund_made_in_the_providers_dashboard_is_recorded_with_its_source(
     order is no longer shown fully paid and a later refund takes only what is left."""
     payment_id = charged(app, committed_payment(app))  # 1000 EUR
     with app.app_context():
-        intent_id = db.session.get(Payment, payment_id).provider_payment_id  # type: ignore[union-attr]
+        intent_id = got(Payment, payment_id).provider_payment_id
     made = sandbox.dashboard_refund(intent_id, 300)
     [event] = sandbox_events(sandbox, "refund.created")
     for _ in range(2):  # a redelivery records nothing more
@@ -266,7 +267,7 @@ def test_a_dashboard_refund_of_a_top_up_takes_the_money_from_the_wallet(
     signed_post(client, event)
     run_maintenance_jobs(app)
     with app.app_context():
-        assert db.session.get(Wallet, wallet_id).balance_minor == 500  # type: ignore[union-attr]
+        assert got(Wallet, wallet_id).balance_minor == 500
         assert audit_wallets().is_ok
 
 
@@ -277,7 +278,7 @@ def test_a_dashboard_refund_that_cannot_be_the_payments_moves_nothing(
 
     payment_id = charged(app, committed_payment(app))  # 1000 EUR
     with app.app_context():
-        intent_id = db.session.get(Payment, payment_id).provider_payment_id  # type: ignore[union-attr]
+        intent_id = got(Payment, payment_id).provider_payment_id
     sandbox.dashboard_refund(str(intent_id), 300)
     [event] = sandbox_events(sandbox, "refund.created")
     event["id"], event["data"]["object"]["currency"] = "evt_other_currency", "usd"

@@ -32,6 +32,7 @@ from tests.helpers import (
     charged,
     committed_payment,
     committed_topup,
+    got,
     run_jobs,
     sandbox_refunds,
     send_refund,
@@ -109,7 +110,7 @@ def test_a_payment_whose_money_a_chargeback_holds_is_not_refunded(app: Flask, sa
     assert code == "payment_disputed"
     assert _count(app, Refund) == 0 and sandbox_refunds(sandbox) == []
     with app.app_context():
-        db.session.get(Dispute, dispute_id).is_effect_applied = False  # type: ignore[union-attr]
+        got(Dispute, dispute_id).is_effect_applied = False
         db.session.commit()  # an inquiry, or a dispute won: refundable again
         refund_payment(payment_id, None, "customer asked", "ops", uuid.uuid4())
     assert _count(app, Refund) == 1
@@ -185,7 +186,7 @@ def test_a_refused_top_up_refund_puts_the_money_back(app: Flask, sandbox: Any) -
     assert wallet_balance(app, topup) == 0
     with app.app_context():
         send_refund(refund.id)
-        assert db.session.get(Refund, refund.id).status == RefundStatus.FAILED  # type: ignore[union-attr]
+        assert got(Refund, refund.id).status == RefundStatus.FAILED
         assert audit_wallets().is_ok
     assert wallet_balance(app, topup) == 700
 
@@ -201,11 +202,11 @@ def test_an_order_paid_from_the_wallet_is_refunded_to_the_wallet(app: Flask) -> 
         pay_order_from_wallet(customer, order_id, str(uuid.uuid4()))
         refund, _ = refund_wallet_order(order_id, 400, "damaged", "ops", uuid.uuid4())
         assert refund.status == RefundStatus.SUCCEEDED
-        assert db.session.get(Order, order_id).status == OrderStatus.PARTIALLY_REFUNDED  # type: ignore[union-attr]
-        assert db.session.get(Wallet, wallet_id).balance_minor == 500 + 400  # type: ignore[union-attr]
+        assert got(Order, order_id).status == OrderStatus.PARTIALLY_REFUNDED
+        assert got(Wallet, wallet_id).balance_minor == 500 + 400
         refund_wallet_order(order_id, None, "the rest", "ops", uuid.uuid4())
-        assert db.session.get(Order, order_id).status == OrderStatus.REFUNDED  # type: ignore[union-attr]
-        assert db.session.get(Wallet, wallet_id).balance_minor == 1500  # type: ignore[union-attr]
+        assert got(Order, order_id).status == OrderStatus.REFUNDED
+        assert got(Wallet, wallet_id).balance_minor == 1500
         assert audit_wallets().is_ok
         with pytest.raises(ClientError):
             refund_wallet_order(order_id, 1, "too much", "ops", uuid.uuid4())

@@ -18,6 +18,7 @@ from services.refunds.kind import REFUND
 from tests.helpers import (
     charged,
     committed_payment,
+    got,
     queued_job_ids,
     reconcile_refund,
     sandbox_refunds,
@@ -57,7 +58,7 @@ def test_partial_then_full_refund(
     rest = _refund(app, payment_id)  # no amount: all that is left
     with app.app_context():
         send_refund(rest)
-        assert db.session.get(Refund, rest).amount_minor == 700  # type: ignore[union-attr]
+        assert got(Refund, rest).amount_minor == 700
     assert _state(app, rest)[2] == OrderStatus.REFUNDED
     refunds = sandbox_refunds(sandbox, dialect=provider)
     assert sorted(r["amount"] for r in refunds) == [300, 700]

@@ -27,7 +27,7 @@ def test_audit_finds_a_balance_changed_without_the_ledger(app: Flask, runner: An
     assert f"wallet {wallet_id} (EUR): balance €0.90 != ledger sum €1.00" in bad.output
     with app.app_context():
         remembered = last_audit()
-    assert remembered is not None and len(remembered["mismatches"]) == 1  # type: ignore[arg-type]
+    assert remembered is not None and len(remembered["mismatches"]) == 1  # type: ignore[arg-type]  # the audit's JSON is untyped
 
 
 def test_the_audit_compares_the_ledger_with_payments_and_orders(

@@ -20,7 +20,7 @@ from models.money import Money
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from tests.factories import make_customer, make_wallet
-from tests.helpers import new_wallet
+from tests.helpers import got, new_wallet
 
 
 def debit_in_thread(
@@ -35,7 +35,7 @@ def debit_in_thread(
     with app.app_context():  # its own session and connection
         target = db.session.get(Wallet, wallet_id)
         try:
-            results.append(ledger.debit(target, amount, operation_id))  # type: ignore[arg-type]
+            results.append(ledger.debit(target, amount, operation_id))  # type: ignore[arg-type]  # the wallet row is loaded by the thread
         except ledger.WalletError as exc:
             results.append(exc.code)
 
@@ -137,7 +137,7 @@ def test_bad_movements_are_refused_and_write_nothing(
             )
     db.session.rollback()
     assert db.session.scalar(select(func.count()).select_from(LedgerEntry)) == 1
-    assert db.session.get(Wallet, target.id).balance_minor == 100  # type: ignore[union-attr]
+    assert got(Wallet, target.id).balance_minor == 100
 
 
 OPERATIONS = st.lists(
@@ -177,7 +177,7 @@ def test_random_mixed_workload_keeps_the_books_balanced(
                 ledger.credit(target, amount, op_id)
                 expected += amount
                 done.append((op_id, amount, "topup"))
-        assert db.session.get(Wallet, target.id).balance_minor == expected  # type: ignore[union-attr]
+        assert got(Wallet, target.id).balance_minor == expected
         assert audit_wallets().is_ok
 
 

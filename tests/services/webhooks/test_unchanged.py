@@ -22,7 +22,7 @@ from services.webhooks import batches
 from services.webhooks.events import apply_recorded, ingest
 from services.webhooks.unchanged import mark_unchanged
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import stripe_event
+from tests.helpers import got, stripe_event
 
 SUCCEEDED, FAILED, PENDING = PaymentStatus.SUCCEEDED, PaymentStatus.FAILED, PaymentStatus.PENDING
 Event = tuple[str, dict[str, Any]]  # (provider, payload)
@@ -253,7 +253,7 @@ def _outcome(app: Flask, record_ids: list[int]) -> list[tuple[Any, ...]]:
             assert record is not None
             status = moves = None
             if record.payment_id is not None:
-                status = db.session.get(Payment, record.payment_id).status  # type: ignore[union-attr]
+                status = got(Payment, record.payment_id).status
                 moves = db.session.scalar(
                     select(func.count()).where(PaymentTransition.payment_id == record.payment_id)
                 )
