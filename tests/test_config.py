@@ -282,3 +282,9 @@ def test_production_takes_test_keys_only_when_test_mode_says_so() -> None:
     assert settings["STRIPE_SECRET_KEY"] == "sk_test_51abc"
     assert settings["STRIPE_WEBHOOK_SECRET_PREVIOUS"] == "whsec_old"
     assert settings_from_env({**PRODUCTION, "STRIPE_SECRET_KEY": "rk_live_1"})  # restricted
+
+
+def test_the_send_deferral_is_read_by_its_name_and_by_its_older_one() -> None:
+    assert settings_from_env({})["SEND_DEFER_S"] == 15
+    assert settings_from_env({"CHARGE_DEFER_S": "7"})["SEND_DEFER_S"] == 7  # a deployment's
+    assert settings_from_env({"CHARGE_DEFER_S": "7", "SEND_DEFER_S": "9"})["SEND_DEFER_S"] == 9
