@@ -89,13 +89,19 @@ def claim(
     return None if row is None else Claimed(row, lease)
 
 
+def _claim_or_none(kind: Kind, row_id: int, *, is_send: bool) -> Claimed | None:
+    """The job's claim; None also when the database dropped the connection twice (the
+    lease may be ours: its expiry and the janitor recover the row)."""
+    try:
+        return claim(kind, row_id, utcnow(), is_send=is_send)
+    except autocommit.ConnectionLost:
+        return None
+
+
 def send(kind: Kind, row_id: int) -> None:
     """Send a pending row to its provider once; returns early if it is not pending or
     is leased."""
-    try:
-        claimed = claim(kind, row_id, utcnow(), is_send=True)
-    except autocommit.ConnectionLost:
-        return
+    claimed = _claim_or_none(kind, row_id, is_send=True)
     if claimed is None:
         return
     row = claimed.row
@@ -147,11 +153,7 @@ def look_up(kind: Kind, row_id: int) -> None:
     """Ask the provider what happened to a row in `kind.looked_up`; apply the answer, ask
     again later or escalate (lifecycle.judge_lookup). Returns early if it is elsewhere
     or leased."""
-    try:
-        claimed = claim(kind, row_id, utcnow(), is_send=False)
-    except autocommit.ConnectionLost:
-        return
-    if claimed is None:
+    if _claim_or_none(kind, row_id, is_send=False) is None:
         return
     row = kind.lock(row_id)
     provider, gateway = provider_for(row.provider), gateway_for(row.provider)
