@@ -143,3 +143,55 @@ def test_0022_reads_our_own_references_as_sources_and_keeps_a_clients_text_as_me
         db.session.remove()
         assert [tuple(r) for r in back] == rows
         upgrade()
+
+
+def test_0027_files_each_call_under_the_row_it_was_about_and_goes_back(
+    scratch_app: Flask,
+) -> None:
+    """Before 0027 a refund's calls were logged under its payment's id, as "payment_id":
+    they are filed under their refund (found by its key), a charge's under its payment."""
+    from tests.factories import make_refund
+
+    with scratch_app.app_context():
+        upgrade(revision="0026")
+        make_payment(make_order(make_customer()))  # so that ids of payments and refunds differ
+        payment = make_payment(make_order(make_customer()))
+        refund = make_refund(payment)
+        db.session.commit()
+        payment_id, refund_id = payment.id, refund.id
+        assert payment_id != refund_id
+        ids = {"p": payment_id, "key": str(refund.idempotency_key)}
+        calls = [("lookup", ""), ("charge", ""), ("refund_lookup", ":key"), ("backfill", "")]
+        for operation, key in calls:
+            payment_column = "NULL" if operation == "backfill" else ":p"
+            db.session.execute(
+                text(
+                    "INSERT INTO provider_calls (provider, operation, payment_id, "
+                    "idempotency_key, started_at, duration_ms, outcome) VALUES ('stripe', "
+                    f":op, {payment_column}, {key or 'NULL'}, now(), 1, 'Unknown')"
+                ),
+                {**ids, "op": operation},
+            )
+        db.session.commit()
+        db.session.remove()
+        read = text("SELECT operation, subject_kind, subject_id FROM provider_calls ORDER BY id")
+        upgrade(revision="0027")
+        after = [tuple(r) for r in db.session.execute(read).all()]
+        db.session.remove()
+        assert after == [
+            ("charge_lookup", "charge", payment_id),
+            ("charge", "charge", payment_id),
+            ("refund_lookup", "refund", refund_id),
+            ("backfill", None, None),
+        ]
+        downgrade(revision="0026")
+        back = db.session.execute(
+            text("SELECT operation, payment_id FROM provider_calls ORDER BY id")
+        ).all()
+        db.session.remove()
+        assert [tuple(r) for r in back] == [
+            ("lookup", payment_id),
+            ("charge", payment_id),
+            ("refund_lookup", payment_id),
+            ("backfill", None),
+        ]
