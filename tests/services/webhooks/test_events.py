@@ -295,3 +295,26 @@ def test_a_delivery_after_a_database_restart_is_recorded(app: Flask, client: Fla
     response = signed_post(client, stripe_event(second))
     assert response.get_json() == {"status": "accepted"}  # once more, on a new connection
     assert rows(app, ProcessedWebhook) == 2
+
+
+def test_an_event_of_a_kind_nobody_handles_is_ignored_and_moves_nothing(app: Flask) -> None:
+    """The dispatcher hands an event to its kind's handler only; a parser that names a
+    kind no declaration registered (a payout, before payouts exist) moves nothing."""
+    payment_id = committed_payment(app)
+    with app.app_context():
+        event = ProviderEvent(
+            "evt_payout", "payout.paid", utcnow(), "succeeded", "po_1", kind="payout"
+        )
+        record = ProcessedWebhook(
+            provider="stripe",
+            event_id="evt_payout",
+            event_type=event.event_type,
+            state=WebhookState.PENDING,
+            payload={},
+        )
+        db.session.add(record)
+        db.session.flush()
+        assert apply_event("stripe", event, record) == WebhookState.IGNORED
+        assert record.note == "no movement of kind 'payout'"
+        db.session.commit()
+    assert payment(app, payment_id).status == PaymentStatus.PENDING
