@@ -218,8 +218,9 @@ def _ledger(plan: list[Any]) -> Iterator[tuple[Any, ...]]:
 
 def _calls(plan: list[Any]) -> Iterator[tuple[Any, ...]]:
     for pid, _, status, at in plan:
-        yield ("stripe", "charge", pid, None, 1, at, 180.0, "ok" if status != "unknown" else
-               "timeout", 200, "/v1/payment_intents", f"req_{pid}", None)  # fmt: skip
+        outcome = "ok" if status != "unknown" else "timeout"
+        yield ("stripe", "charge", "charge", pid, None, 1, at, 180.0, outcome, 200,
+               "/v1/payment_intents", f"req_{pid}", None)  # fmt: skip
 
 
 def _emails(plan: list[Any]) -> Iterator[tuple[Any, ...]]:
@@ -239,8 +240,8 @@ WEBHOOK_COLUMNS = ("provider", "event_id", "event_type", "state", "payment_id", 
     "payload", "event_created_at", "received_at", "processed_at")  # fmt: skip
 LEDGER_COLUMNS = ("wallet_id", "operation_id", "amount_minor", "kind", "source_kind",
                   "source_id", "memo", "balance_after_minor", "created_at")  # fmt: skip
-CALL_COLUMNS = ("provider", "operation", "payment_id", "idempotency_key", "attempt",
-    "started_at", "duration_ms", "outcome", "http_status", "endpoint", "request_id",
+CALL_COLUMNS = ("provider", "operation", "subject_kind", "subject_id", "idempotency_key",
+    "attempt", "started_at", "duration_ms", "outcome", "http_status", "endpoint", "request_id",
     "error")  # fmt: skip
 OUTBOX_COLUMNS = ("kind", "subject_id", "recipient", "status", "attempts", "sent_at",
                   "created_at", "updated_at")  # fmt: skip
