@@ -180,7 +180,8 @@ def post_refund_request(order_id: int) -> ResponseReturnValue:
     if not isinstance(reason, str):
         raise ClientError("reason must be a string", code="reason_required", status=422)
     asked = refund_requests.ask(g.customer, order_id, reason)
-    return jsonify(refund_request_json(asked)), 201
+    # Every 201 names a Location: a request has no address of its own, its order has.
+    return jsonify(refund_request_json(asked)), 201, _location("api.get_order", order_id=order_id)
 
 
 @bp.get("/payments/<id:payment_id>")

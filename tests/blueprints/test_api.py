@@ -273,6 +273,8 @@ def test_a_client_asks_for_a_refund_as_the_order_page_does(
         assert (refused.status_code, refused.get_json()["error"]["code"]) == (status, code), bad
     asked = client.post(url, json={"reason": "  the mug is broken\n"}, headers=api)
     assert asked.status_code == 201
+    # Every 201 names where to look: the request's order (a request has no address).
+    assert asked.headers["Location"].endswith(f"/api/orders/{order['id']}")
     body = asked.get_json()
     assert body["status"] == "waiting" and body["reason"] == "the mug is broken"
     assert body["order_id"] == order["id"] and body["refund_id"] is None
