@@ -24,8 +24,12 @@ run: $(STAMP)
 # when TEST_DATABASE_URL or REDIS_URL names one shared server (the processes would
 # empty each other's tables).
 TEST_WORKERS ?= $(if $(TEST_DATABASE_URL)$(REDIS_URL),0,2)
+# The API contract's stateful run alone, after the rest: beside the whole-stack drills it
+# took another path on some runs ("0 paid orders"), a cause not found yet.
+CONTRACT = tests/blueprints/test_api_contract.py
 test: $(STAMP) system-packages $(AXE)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --ignore=$(CONTRACT) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 0 $(CONTRACT)
 
 # The API contract's fuzz run at ten times `make test`'s budget (schemathesis, every
 # check, the stateful phase; tests/blueprints/test_api_contract.py). A few minutes.
