@@ -5,10 +5,8 @@ conftest import from here, never from conftest.)"""
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +32,6 @@ from models import (
     Product,
     Wallet,
 )
-from sandbox.events import stripe_signature
 from services.accounts.customers import create_customer, issue_api_token
 from services.movements import engine
 from services.payments.kind import CHARGE
@@ -50,6 +47,9 @@ from tests.factories import (
     make_topup,
     make_wallet,
 )
+from tests.webhook_support import WEBHOOK_SECRET as WEBHOOK_SECRET
+from tests.webhook_support import signed_post as signed_post
+from tests.webhook_support import stripe_event as stripe_event
 
 
 def seed_catalog() -> None:
@@ -255,56 +255,6 @@ def committed_topup(app: Flask, amount_minor: int = 700, provider: str = "stripe
         created = make_topup(make_customer(), amount_minor, provider)
         db.session.commit()
         return created.id
-
-
-WEBHOOK_SECRET = "whsec_sandbox"  # the sandbox's Stripe signing secret (development)
-
-
-def stripe_event(
-    payment_id: int | None,
-    event_type: str = "payment_intent.succeeded",
-    created: int | None = None,
-    intent_id: str = "pi_test",
-    amount: int = 1000,  # what committed_payment() creates for an order; 700 for a top-up
-    currency: str = "eur",
-    **extra: Any,
-) -> dict:
-    metadata = {"payment_id": str(payment_id)} if payment_id is not None else {}
-    return {
-        "id": extra.pop("event_id", f"evt_{uuid.uuid4().hex[:16]}"),
-        "object": "event",
-        "type": event_type,
-        "created": created or int(time.time()),
-        "data": {
-            "object": {
-                "id": intent_id,
-                "object": "payment_intent",
-                "status": "succeeded",
-                "amount": amount,
-                "currency": currency,
-                "metadata": metadata,
-                **extra,
-            }
-        },
-    }
-
-
-def signed_post(
-    client: FlaskClient,
-    payload: dict | bytes,
-    *,
-    secret: str = WEBHOOK_SECRET,
-    timestamp: int | None = None,
-    provider: str = "stripe",
-) -> Any:
-    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    t = timestamp if timestamp is not None else int(time.time())
-    return client.post(
-        f"/webhooks/{provider}",
-        data=body,
-        content_type="application/json",
-        headers={"Stripe-Signature": stripe_signature(secret, body, t)},
-    )
 
 
 def rows(app: Flask, model: Any) -> int:

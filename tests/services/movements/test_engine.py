@@ -26,6 +26,7 @@ from providers.outcomes import Report, Succeeded, Unknown
 from services.movements import engine, janitor, kinds, lifecycle
 from services.webhooks import events
 from tests.helpers import queued_job_ids, run_jobs
+from tests.webhook_support import recorded
 
 
 class ToyStatus(enum.StrEnum):
@@ -206,18 +207,7 @@ def test_a_fourth_kind_is_swept_sent_looked_up_and_moved_by_its_event(
             Report(our_id=str(evented.id)),
             kind="toy",
         )
-        record = ProcessedWebhook(
-            provider="acquirer",
-            event_id=event.event_id,
-            event_type=event.event_type,
-            payload={},
-            event_created_at=event.created_at,
-            received_at=utcnow(),
-            state=WebhookState.PENDING,
-            note=events.RECEIVED,
-        )
-        db.session.add(record)
-        db.session.flush()
+        record = recorded(event, "acquirer")
         assert events.apply_event("acquirer", event, record) == WebhookState.APPLIED
         db.session.commit()
         assert record.note == f"toy {evented.id}: done"

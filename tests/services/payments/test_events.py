@@ -9,14 +9,13 @@ from datetime import timedelta
 import pytest
 from flask import Flask
 
-from extensions import db
-from models import PaymentStatus, ProcessedWebhook, WebhookState
+from models import PaymentStatus, WebhookState
 from models.types import utcnow
 from providers.events import ProviderEvent
 from providers.outcomes import Report
 from services.payments.events import apply_payment_event, locate_payment
-from services.webhooks.events import RECEIVED
 from tests.factories import make_customer, make_order, make_payment
+from tests.webhook_support import recorded
 
 
 def _event(
@@ -31,22 +30,6 @@ def _event(
         Report(amount_minor=1000, currency="EUR", our_id=str(payment_id)),
         decline_code,
     )
-
-
-def _record(event: ProviderEvent) -> ProcessedWebhook:
-    record = ProcessedWebhook(
-        provider="stripe",
-        event_id=event.event_id,
-        event_type=event.event_type,
-        payload={},
-        event_created_at=event.created_at,
-        received_at=utcnow(),
-        state=WebhookState.PENDING,
-        note=RECEIVED,
-    )
-    db.session.add(record)
-    db.session.flush()
-    return record
 
 
 def test_an_event_is_located_by_our_id_and_a_bad_one_is_refused(app_ctx: Flask) -> None:
@@ -65,10 +48,10 @@ def test_a_failure_keeps_its_decline_code_and_an_older_event_moves_nothing(
 ) -> None:
     payment = make_payment(make_order(make_customer()))
     failed = _event(payment.id, "failed", 5, decline_code="card_declined")
-    assert apply_payment_event("stripe", failed, _record(failed)) == WebhookState.APPLIED
+    assert apply_payment_event("stripe", failed, recorded(failed)) == WebhookState.APPLIED
     assert (payment.status, payment.decline_code) == (PaymentStatus.FAILED, "card_declined")
     older = _event(payment.id, "succeeded", 0)
-    record = _record(older)
+    record = recorded(older)
     assert apply_payment_event("stripe", older, record) == WebhookState.IGNORED
     assert "older than the event applied" in (record.note or "")
     assert payment.status == PaymentStatus.FAILED
@@ -76,6 +59,6 @@ def test_a_failure_keeps_its_decline_code_and_an_older_event_moves_nothing(
 
 def test_an_event_for_a_payment_not_stored_yet_waits(app_ctx: Flask) -> None:
     event = _event(2_000_000, "succeeded")
-    record = _record(event)
+    record = recorded(event)
     assert apply_payment_event("stripe", event, record) == WebhookState.PENDING
     assert record.note == "payment not found yet" and record.processed_at is None

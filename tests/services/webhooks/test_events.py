@@ -39,6 +39,7 @@ from tests.helpers import (
     stripe_event,
 )
 from tests.lock_support import drop_other_connections, is_held
+from tests.webhook_support import recorded
 
 
 def test_the_same_event_twice_has_one_effect(app: Flask, client: FlaskClient) -> None:
@@ -305,15 +306,7 @@ def test_an_event_of_a_kind_nobody_handles_is_ignored_and_moves_nothing(app: Fla
         event = ProviderEvent(
             "evt_payout", "payout.paid", utcnow(), "succeeded", "po_1", kind="payout"
         )
-        record = ProcessedWebhook(
-            provider="stripe",
-            event_id="evt_payout",
-            event_type=event.event_type,
-            state=WebhookState.PENDING,
-            payload={},
-        )
-        db.session.add(record)
-        db.session.flush()
+        record = recorded(event)
         assert apply_event("stripe", event, record) == WebhookState.IGNORED
         assert record.note == "no movement of kind 'payout'"
         db.session.commit()
