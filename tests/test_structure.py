@@ -193,6 +193,7 @@ DECLARATIVE = {
     "providers/base.py",
     "providers/spec.py",
     "services/catalog/products.py",
+    "services/payments/table.py",  # the payment's states as data (tests/services/movements)
     "services/platform/errors.py",
     "services/platform/queues.py",
 }
@@ -262,3 +263,20 @@ def test_money_rows_are_locked_only_through_the_one_lock_order() -> None:
             if relative not in lean and MONEY_ROWS.search(statement):
                 offenders.append(f"{relative}:{number + 1}")
     assert offenders == []
+
+
+def test_a_charges_success_is_written_in_one_place() -> None:
+    """A top-up's credit is posted only by the success's one statement
+    (services/payments/settling.py), which every success of a payment takes: no module
+    posts a TOPUP entry through the wallet's ledger."""
+    posting = []
+    for path in sorted((ROOT / "services").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and any(
+                keyword.arg == "kind"
+                and isinstance(keyword.value, ast.Attribute)
+                and keyword.value.attr == "TOPUP"
+                for keyword in node.keywords
+            ):
+                posting.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert posting == []

@@ -51,6 +51,7 @@ class Step(Generic[S]):
     was: S
     to: S
     is_reversal: bool
+    reason: str
 
 
 def step(
@@ -64,6 +65,24 @@ def step(
 ) -> Step[S] | None:
     """Move a locked row to `to` (or to review, on a conflict) and record why, in the
     caller's transaction; the Step taken, or None when the status stays."""
+    taken = decide(table, row, to, source=source, reason=reason, actor=actor)
+    if taken is not None:
+        take(table, row, taken, source=source, actor=actor)
+    return taken
+
+
+def decide(
+    table: Table[S],
+    row: Any,
+    to: S,
+    *,
+    source: TransitionSource,
+    reason: str = "",
+    actor: str | None = None,
+) -> Step[S] | None:
+    """The step the rules allow a locked row towards `to`, not taken yet (`take` takes
+    it; a kind whose step writes more in one statement takes it itself); None when the
+    status stays (a row in review records what it was told)."""
     current = row.status
     if to == current:
         return None
@@ -95,10 +114,16 @@ def step(
             reason,
         )
         return None
-    row.status = to
-    record(table, row, current, to, source, reason, actor)
-    log_step(table, row, current, to, source, reason, is_committed=False)
-    return Step(current, to, is_reversal)
+    return Step(current, to, is_reversal, reason)
+
+
+def take(
+    table: Table[S], row: Any, taken: Step[S], *, source: TransitionSource, actor: str | None
+) -> None:
+    """Write a decided step: the status, its record, its log line after the commit."""
+    row.status = taken.to
+    record(table, row, taken.was, taken.to, source, taken.reason, actor)
+    log_step(table, row, taken.was, taken.to, source, taken.reason, is_committed=False)
 
 
 def log_step(

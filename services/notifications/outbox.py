@@ -44,7 +44,12 @@ def queue_email(kind: EmailKind, subject_id: int, *, customer_id: int | None = N
     statement = _insert_statement(customer_id is not None)
     outbox_id = db.session.execute(statement, params).scalar()
     if outbox_id is not None:
-        db.session.info.setdefault(_PENDING, []).append(outbox_id)
+        wake_after_commit(outbox_id)
+
+
+def wake_after_commit(outbox_id: int) -> None:
+    """A row was written in the session's transaction: wake the sender once it commits."""
+    db.session.info.setdefault(_PENDING, []).append(outbox_id)
 
 
 @functools.cache

@@ -1,36 +1,46 @@
-"""The lean charge: a pending payment sent and, when the provider says it succeeded,
-settled in two statements on PostgreSQL, each its own transaction (autocommit), with
-no connection held while the provider answers:
+"""A charge's success, in one statement: the only implementation of it. The order
+locked and paid (or the top-up's wallet locked and credited with its ledger entry), the
+payment succeeded with its provider id and card, its transition and its receipt in the
+outbox, in the lock order of services/movements/locks.py (order, payment, wallet).
 
-  1. claim: the engine's, every kind's (services/movements/engine.py), with the
-     charge's own columns (services/payments/kind.py);
-  2. the provider call, through the gateway (breaker, timeout, metrics; no statement);
-  3. settle: the success in one statement: the order locked and paid (or the top-up's
-     wallet locked and credited with its ledger entry), the payment succeeded with its
-     provider id and card, its transition, its receipt in the outbox and the call's row
-     in the call log, in the lock order of services/movements/locks.py (order, payment,
-     wallet).
+It runs two ways:
 
-The settle statement applies only the ORM path's happy case (services/payments/
-state.move): a payment still pending under our lease and send, an answer that matches it,
-an effect not applied yet, an order open with no refund or dispute applied, a top-up
-whose wallet holds its currency and has no credit of it yet. Anything else writes
-nothing but the call's row and returns no row: the caller takes the ORM path under the
-row locks, which decides exactly as before (a refusal of the open circuit, a decline,
-an unknown or 3-D Secure answer, a mismatch, a webhook that settled it first).
+  - `settle`: the lean charge. A send's success, in its own transaction (autocommit)
+    with the call's row, right after the engine's claim (services/movements/engine.py):
+    two statements for a charge, no connection held while the provider answers.
+  - `succeed`: every other success (a lookup, a webhook, an admin, a send that took the
+    ORM path), inside the caller's transaction on the session's connection, for a
+    payment it has locked; `state.move` calls it when the machine's rules allow the
+    step to succeeded.
+
+Its conditions are the success's own: the payment still where the caller saw it (status,
+lease, send count), its effect not applied, an answer that matches it, an order open
+with no refund or dispute applied, a top-up whose wallet holds its currency. Anything
+else writes nothing (but a send's call row) and returns False: the lean charge then takes
+the ORM path under the row locks; `succeed`'s caller takes the step without an effect
+and sends the payment to review (an order paid by another payment first).
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
+from sqlalchemy.orm.attributes import set_committed_value
+
+from extensions import db
 from models import (
     EmailKind,
     LedgerKind,
+    Order,
     OrderStatus,
     OutboxStatus,
+    Payment,
     PaymentPurpose,
     PaymentStatus,
     SourceKind,
     TransitionSource,
+    Wallet,
 )
 from models.types import utcnow
 from providers.outcomes import Succeeded
@@ -38,39 +48,44 @@ from resilience.gateway import CallRecord
 from services.movements import answers, machine
 from services.movements.engine import Claimed
 from services.notifications import outbox
-from services.payments.state import TABLE
+from services.payments.table import TABLE
 from services.platform import autocommit, call_log
 
-# The payment's success, under the conditions of the ORM path's happy case.
+# The payment's success, under the conditions of the success.
 _SUCCEEDED = """
     status = :succeeded, lease_expires_at = NULL, is_effect_applied = true, updated_at = :now,
     provider_payment_id = COALESCE(p.provider_payment_id, :provider_payment_id),
     card_brand = CASE WHEN :has_card THEN :card_brand ELSE p.card_brand END,
     card_last4 = CASE WHEN :has_card THEN :card_last4 ELSE p.card_last4 END
 """
-_STILL_OURS = """
-    p.id = :payment_id AND p.status = :pending AND p.lease_expires_at = :lease
+_STILL_WHERE_SEEN = """
+    p.id = :payment_id AND p.status = :was AND p.lease_expires_at IS NOT DISTINCT FROM :lease
     AND p.send_count = :send_count AND NOT p.is_effect_applied
     AND (p.provider_payment_id IS NULL OR p.provider_payment_id = :provider_payment_id)
 """
-# Its transition, its receipt (the outbox: services/notifications/outbox.py) and the call.
-_RECORDED = f"""
+# A top-up's credit: one operation id per success that stands (after a reversal, a new
+# success is a new movement: "topup:<id>:<generation>").
+_TOPUP_OPERATION = """('topup:' || p.id || CASE WHEN p.effect_reversals > 0
+    THEN ':' || (p.effect_reversals + 1) ELSE '' END)"""
+# Its transition, its receipt (the outbox: services/notifications/outbox.py), the call.
+_RECORDED = """
 transition AS (
     INSERT INTO payment_transitions (payment_id, from_status, to_status, source, reason,
-        created_at)
-    SELECT id, :pending, :succeeded, :source, :reason, :now FROM paid
+        actor, created_at)
+    SELECT id, :was, :succeeded, :source, :reason, :actor, :now FROM paid
 ), receipt AS (
     INSERT INTO outbox (kind, subject_id, recipient, status, attempts, created_at, updated_at)
     SELECT :receipt, paid.id, c.email, :unsent, 0, :now, :now
     FROM paid JOIN customers c ON c.id = paid.customer_id
     ON CONFLICT (kind, subject_id) DO NOTHING
     RETURNING id
-), call AS (
-    {call_log.INSERT_SQL}
-)
+){call}
 SELECT paid.id, (SELECT id FROM receipt) AS outbox_id FROM paid
 """
-_SETTLE_ORDER = autocommit.plain(f"""
+_CALL = f""", call AS (
+    {call_log.INSERT_SQL}
+)"""
+_ORDER = f"""
 WITH ordered AS (
     SELECT o.id FROM orders o
     WHERE o.id = :order_id AND o.status = :open
@@ -80,54 +95,81 @@ WITH ordered AS (
     FOR UPDATE OF o
 ), paid AS (
     UPDATE payments AS p SET {_SUCCEEDED}
-    FROM ordered WHERE p.order_id = ordered.id AND {_STILL_OURS}
+    FROM ordered WHERE p.order_id = ordered.id AND {_STILL_WHERE_SEEN}
     RETURNING p.id, p.customer_id
 ), order_paid AS (
     UPDATE orders SET status = :paid_order, paid_at = :now, updated_at = :now
     FROM paid WHERE orders.id = :order_id
-), {_RECORDED}
-""")
-_SETTLE_TOPUP = autocommit.plain(f"""
+),"""
+_TOPUP = f"""
 WITH paid AS (
     UPDATE payments AS p SET {_SUCCEEDED}
-    WHERE {_STILL_OURS} AND p.purpose = :topup AND p.effect_reversals = 0
+    WHERE {_STILL_WHERE_SEEN} AND p.purpose = :topup
         AND EXISTS (SELECT 1 FROM wallets w WHERE w.id = p.wallet_id AND w.currency = p.currency)
-        AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.operation_id = :operation_id)
-    RETURNING p.id, p.customer_id, p.wallet_id, p.amount_minor
+        AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.operation_id = {_TOPUP_OPERATION})
+    RETURNING p.id, p.customer_id, p.wallet_id, p.amount_minor,
+        {_TOPUP_OPERATION} AS operation_id
 ), wallet AS (
     SELECT w.id, w.balance_minor FROM wallets w JOIN paid ON w.id = paid.wallet_id
     FOR UPDATE OF w
 ), entry AS (
     INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, source_kind,
         source_id, memo, balance_after_minor, created_at)
-    SELECT wallet.id, :operation_id, paid.amount_minor, :credit, :source_payment, paid.id, '',
-        wallet.balance_minor + paid.amount_minor, :now
+    SELECT wallet.id, paid.operation_id, paid.amount_minor, :credit, :source_payment, paid.id,
+        '', wallet.balance_minor + paid.amount_minor, :now
     FROM paid JOIN wallet ON wallet.id = paid.wallet_id
     RETURNING wallet_id, balance_after_minor
 ), credited AS (
     UPDATE wallets SET balance_minor = entry.balance_after_minor, updated_at = :now
     FROM entry WHERE wallets.id = entry.wallet_id
-), {_RECORDED}
-""")
+),"""
 
 # The statement's parameters that never change.
 _FIXED = {
-    "pending": PaymentStatus.PENDING.value,
     "succeeded": PaymentStatus.SUCCEEDED.value,
     "open": OrderStatus.OPEN.value,
     "paid_order": OrderStatus.PAID.value,
     "topup": PaymentPurpose.WALLET_TOPUP.value,
     "credit": LedgerKind.TOPUP.value,
     "source_payment": SourceKind.PAYMENT.value,
-    "source": TransitionSource.CHARGE.value,
     "receipt": EmailKind.RECEIPT.value,
     "unsent": OutboxStatus.PENDING.value,
 }
 
 
+@functools.cache
+def _statement(is_topup: bool, with_call: bool) -> autocommit.Plain:
+    effect = _TOPUP if is_topup else _ORDER
+    return autocommit.plain(effect + _RECORDED.format(call=_CALL if with_call else ""))
+
+
+def _params(row: Any, was: PaymentStatus, lease: Any, source: TransitionSource) -> dict[str, Any]:
+    """The statement's parameters for a payment (a claim's record or an ORM row)."""
+    return {
+        **_FIXED,
+        "payment_id": row.id,
+        "order_id": row.order_id,
+        "was": was.value,
+        "lease": lease,
+        "send_count": row.send_count,
+        "source": source.value,
+        "actor": None,
+        "has_card": False,
+        "card_brand": None,
+        "card_last4": None,
+        "now": utcnow(),
+    }
+
+
+def _has_effect(row: Any) -> bool:
+    """Whether a success of the payment pays an order or credits a wallet."""
+    return row.order_id is not None or row.purpose == PaymentPurpose.WALLET_TOPUP
+
+
 def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> bool:
-    """Apply the success in one statement, writing the call's row with it; False when
-    this is not the happy case (nothing written but the call's row): take the ORM path."""
+    """A send's success in one statement, writing the call's row with it; False when the
+    success's conditions do not hold (nothing written but the call's row): take the ORM
+    path."""
     row = claimed.row
     if answers.mismatch(
         "payment",
@@ -139,28 +181,22 @@ def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> boo
     ):
         call_log.write_all(calls)
         return False  # the ORM path sets it aside, with the reason
-    is_topup = row.purpose == PaymentPurpose.WALLET_TOPUP.value
-    if len(calls) != 1 or (row.order_id is None and not is_topup):
+    if len(calls) != 1 or not _has_effect(row):
         call_log.write_all(calls)
         return False
-    reason = f"provider payment {outcome.provider_payment_id}"
-    params: dict[str, object] = {
-        **_FIXED,
-        "payment_id": row.id,
-        "order_id": row.order_id,
-        "lease": claimed.lease,
-        "send_count": row.send_count,
-        "provider_payment_id": outcome.provider_payment_id,
-        "has_card": outcome.card is not None,
-        "card_brand": outcome.card.brand if outcome.card else None,
-        "card_last4": outcome.card.last4 if outcome.card else None,
-        "reason": reason[:500],
-        "operation_id": f"topup:{row.id}",
-        "now": utcnow(),
+    reason = f"provider payment {outcome.provider_payment_id}"[:500]
+    params = _params(row, PaymentStatus.PENDING, claimed.lease, TransitionSource.CHARGE)
+    params.update(
+        provider_payment_id=outcome.provider_payment_id,
+        has_card=outcome.card is not None,
+        card_brand=outcome.card.brand if outcome.card else None,
+        card_last4=outcome.card.last4 if outcome.card else None,
+        reason=reason,
         **call_log.params(calls[0]),
-    }
+    )
+    is_topup = row.purpose == PaymentPurpose.WALLET_TOPUP.value
     try:
-        settled = autocommit.first_row(_SETTLE_TOPUP if is_topup else _SETTLE_ORDER, params)
+        settled = autocommit.first_row(_statement(is_topup, with_call=True), params)
     except autocommit.ConnectionLost:
         call_log.write_all(calls)  # perhaps twice: a log line, never money
         return False
@@ -171,4 +207,49 @@ def settle(claimed: Claimed, outcome: Succeeded, calls: list[CallRecord]) -> boo
     )
     if settled.outbox_id is not None:
         outbox.wake_sender()
+    return True
+
+
+def succeed(
+    payment: Payment,
+    taken: machine.Step[PaymentStatus],
+    source: TransitionSource,
+    actor: str | None,
+) -> bool:
+    """Take the step to succeeded of a locked payment with its effect, in the caller's
+    transaction; False (nothing written) when the success's conditions do not hold."""
+    if payment.is_effect_applied or not _has_effect(payment):
+        return False
+    db.session.flush()  # the caller's changes (its provider id, card) first
+    params = _params(payment, taken.was, payment.lease_expires_at, source)
+    params.update(
+        provider_payment_id=payment.provider_payment_id, reason=taken.reason[:500], actor=actor
+    )
+    statement = _statement(payment.purpose == PaymentPurpose.WALLET_TOPUP, with_call=False)
+    settled = db.session.connection().exec_driver_sql(statement.sql, params).first()
+    if settled is None:
+        return False
+    # What the statement wrote, on the objects this session holds.
+    for key, value in (
+        ("status", PaymentStatus.SUCCEEDED),
+        ("lease_expires_at", None),
+        ("is_effect_applied", True),
+        ("updated_at", params["now"]),
+    ):
+        set_committed_value(payment, key, value)
+    for model, row_id in ((Order, payment.order_id), (Wallet, payment.wallet_id)):
+        cached = row_id and db.session.identity_map.get(db.session.identity_key(model, row_id))
+        if cached:
+            db.session.expire(cached)
+    machine.log_step(
+        TABLE,
+        payment,
+        taken.was,
+        PaymentStatus.SUCCEEDED,
+        source,
+        taken.reason,
+        is_committed=False,
+    )
+    if settled.outbox_id is not None:
+        outbox.wake_after_commit(settled.outbox_id)
     return True

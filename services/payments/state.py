@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from models import (
-    ALLOWED_TRANSITIONS,
     EmailKind,
     LedgerKind,
     OrderStatus,
     Payment,
     PaymentPurpose,
     PaymentStatus,
-    PaymentTransition,
     Source,
     SourceKind,
     TransitionSource,
@@ -18,32 +16,14 @@ from models import (
 from services.movements import effects, machine
 from services.movements.locks import locked_order
 from services.notifications.outbox import queue_email
+from services.payments import settling
+from services.payments.table import RESOLVED, TABLE, log_context
 from services.platform.locales import money_text
 from services.wallet import ledger
 
-RESOLVED = (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED)
+__all__ = ["RESOLVED", "TABLE", "log_context", "move", "note", "reverse_effect"]
+
 CREATION_REASON = "payment created"
-
-
-def log_context(payment: Payment) -> dict[str, object]:
-    """The fields every log line about a payment carries (see logs.py)."""
-    return {
-        "payment_id": payment.id,
-        "idempotency_key": str(payment.idempotency_key),
-        "provider": payment.provider,
-    }
-
-
-TABLE: machine.Table[PaymentStatus] = machine.Table(
-    noun="payment",
-    transitions=ALLOWED_TRANSITIONS,
-    final=frozenset(RESOLVED),
-    review=PaymentStatus.NEEDS_REVIEW,
-    record=PaymentTransition,
-    owner="payment_id",
-    describe=lambda p: f"key {p.idempotency_key}, provider {p.provider}",
-    context=log_context,
-)
 
 
 def record_creation(payment: Payment, source: TransitionSource) -> None:
@@ -60,12 +40,16 @@ def move(
 ) -> bool:
     """Move a locked payment to `to` and record why, in the caller's transaction
     (the rules: services/movements/machine.py). Returns True when the status changed.
-    Succeeding pays the order or credits the wallet in the same transaction."""
-    taken = machine.step(TABLE, payment, to, source=source, reason=reason, actor=actor)
+    Succeeding pays the order or credits the wallet in the same transaction, in the
+    success's one statement (services/payments/settling.py)."""
+    taken = machine.decide(TABLE, payment, to, source=source, reason=reason, actor=actor)
     if taken is None:
         return False
-    if taken.to == PaymentStatus.SUCCEEDED:
-        _apply_success(payment, source)
+    if taken.to != PaymentStatus.SUCCEEDED:
+        machine.take(TABLE, payment, taken, source=source, actor=actor)
+    elif not settling.succeed(payment, taken, source, actor):
+        machine.take(TABLE, payment, taken, source=source, actor=actor)
+        _succeeded_without_effect(payment, source)
     _queue_email(payment)
     return True
 
@@ -94,40 +78,24 @@ def note(
     machine.record(TABLE, payment, payment.status, payment.status, source, reason, actor)
 
 
-def _apply_success(payment: Payment, source: TransitionSource) -> None:
-    """Pay the order or credit the wallet, once for as long as the payment stands."""
+def _succeeded_without_effect(payment: Payment, source: TransitionSource) -> None:
+    """A success whose effect the statement did not apply: none was due (it stands
+    already: an admin confirms a success that a conflict had sent to review), or money
+    was taken that cannot pay its order (paid by another payment first) or credit its
+    wallet: a person must refund it (succeeded -> needs_review, through the state
+    machine like every change)."""
     if payment.is_effect_applied:
-        return  # e.g. an admin confirms a success that a conflict had sent to review
-    if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
-        # Derived operation id: whoever gets here first credits, everyone else replays.
-        # After a reversal a new success is a new movement, so it gets its own id.
-        generation = payment.effect_reversals
-        ledger.apply_movement(
-            payment.wallet_id,
-            payment.amount_minor,
-            payment.currency,
-            operation_id=f"topup:{payment.id}" + (f":{generation + 1}" if generation else ""),
-            kind=LedgerKind.TOPUP,
-            source=Source(SourceKind.PAYMENT, payment.id),
-        )
-        payment.is_effect_applied = True
         return
-    order = locked_order(payment.order_id)
-    if order is None:
-        return
-    if order.status == OrderStatus.OPEN:
-        payment.is_effect_applied = True
-        effects.settle_order(order)
-        return
-    # Money was taken for an order that is already paid: a person must
-    # refund one of them. Through the state machine like every change (succeeded ->
-    # needs_review is allowed; it has no effect to apply).
-    move(
-        payment,
-        PaymentStatus.NEEDS_REVIEW,
-        source=source,
-        reason=f"order {order.id} was already {order.status.value}",
-    )
+    if payment.purpose == PaymentPurpose.WALLET_TOPUP:
+        why = f"its wallet {payment.wallet_id} could not be credited in {payment.currency}"
+    else:
+        order = locked_order(payment.order_id)
+        if order is None:
+            return  # nothing to pay
+        why = f"order {order.id} was already {order.status.value}"
+        if order.status == OrderStatus.OPEN:
+            why = f"order {order.id} has a refund or a dispute applied while open"
+    move(payment, PaymentStatus.NEEDS_REVIEW, source=source, reason=why)
 
 
 def reverse_effect(payment: Payment) -> str | None:

@@ -49,9 +49,23 @@ def test_a_move_in_the_table_is_taken_and_recorded_with_who_and_why(app_ctx: Fla
     taken = machine.step(
         DISPUTES, dispute, DisputeStatus.UNDER_REVIEW, source=WEBHOOK, reason="r1", actor="evt_1"
     )
-    assert taken == machine.Step(DisputeStatus.NEEDS_RESPONSE, DisputeStatus.UNDER_REVIEW, False)
+    assert taken == machine.Step(
+        DisputeStatus.NEEDS_RESPONSE, DisputeStatus.UNDER_REVIEW, False, "r1"
+    )
     assert dispute.status == DisputeStatus.UNDER_REVIEW
     assert _trail(dispute) == [("needs_response", "under_review", "webhook", "evt_1", "r1")]
+
+
+def test_a_decided_step_is_written_only_when_taken(app_ctx: Flask) -> None:
+    dispute = _dispute(DisputeStatus.NEEDS_RESPONSE)
+    taken = machine.decide(
+        DISPUTES, dispute, DisputeStatus.UNDER_REVIEW, source=WEBHOOK, reason="r"
+    )
+    assert taken is not None
+    assert dispute.status == DisputeStatus.NEEDS_RESPONSE and _trail(dispute) == []
+    machine.take(DISPUTES, dispute, taken, source=WEBHOOK, actor="evt_2")
+    assert dispute.status == DisputeStatus.UNDER_REVIEW
+    assert _trail(dispute) == [("needs_response", "under_review", "webhook", "evt_2", "r")]
 
 
 @pytest.mark.parametrize(
@@ -103,11 +117,12 @@ def test_a_reversal_is_the_providers_word_only_and_is_never_undone_by_an_older_r
     assert taken is not None and taken.to == RefundStatus.NEEDS_REVIEW  # a conflict, not a reversal
     refund = _refund(RefundStatus.SUCCEEDED)
     taken = machine.step(REFUNDS, refund, RefundStatus.FAILED, source=WEBHOOK, reason="evt_f")
-    assert taken == machine.Step(RefundStatus.SUCCEEDED, RefundStatus.FAILED, True)
+    reason = "failed after it had succeeded: evt_f"
+    assert taken == machine.Step(RefundStatus.SUCCEEDED, RefundStatus.FAILED, True, reason)
     reasons = db.session.scalars(
         select(RefundTransition.reason).where(RefundTransition.refund_id == refund.id)
     ).all()
-    assert reasons == ["failed after it had succeeded: evt_f"]
+    assert reasons == [reason]
     stale = machine.step(REFUNDS, refund, RefundStatus.SUCCEEDED, source=WEBHOOK, reason="old")
     assert stale is None and refund.status == RefundStatus.FAILED
     # Without a reversal first, the same report is a conflict.

@@ -1,5 +1,6 @@
-"""The lean charge: a success in two statements, the same rows as the ORM path, and the
-ORM path for whatever is not the happy case (nothing applied twice, nothing lost)."""
+"""A charge's success in one statement: the lean charge's two statements, the same
+statement in every other success's transaction (a lookup, a webhook, an admin), and the
+ORM path for whatever is not the success's case (nothing applied twice, nothing lost)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import (
+    EmailKind,
     LedgerEntry,
     LedgerKind,
     Order,
@@ -23,11 +25,15 @@ from models import (
     PaymentStatus,
     PaymentTransition,
     ProviderCall,
+    TransitionSource,
     Wallet,
 )
+from services.movements.locks import lock_payment
 from services.payments import settling
+from services.payments.state import move
 from services.platform import call_log
 from services.wallet import ledger
+from tests.factories import make_customer, make_order, make_payment, make_topup
 from tests.helpers import (
     charge_payment,
     committed_payment,
@@ -200,6 +206,51 @@ def test_a_topup_waits_for_a_debit_holding_its_wallet_and_credits_after_it(app: 
         (-300, 700),
         (700, 1400),
     ]
+
+
+@pytest.mark.parametrize("make", [make_payment, make_topup], ids=["order", "topup"])
+def test_an_admins_success_takes_the_one_statement_in_the_callers_transaction(
+    app_ctx: Flask, make: Any
+) -> None:
+    customer = make_customer()
+    made = make(make_order(customer)) if make is make_payment else make(customer, 700)
+    made.status = PaymentStatus.NEEDS_REVIEW
+    db.session.commit()
+    locked = lock_payment(made.id)
+    assert locked is not None
+    # The objects this session holds see what the statement wrote, before the commit.
+    order = db.session.get(Order, locked.order_id) if locked.order_id else None
+    wallet = db.session.get(Wallet, locked.wallet_id) if locked.wallet_id else None
+    assert move(
+        locked, PaymentStatus.SUCCEEDED, source=TransitionSource.ADMIN, reason="seen", actor="ops"
+    )
+    assert (locked.status, locked.is_effect_applied) == (PaymentStatus.SUCCEEDED, True)
+    if order is not None:
+        assert (order.status, order.paid_at is not None) == (OrderStatus.PAID, True)
+    if wallet is not None:
+        assert wallet.balance_minor == 700
+    db.session.rollback()  # ... and all of it in the caller's transaction
+    assert db.session.get_one(Payment, made.id).status == PaymentStatus.NEEDS_REVIEW
+    assert db.session.scalars(select(PaymentTransition.id)).all() == []
+    assert db.session.scalars(select(OutboxMessage.id)).all() == []
+    assert move(
+        lock_payment(made.id),  # type: ignore[arg-type]  # it exists (made above)
+        PaymentStatus.SUCCEEDED,
+        source=TransitionSource.ADMIN,
+        reason="seen",
+        actor="ops",
+    )
+    db.session.commit()
+    [moved] = db.session.execute(
+        select(
+            PaymentTransition.from_status,
+            PaymentTransition.source,
+            PaymentTransition.actor,
+            PaymentTransition.reason,
+        )
+    ).all()
+    assert tuple(moved) == (PaymentStatus.NEEDS_REVIEW, TransitionSource.ADMIN, "ops", "seen")
+    assert db.session.scalars(select(OutboxMessage.kind)).all() == [EmailKind.RECEIPT]
 
 
 def _charge_in(app: Flask, payment_id: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from extensions import db
 from models import (
@@ -322,8 +322,12 @@ def test_a_move_records_who_made_it_and_no_reason_when_none_was_given(app_ctx: F
 def test_a_topup_credits_only_a_wallet_of_its_currency(app_ctx: Flask) -> None:
     payment = _topup()
     payment.currency = "USD"  # not the EUR wallet's: a mismatch never moves money
-    with pytest.raises(ledger.CurrencyMismatchError):
-        move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    assert move(payment, S.SUCCEEDED, source=SRC.CHARGE)
+    assert (payment.status, payment.is_effect_applied) == (S.NEEDS_REVIEW, False)
+    assert db.session.scalars(select(PaymentTransition.reason)).all()[-1] == (
+        f"its wallet {payment.wallet_id} could not be credited in USD"
+    )
+    assert db.session.scalar(select(func.count(LedgerEntry.id))) == 0
     db.session.rollback()
     applied = _topup()
     move(applied, S.SUCCEEDED, source=SRC.CHARGE)
