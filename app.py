@@ -129,7 +129,7 @@ def register_template_helpers(app: Flask) -> None:
 
 
 def register_commands(app: Flask) -> None:
-    from commands import payments, seed, users, wallet, workers
+    from commands import books, payments, seed, users, wallet, workers
 
     app.cli.add_command(seed.seed_command)
     app.cli.add_command(users.customers_cli)
@@ -138,6 +138,7 @@ def register_commands(app: Flask) -> None:
     app.cli.add_command(workers.scheduler_command)
     app.cli.add_command(wallet.wallet_cli)
     app.cli.add_command(payments.payments_cli)
+    app.cli.add_command(books.books_cli)
 
 
 def configure_logging(app: Flask) -> None:

@@ -10,6 +10,7 @@ from models.dispute import (
     DisputeStatus,
     DisputeTransition,
 )
+from models.journal import ACCOUNT_PATTERN, Account, JournalEntry, Posting
 from models.ledger_entry import SOURCE_OF_KIND, LedgerEntry, LedgerKind, Source, SourceKind
 from models.order import Order, OrderStatus
 from models.order_line import OrderLine
@@ -40,6 +41,7 @@ from models.refund_request import RefundRequest, RefundRequestStatus
 from models.wallet import Wallet
 
 __all__ = [
+    "ACCOUNT_PATTERN",
     "ALLOWED_TRANSITIONS",
     "DISPUTE_TRANSITIONS",
     "FINAL_STATUSES",
@@ -48,6 +50,7 @@ __all__ = [
     "REFUND_TRANSITIONS",
     "SETTLED_STATUSES",
     "SOURCE_OF_KIND",
+    "Account",
     "AdminRole",
     "AdminUser",
     "Alert",
@@ -58,6 +61,7 @@ __all__ = [
     "DisputeStatus",
     "DisputeTransition",
     "EmailKind",
+    "JournalEntry",
     "LedgerEntry",
     "LedgerKind",
     "Order",
@@ -70,6 +74,7 @@ __all__ = [
     "PaymentPurpose",
     "PaymentStatus",
     "PaymentTransition",
+    "Posting",
     "ProcessedWebhook",
     "Product",
     "ProductChange",

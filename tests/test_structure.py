@@ -106,6 +106,7 @@ DOMAIN_RANKS = {
     "platform": 0,
     "notifications": 1,
     "accounts": 2,
+    "books": 2,
     "wallet": 3,
     "movements": 4,
     "payments": 5,

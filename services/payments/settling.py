@@ -30,6 +30,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from extensions import db
 from models import (
+    Account,
     EmailKind,
     LedgerKind,
     Order,
@@ -45,6 +46,7 @@ from models import (
 from models.types import utcnow
 from providers.outcomes import Succeeded
 from resilience.gateway import CallRecord
+from services.books import journal
 from services.movements import answers, machine
 from services.movements.engine import Claimed
 from services.notifications import outbox
@@ -67,9 +69,22 @@ _STILL_WHERE_SEEN = """
 # success is a new movement: "topup:<id>:<generation>").
 _TOPUP_OPERATION = """('topup:' || p.id || CASE WHEN p.effect_reversals > 0
     THEN ':' || (p.effect_reversals + 1) ELSE '' END)"""
-# Its transition, its receipt (the outbox: services/notifications/outbox.py), the call.
+# Its journal entry (services/books/journal.py: the provider's clearing account debited,
+# revenue or the wallet's account credited), its transition, its receipt (the outbox:
+# services/notifications/outbox.py), the call.
 _RECORDED = """
-transition AS (
+booked AS (
+    INSERT INTO journal_entries (source_kind, source_id, step, created_at)
+    SELECT :source_payment, paid.id, paid.step, :now FROM paid
+    ON CONFLICT DO NOTHING
+    RETURNING id
+), posted AS (
+    INSERT INTO postings (entry_id, account, amount_minor, currency)
+    SELECT booked.id, leg.account, leg.amount_minor, paid.currency
+    FROM booked CROSS JOIN paid CROSS JOIN LATERAL (VALUES
+        ('clearing:' || paid.provider, paid.amount_minor),
+        (paid.credit_account, -paid.amount_minor)) AS leg(account, amount_minor)
+), transition AS (
     INSERT INTO payment_transitions (payment_id, from_status, to_status, source, reason,
         actor, created_at)
     SELECT id, :was, :succeeded, :source, :reason, :actor, :now FROM paid
@@ -96,7 +111,8 @@ WITH ordered AS (
 ), paid AS (
     UPDATE payments AS p SET {_SUCCEEDED}
     FROM ordered WHERE p.order_id = ordered.id AND {_STILL_WHERE_SEEN}
-    RETURNING p.id, p.customer_id
+    RETURNING p.id, p.customer_id, p.provider, p.amount_minor, p.currency,
+        {journal.SUCCESS_STEP} AS step, :revenue AS credit_account
 ), order_paid AS (
     UPDATE orders SET status = :paid_order, paid_at = :now, updated_at = :now
     FROM paid WHERE orders.id = :order_id
@@ -107,8 +123,9 @@ WITH paid AS (
     WHERE {_STILL_WHERE_SEEN} AND p.purpose = :topup
         AND EXISTS (SELECT 1 FROM wallets w WHERE w.id = p.wallet_id AND w.currency = p.currency)
         AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.operation_id = {_TOPUP_OPERATION})
-    RETURNING p.id, p.customer_id, p.wallet_id, p.amount_minor,
-        {_TOPUP_OPERATION} AS operation_id
+    RETURNING p.id, p.customer_id, p.wallet_id, p.amount_minor, p.provider, p.currency,
+        {_TOPUP_OPERATION} AS operation_id, {journal.SUCCESS_STEP} AS step,
+        'wallet:' || p.wallet_id AS credit_account
 ), wallet AS (
     SELECT w.id, w.balance_minor FROM wallets w JOIN paid ON w.id = paid.wallet_id
     FOR UPDATE OF w
@@ -132,6 +149,7 @@ _FIXED = {
     "topup": PaymentPurpose.WALLET_TOPUP.value,
     "credit": LedgerKind.TOPUP.value,
     "source_payment": SourceKind.PAYMENT.value,
+    "revenue": Account.REVENUE,
     "receipt": EmailKind.RECEIPT.value,
     "unsent": OutboxStatus.PENDING.value,
 }

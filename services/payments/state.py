@@ -13,6 +13,7 @@ from models import (
     SourceKind,
     TransitionSource,
 )
+from services.books import journal
 from services.movements import effects, machine
 from services.movements.locks import locked_order
 from services.notifications.outbox import queue_email
@@ -109,6 +110,9 @@ def reverse_effect(payment: Payment) -> str | None:
         return None
     generation = payment.effect_reversals + 1
     undone: str | None = None
+    source = Source(SourceKind.PAYMENT, payment.id)
+    posted = journal.success_step(payment.effect_reversals)
+    reversal = f"reversed:{generation}"
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
         # Only what is still there: a refund or a chargeback of the top-up already took
         # its part from the wallet, and must not be taken twice.
@@ -120,8 +124,9 @@ def reverse_effect(payment: Payment) -> str | None:
                 payment.currency,
                 operation_id=f"reversal:{payment.id}:{generation}",
                 kind=LedgerKind.REVERSAL,
-                source=Source(SourceKind.PAYMENT, payment.id),
+                source=source,
             )
+        journal.reverse(source, posted, reversal, part=left)
         undone = f"wallet credit of {money_text(left, payment.currency)} taken back" + (
             f" (the rest, {money_text(payment.amount_minor - left, payment.currency)}, "
             "was refunded or disputed already)"
@@ -129,6 +134,7 @@ def reverse_effect(payment: Payment) -> str | None:
             else ""
         )
     else:
+        journal.reverse(source, posted, reversal)
         payment.is_effect_applied = False
         order = locked_order(payment.order_id)
         if order is not None and effects.settle_order(order) == OrderStatus.OPEN:

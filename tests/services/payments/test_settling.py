@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import (
+    Account,
     EmailKind,
     LedgerEntry,
     LedgerKind,
@@ -25,9 +26,12 @@ from models import (
     PaymentStatus,
     PaymentTransition,
     ProviderCall,
+    Source,
+    SourceKind,
     TransitionSource,
     Wallet,
 )
+from services.books import journal
 from services.movements.locks import lock_payment
 from services.payments import settling
 from services.payments.state import move
@@ -94,6 +98,11 @@ def test_the_lean_settle_writes_what_the_orm_path_writes(
         lean, orm = _written(lean_id), _written(orm_id)
     assert lean["payment"]["status"] == PaymentStatus.SUCCEEDED
     assert lean["payment"]["is_effect_applied"] and lean["transitions"] and lean["calls"]
+    credited = "WALLET" if make is committed_topup else "revenue"
+    amount = lean["payment"]["amount_minor"]
+    assert lean["journal"] == {
+        "succeeded": [("clearing:stripe", amount, "EUR"), (credited, -amount, "EUR")]
+    }
     assert lean == orm
 
 
@@ -309,4 +318,12 @@ def _written(payment_id: int) -> dict[str, Any]:
         written["order"] = (order.status, order.paid_at is not None)
     if found.wallet_id is not None:
         written["balance"] = db.session.get_one(Wallet, found.wallet_id).balance_minor
+        wallet = Account.wallet(found.wallet_id)
+    written["journal"] = {
+        step: [
+            (account.replace(wallet, "WALLET") if found.wallet_id else account, amount, cur)
+            for account, amount, cur in legs
+        ]
+        for step, legs in journal.entries_of(Source(SourceKind.PAYMENT, payment_id)).items()
+    }
     return written

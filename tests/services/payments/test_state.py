@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import (
+    Account,
     Customer,
     EmailKind,
     LedgerEntry,
@@ -23,6 +24,7 @@ from models import (
     TransitionSource,
     Wallet,
 )
+from services.books import journal
 from services.movements.locks import lock_payment
 from services.payments.state import log_context, move, note, reverse_effect
 from services.wallet import ledger
@@ -211,6 +213,22 @@ def test_a_reversed_topup_takes_its_credit_back_and_a_new_success_is_a_new_credi
         (f"reversal:{payment.id}:2", -500, "reversal", ref),
     ]
     assert got(Wallet, payment.wallet_id).balance_minor == 0
+    # The books: each success and each reversal, the mirror of the success it undid.
+    assert payment.wallet_id is not None
+    wallet, clearing = Account.wallet(payment.wallet_id), Account.clearing("stripe")
+    credit, debit = (
+        [(clearing, 500, "EUR"), (wallet, -500, "EUR")],
+        [
+            (clearing, -500, "EUR"),
+            (wallet, 500, "EUR"),
+        ],
+    )
+    assert journal.entries_of(Source(SourceKind.PAYMENT, payment.id)) == {
+        "succeeded": credit,
+        "reversed:1": debit,
+        "succeeded:2": credit,
+        "reversed:2": debit,
+    }
 
 
 def test_a_reversal_takes_back_only_what_the_topups_refunds_left(app_ctx: Flask) -> None:

@@ -1,0 +1,1 @@
+"""The books: the double-entry journal of every movement of money."""

@@ -1,0 +1,130 @@
+"""Posting to the journal (models/journal.py), in the caller's transaction.
+
+Every step of a movement that moves money posts one entry (`post`): debits equal credits
+per currency, checked here for a clear error and by the database at the commit (a
+deferred trigger), so an unbalanced entry never commits however it was written. The
+entry is UNIQUE by its step (`Source` and the step's name): a repeat posts nothing.
+
+A charge's success posts inside its one statement (services/payments/settling.py, with
+`SUCCESS_STEP`), the rest through `post`. Balances are sums of postings (`balances`);
+`trial_balance` says per currency what all accounts add up to: zero, or the books are
+broken.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from extensions import db
+from models import JournalEntry, Posting, Source
+from models.types import utcnow
+
+
+@dataclass(frozen=True)
+class Leg:
+    """An amount into (debit, > 0) or out of (credit, < 0) an account (`Account`)."""
+
+    account: str
+    amount_minor: int
+    currency: str
+
+
+class UnbalancedEntryError(ValueError):
+    """An entry whose debits and credits differ in a currency: a bug, never posted."""
+
+
+# The step of a payment's success: one per success that stands (after a reversal, a new
+# success is a new step: "succeeded:2"), as SQL over the payment's row `p`.
+SUCCESS_STEP = """('succeeded' || CASE WHEN p.effect_reversals > 0
+    THEN ':' || (p.effect_reversals + 1) ELSE '' END)"""
+
+
+def success_step(reversals: int) -> str:
+    """SUCCESS_STEP in Python: the step of the success after `reversals` reversals."""
+    return "succeeded" + (f":{reversals + 1}" if reversals else "")
+
+
+def post(source: Source, step: str, legs: Sequence[Leg]) -> bool:
+    """Post the step's entry; False when it was posted before (nothing written)."""
+    legs = [leg for leg in legs if leg.amount_minor != 0]
+    _check_balanced(source, step, legs)
+    entry_id = db.session.execute(
+        pg_insert(JournalEntry)
+        .values(source_kind=source.kind, source_id=source.id, step=step, created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["source_kind", "source_id", "step"])
+        .returning(JournalEntry.id)
+    ).scalar()
+    if entry_id is None:
+        return False
+    db.session.execute(
+        insert(Posting),
+        [
+            {
+                "entry_id": entry_id,
+                "account": leg.account,
+                "amount_minor": leg.amount_minor,
+                "currency": leg.currency,
+            }
+            for leg in legs
+        ],
+    )
+    return True
+
+
+def reverse(source: Source, of_step: str, step: str, *, part: int | None = None) -> bool:
+    """Post the mirror of an entry posted before (all of it, or `part` of a two-leg
+    entry's amount); False when that entry was never posted (a movement older than the
+    journal) or the reversal was posted already."""
+    legs = entries_of(source).get(of_step)
+    if not legs or part == 0:
+        return False
+    if part is not None:
+        if len(legs) != 2:
+            raise UnbalancedEntryError(f"{source} {of_step}: a part of {len(legs)} legs")
+        legs = [(account, part if amount > 0 else -part, cur) for account, amount, cur in legs]
+    return post(source, step, [Leg(account, -amount, cur) for account, amount, cur in legs])
+
+
+def _check_balanced(source: Source, step: str, legs: Sequence[Leg]) -> None:
+    totals: dict[str, int] = defaultdict(int)
+    for leg in legs:
+        totals[leg.currency] += leg.amount_minor
+    off = {currency: total for currency, total in totals.items() if total}
+    if len(legs) < 2 or off:
+        raise UnbalancedEntryError(f"{source} {step}: {len(legs)} legs, off by {off or 'nothing'}")
+
+
+def balances(account: str | None = None) -> dict[tuple[str, str], int]:
+    """Every account's balance per currency (or one account's): the sum of its postings."""
+    query = select(Posting.account, Posting.currency, func.sum(Posting.amount_minor)).group_by(
+        Posting.account, Posting.currency
+    )
+    if account is not None:
+        query = query.where(Posting.account == account)
+    return {(name, currency): int(total) for name, currency, total in db.session.execute(query)}
+
+
+def trial_balance() -> dict[str, int]:
+    """What all accounts add up to per currency: zero in every one, or the books are
+    broken (the database refuses an unbalanced entry; this reads it back)."""
+    query = select(Posting.currency, func.sum(Posting.amount_minor)).group_by(Posting.currency)
+    return {currency: int(total) for currency, total in db.session.execute(query)}
+
+
+def entries_of(source: Source) -> dict[str, list[tuple[str, int, str]]]:
+    """The steps posted for a movement, each as its legs (account, amount, currency)."""
+    found = db.session.execute(
+        select(JournalEntry.step, Posting.account, Posting.amount_minor, Posting.currency)
+        .join(Posting, Posting.entry_id == JournalEntry.id)
+        .where(JournalEntry.source_kind == source.kind, JournalEntry.source_id == source.id)
+        .order_by(JournalEntry.id, Posting.id)
+    )
+    steps: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
+    for step, account, amount, currency in found:
+        steps[step].append((account, int(amount), currency))
+    return dict(steps)

@@ -1,0 +1,141 @@
+"""The journal: balanced entries, once per step, checked by the database too."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from extensions import db
+from models import Account, JournalEntry, Posting, Source, SourceKind
+from services.books import journal
+from services.books.journal import Leg
+
+SOURCE = Source(SourceKind.PAYMENT, 7)
+CHARGE = [Leg(Account.clearing("stripe"), 1400, "EUR"), Leg(Account.REVENUE, -1400, "EUR")]
+
+
+def _count(model: object) -> int:
+    return int(db.session.scalar(select(func.count()).select_from(model)) or 0)  # type: ignore[arg-type]  # a mapped class
+
+
+def test_an_entry_is_posted_once_per_step(app_ctx: Flask) -> None:
+    assert journal.post(SOURCE, "succeeded", CHARGE)
+    assert not journal.post(SOURCE, "succeeded", CHARGE)  # a repeat: nothing written
+    db.session.commit()
+    assert (_count(JournalEntry), _count(Posting)) == (1, 2)
+    assert journal.entries_of(SOURCE) == {
+        "succeeded": [("clearing:stripe", 1400, "EUR"), ("revenue", -1400, "EUR")]
+    }
+    assert journal.balances() == {("clearing:stripe", "EUR"): 1400, ("revenue", "EUR"): -1400}
+    assert journal.trial_balance() == {"EUR": 0}
+
+
+@pytest.mark.parametrize(
+    "legs",
+    [
+        [Leg("revenue", -1400, "EUR"), Leg("clearing:stripe", 1300, "EUR")],
+        [Leg("revenue", -1400, "EUR"), Leg("clearing:stripe", 1400, "USD")],
+        [Leg("revenue", -1400, "EUR")],
+    ],
+    ids=["amounts", "currencies", "one leg"],
+)
+def test_an_unbalanced_entry_is_refused_before_anything_is_written(
+    app_ctx: Flask, legs: list[Leg]
+) -> None:
+    with pytest.raises(journal.UnbalancedEntryError):
+        journal.post(SOURCE, "succeeded", legs)
+    assert _count(JournalEntry) == 0
+
+
+def test_the_database_refuses_an_unbalanced_entry_at_the_commit(app_ctx: Flask) -> None:
+    entry_id = db.session.execute(
+        text(
+            "INSERT INTO journal_entries (source_kind, source_id, step, created_at) "
+            "VALUES ('payment', 7, 'succeeded', now()) RETURNING id"
+        )
+    ).scalar()
+    db.session.execute(
+        text(
+            "INSERT INTO postings (entry_id, account, amount_minor, currency) "
+            "VALUES (:e, 'revenue', -1400, 'EUR'), (:e, 'clearing:stripe', 1399, 'EUR')"
+        ),
+        {"e": entry_id},
+    )
+    with pytest.raises(IntegrityError, match="does not balance"):
+        db.session.commit()
+    db.session.rollback()
+    db.session.execute(
+        text(
+            "INSERT INTO journal_entries (source_kind, source_id, step, created_at) "
+            "VALUES ('payment', 7, 'succeeded', now())"
+        )
+    )
+    with pytest.raises(IntegrityError, match="0 postings"):  # an entry of no postings
+        db.session.commit()
+    db.session.rollback()
+    assert _count(JournalEntry) == 0
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE postings SET amount_minor = amount_minor * 2",
+        "DELETE FROM postings",
+        "UPDATE journal_entries SET step = 'failed'",
+        "DELETE FROM journal_entries",
+    ],
+)
+def test_a_posted_entry_is_never_changed(app_ctx: Flask, statement: str) -> None:
+    journal.post(SOURCE, "succeeded", CHARGE)
+    db.session.commit()
+    with pytest.raises(DBAPIError, match="append-only"):
+        db.session.execute(text(statement))
+    db.session.rollback()
+    assert journal.balances()[("revenue", "EUR")] == -1400
+
+
+@pytest.mark.parametrize("address", ["wallet:abc", "wallet:0", "Revenue", "cash", "fees:"])
+def test_only_the_chart_of_accounts_can_be_posted_to(app_ctx: Flask, address: str) -> None:
+    with pytest.raises(IntegrityError, match="account_address"):
+        journal.post(SOURCE, "succeeded", [Leg(address, 5, "EUR"), Leg("revenue", -5, "EUR")])
+    db.session.rollback()
+    with pytest.raises(ValueError, match="not an account"):
+        Account.clearing("Stripe; DROP")
+
+
+def test_a_reversal_mirrors_what_was_posted_in_full_or_in_part(app_ctx: Flask) -> None:
+    wallet = Account.wallet(3)
+    legs = [Leg(Account.clearing("stripe"), 700, "EUR"), Leg(wallet, -700, "EUR")]
+    journal.post(SOURCE, "succeeded", legs)
+    assert journal.reverse(SOURCE, "succeeded", "reversed:1", part=300)
+    assert not journal.reverse(SOURCE, "succeeded", "reversed:1", part=300)  # a repeat
+    assert not journal.reverse(SOURCE, "succeeded:2", "reversed:2")  # never posted
+    assert not journal.reverse(SOURCE, "succeeded", "reversed:3", part=0)  # nothing left
+    other = Source(SourceKind.PAYMENT, 8)
+    journal.post(other, "succeeded", CHARGE)
+    assert journal.reverse(other, "succeeded", "reversed:1")
+    db.session.commit()
+    assert journal.balances(wallet) == {(wallet, "EUR"): -400}
+    assert journal.balances(Account.REVENUE) == {("revenue", "EUR"): 0}
+    assert journal.trial_balance() == {"EUR": 0}
+
+
+def test_the_success_step_is_named_alike_in_sql_and_python(app_ctx: Flask) -> None:
+    named = [
+        db.session.scalar(
+            text(journal.SUCCESS_STEP.join(["SELECT ", " FROM (SELECT :n AS effect_reversals) p"])),
+            {"n": n},
+        )
+        for n in (0, 1, 2)
+    ]
+    assert (
+        named
+        == [journal.success_step(n) for n in (0, 1, 2)]
+        == [
+            "succeeded",
+            "succeeded:2",
+            "succeeded:3",
+        ]
+    )
