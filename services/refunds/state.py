@@ -19,6 +19,7 @@ from sqlalchemy import select
 from extensions import db
 from models import (
     REFUND_TRANSITIONS,
+    Account,
     EmailKind,
     LedgerKind,
     Order,
@@ -34,11 +35,13 @@ from models import (
     Wallet,
 )
 from models.refund import WALLET
+from services.books import journal
 from services.movements import effects, machine
 from services.notifications.outbox import queue_email
 from services.wallet import ledger
 
 log = logging.getLogger(__name__)
+_SUCCEEDED = "succeeded"  # the journal's step of a refund's success
 REFUNDED_ORDER_STATUSES = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED)
 
 
@@ -96,6 +99,7 @@ def _reverse_success(refund: Refund) -> None:
         if payment is not None and payment.purpose == PaymentPurpose.WALLET_TOPUP:
             return
     refund.is_effect_applied = False
+    journal.reverse(Source(SourceKind.REFUND, refund.id), _SUCCEEDED, "failed")
     if refund.order_id is not None:
         _settle_order(refund.order_id)
 
@@ -157,6 +161,16 @@ def _apply_success(refund: Refund) -> None:
         if payment is not None and payment.purpose == PaymentPurpose.WALLET_TOPUP:
             return  # its money left the wallet when it was requested
         refund.is_effect_applied = True
+        # The books: what the provider gave back to the card left its clearing account.
+        amount, currency = refund.amount_minor, refund.currency
+        journal.post(
+            Source(SourceKind.REFUND, refund.id),
+            _SUCCEEDED,
+            [
+                journal.Leg(Account.REFUNDS, amount, currency),
+                journal.Leg(Account.clearing(refund.provider), -amount, currency),
+            ],
+        )
     order_id = refund.order_id
     if order_id is not None:
         _settle_order(order_id)

@@ -9,13 +9,17 @@ from sqlalchemy import select
 
 from extensions import db
 from models import (
+    Account,
     EmailKind,
     OutboxMessage,
     Refund,
     RefundStatus,
     RefundTransition,
+    Source,
+    SourceKind,
     TransitionSource,
 )
+from services.books import journal
 from services.notifications.rendering import render_email
 from services.refunds.state import move_refund
 from tests.factories import make_customer, make_order, make_payment, make_refund
@@ -57,6 +61,24 @@ def test_the_provider_may_fail_a_refund_it_reported_succeeded(app_ctx: Flask) ->
     db.session.flush()
     reasons = [t.reason for t in db.session.query(RefundTransition).order_by(RefundTransition.id)]
     assert reasons[-1].startswith("failed after it had succeeded")
+
+
+def test_the_books_follow_a_card_refund_that_succeeds_then_fails(app_ctx: Flask) -> None:
+    refund = _refund(app_ctx)
+    source, clearing = Source(SourceKind.REFUND, refund.id), Account.clearing(refund.provider)
+    amount = refund.amount_minor
+    assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.REFUND)
+    assert not move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.WEBHOOK)
+    assert journal.entries_of(source) == {
+        "succeeded": [("refunds", amount, "EUR"), (clearing, -amount, "EUR")]
+    }
+    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    db.session.commit()  # the database's check of every entry
+    assert journal.entries_of(source)["failed"] == [
+        ("refunds", -amount, "EUR"),
+        (clearing, amount, "EUR"),
+    ]
+    assert journal.balances(Account.REFUNDS) == {("refunds", "EUR"): 0}
 
 
 def _emails(kind: EmailKind) -> list[OutboxMessage]:
