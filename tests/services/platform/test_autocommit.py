@@ -21,6 +21,14 @@ from tests.lock_support import drop_other_connections
 KINDS: list[Callable[[str], Any]] = [text, autocommit.plain]
 
 
+@pytest.fixture(autouse=True)
+def fresh_pool(app_ctx: Flask) -> None:
+    """Each test starts with no pooled connection: one that an earlier test file's drop
+    (tests/lock_support.py) left dead would fail its first statement, once (what a
+    restart does, and what the tests below provoke themselves)."""
+    autocommit.engine().dispose()
+
+
 @pytest.fixture(params=KINDS, ids=["sqlalchemy", "plain"])
 def sql(request: pytest.FixtureRequest) -> Callable[[str], Any]:
     return request.param
