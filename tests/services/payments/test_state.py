@@ -8,48 +8,30 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import (
-    Account,
     Customer,
     EmailKind,
     LedgerEntry,
-    LedgerKind,
     Order,
     OrderStatus,
     OutboxMessage,
     Payment,
     PaymentStatus,
     PaymentTransition,
-    Source,
-    SourceKind,
     TransitionSource,
     Wallet,
 )
-from services.books import journal
 from services.movements.locks import lock_payment
 from services.payments.state import log_context, move, note, reverse_effect
 from services.wallet import ledger
 from settings import settings
 from tests.factories import (
-    make_customer,
-    make_order,
-    make_payment,
-    make_refund,
-    make_topup,
     make_wallet,
 )
 from tests.helpers import got
+from tests.payment_support import committed_topup_row, locked_order_payment
 
 S = PaymentStatus
 SRC = TransitionSource
-
-
-def fresh(app_ctx: Flask, status: PaymentStatus = S.PENDING) -> Payment:
-    payment = make_payment(make_order(make_customer()))
-    payment.status = status
-    db.session.commit()
-    locked = lock_payment(payment.id)
-    assert locked is not None
-    return locked
 
 
 def transitions(payment: Payment) -> list[tuple[str | None, str, str]]:
@@ -88,14 +70,14 @@ def test_transition_table(
     expected: PaymentStatus,
     is_moved: bool,
 ) -> None:
-    payment = fresh(app_ctx, start)
+    payment = locked_order_payment(start)
     assert move(payment, to, source=source, reason="test") is is_moved
     db.session.commit()
     assert got(Payment, payment.id).status == expected
 
 
 def test_every_move_is_recorded_with_its_source(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     move(payment, S.UNKNOWN, source=SRC.CHARGE, reason="read timeout")
     move(payment, S.SUCCEEDED, source=SRC.RECONCILE, reason="replayed")
     move(payment, S.FAILED, source=SRC.WEBHOOK, reason="late event")
@@ -112,7 +94,7 @@ def test_every_move_is_recorded_with_its_source(app_ctx: Flask) -> None:
 
 
 def test_success_pays_the_order_in_the_same_transaction(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     move(payment, S.SUCCEEDED, source=SRC.CHARGE)
     db.session.commit()
     order = db.session.get(Order, payment.order_id)
@@ -120,7 +102,7 @@ def test_success_pays_the_order_in_the_same_transaction(app_ctx: Flask) -> None:
 
 
 def test_success_for_an_already_paid_order_needs_review(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     order = db.session.get(Order, payment.order_id)
     assert order is not None
     order.status = OrderStatus.PAID
@@ -129,14 +111,8 @@ def test_success_for_an_already_paid_order_needs_review(app_ctx: Flask) -> None:
     assert got(Payment, payment.id).status == S.NEEDS_REVIEW
 
 
-def _topup(amount_minor: int = 500) -> Payment:
-    payment = make_topup(make_customer(), amount_minor)
-    db.session.commit()
-    return payment
-
-
 def test_topup_credits_the_wallet_exactly_once(app_ctx: Flask) -> None:
-    payment = _topup(500)
+    payment = committed_topup_row(500)
     wallet = db.session.get(Wallet, payment.wallet_id)
     assert wallet is not None
     move(payment, S.SUCCEEDED, source=SRC.CHARGE)
@@ -157,7 +133,7 @@ def test_a_transition_is_logged_only_once_committed(
     def lines() -> list[str]:
         return [r.getMessage() for r in caplog.records if "-> failed" in r.getMessage()]
 
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     move(payment, S.FAILED, source=SRC.CHARGE, reason="declined")
     assert lines() == []  # not yet: the transaction may still roll back
     db.session.rollback()
@@ -168,102 +144,8 @@ def test_a_transition_is_logged_only_once_committed(
     assert len(lines()) == 1 and "pending -> failed by charge: declined" in lines()[0]
 
 
-def _refunded(payment: Payment, amount_minor: int) -> None:
-    """A refund of the top-up that took `amount_minor` out of its wallet."""
-    refund = make_refund(payment, amount_minor=amount_minor)
-    assert payment.wallet_id is not None
-    ledger.apply_movement(
-        payment.wallet_id,
-        -amount_minor,
-        "EUR",
-        operation_id=f"refund-{refund.id}",
-        kind=LedgerKind.REFUND,
-        source=Source(SourceKind.REFUND, refund.id),
-    )
-
-
-def _entries(payment: Payment) -> list[tuple[str, int, str, str]]:
-    return [
-        (e.operation_id, e.amount_minor, e.kind.value, str(e.source))
-        for e in db.session.scalars(
-            select(LedgerEntry)
-            .where(LedgerEntry.wallet_id == payment.wallet_id)
-            .order_by(LedgerEntry.id)
-        )
-    ]
-
-
-def test_a_reversed_topup_takes_its_credit_back_and_a_new_success_is_a_new_credit(
-    app_ctx: Flask,
-) -> None:
-    payment = _topup()
-    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
-    assert reverse_effect(payment) == "wallet credit of €5.00 taken back"
-    assert (payment.is_effect_applied, payment.effect_reversals) == (False, 1)
-    assert reverse_effect(payment) is None  # nothing applied: nothing to undo
-    move(payment, S.NEEDS_REVIEW, source=SRC.ADMIN, reason="check")
-    move(payment, S.SUCCEEDED, source=SRC.ADMIN, reason="it did succeed", actor="ops")
-    assert reverse_effect(payment) == "wallet credit of €5.00 taken back"
-    db.session.commit()
-    ref = f"payment {payment.id}"
-    assert _entries(payment) == [
-        (f"topup:{payment.id}", 500, "topup", ref),
-        (f"reversal:{payment.id}:1", -500, "reversal", ref),
-        (f"topup:{payment.id}:2", 500, "topup", ref),
-        (f"reversal:{payment.id}:2", -500, "reversal", ref),
-    ]
-    assert got(Wallet, payment.wallet_id).balance_minor == 0
-    # The books: each success and each reversal, the mirror of the success it undid.
-    assert payment.wallet_id is not None
-    wallet, clearing = Account.wallet(payment.wallet_id), Account.clearing("stripe")
-    credit, debit = (
-        [(clearing, 500, "EUR"), (wallet, -500, "EUR")],
-        [
-            (clearing, -500, "EUR"),
-            (wallet, 500, "EUR"),
-        ],
-    )
-    assert journal.entries_of(Source(SourceKind.PAYMENT, payment.id)) == {
-        "succeeded": credit,
-        "reversed:1": debit,
-        "succeeded:2": credit,
-        "reversed:2": debit,
-    }
-
-
-def test_a_reversal_takes_back_only_what_the_topups_refunds_left(app_ctx: Flask) -> None:
-    payment = _topup(800)
-    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
-    _refunded(payment, 300)
-    assert reverse_effect(payment) == (
-        "wallet credit of €5.00 taken back (the rest, €3.00, was refunded or disputed already)"
-    )
-    assert got(Wallet, payment.wallet_id).balance_minor == 0
-    spent = _topup(400)
-    move(spent, S.SUCCEEDED, source=SRC.CHARGE)
-    _refunded(spent, 400)
-    entries = len(_entries(spent))
-    assert reverse_effect(spent) == (
-        "wallet credit of €0.00 taken back (the rest, €4.00, was refunded or disputed already)"
-    )
-    assert len(_entries(spent)) == entries  # nothing left to take: no entry
-
-
-def test_a_reversed_order_payment_opens_its_order_again(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx)
-    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
-    order = db.session.get(Order, payment.order_id)
-    assert order is not None and order.status == OrderStatus.PAID
-    assert reverse_effect(payment) == f"order {order.id} open again"
-    assert (order.status, order.paid_at, payment.is_effect_applied) == (
-        OrderStatus.OPEN,
-        None,
-        False,
-    )
-
-
 def test_success_for_an_already_paid_order_says_why_it_needs_review(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     order = db.session.get(Order, payment.order_id)
     assert order is not None
     order.status = OrderStatus.PAID
@@ -278,7 +160,7 @@ def test_success_for_an_already_paid_order_says_why_it_needs_review(app_ctx: Fla
 
 
 def test_a_note_records_a_fact_without_moving(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx, S.UNKNOWN)
+    payment = locked_order_payment(S.UNKNOWN)
     note(payment, source=SRC.ADMIN, reason="rerouted", actor="ops@x")
     db.session.commit()
     [noted] = db.session.scalars(
@@ -306,7 +188,7 @@ def test_a_note_records_a_fact_without_moving(app_ctx: Flask) -> None:
 def test_the_new_state_writes_its_email_to_whom_it_concerns(
     app_ctx: Flask, to: PaymentStatus, kind: EmailKind | None, is_to_customer: bool
 ) -> None:
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     move(payment, to, source=SRC.ADMIN if to == S.NEEDS_REVIEW else SRC.CHARGE, reason="r")
     db.session.commit()
     emails = db.session.execute(
@@ -319,7 +201,7 @@ def test_the_new_state_writes_its_email_to_whom_it_concerns(
 
 
 def test_every_line_about_a_payment_names_it_its_key_and_provider(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     assert log_context(payment) == {
         "payment_id": payment.id,
         "idempotency_key": str(payment.idempotency_key),
@@ -328,7 +210,7 @@ def test_every_line_about_a_payment_names_it_its_key_and_provider(app_ctx: Flask
 
 
 def test_a_move_records_who_made_it_and_no_reason_when_none_was_given(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx, S.NEEDS_REVIEW)
+    payment = locked_order_payment(S.NEEDS_REVIEW)
     move(payment, S.FAILED, source=SRC.ADMIN, actor="ops@x")
     db.session.commit()
     [moved] = db.session.scalars(
@@ -338,7 +220,7 @@ def test_a_move_records_who_made_it_and_no_reason_when_none_was_given(app_ctx: F
 
 
 def test_a_topup_credits_only_a_wallet_of_its_currency(app_ctx: Flask) -> None:
-    payment = _topup()
+    payment = committed_topup_row()
     payment.currency = "USD"  # not the EUR wallet's: a mismatch never moves money
     assert move(payment, S.SUCCEEDED, source=SRC.CHARGE)
     assert (payment.status, payment.is_effect_applied) == (S.NEEDS_REVIEW, False)
@@ -347,7 +229,7 @@ def test_a_topup_credits_only_a_wallet_of_its_currency(app_ctx: Flask) -> None:
     )
     assert db.session.scalar(select(func.count(LedgerEntry.id))) == 0
     db.session.rollback()
-    applied = _topup()
+    applied = committed_topup_row()
     move(applied, S.SUCCEEDED, source=SRC.CHARGE)
     applied.currency = "USD"
     with pytest.raises(ledger.CurrencyMismatchError):
@@ -355,7 +237,7 @@ def test_a_topup_credits_only_a_wallet_of_its_currency(app_ctx: Flask) -> None:
 
 
 def test_an_order_payment_pays_its_order_even_with_a_wallet_named(app_ctx: Flask) -> None:
-    payment = fresh(app_ctx)
+    payment = locked_order_payment()
     named = make_wallet(db.session.get(Customer, payment.customer_id))  # type: ignore[arg-type]  # the customer exists (made above)
     payment.wallet_id = named.id  # the schema allows it; the purpose decides
     move(payment, S.SUCCEEDED, source=SRC.CHARGE)
@@ -364,42 +246,3 @@ def test_an_order_payment_pays_its_order_even_with_a_wallet_named(app_ctx: Flask
     assert named.balance_minor == 0
     assert reverse_effect(payment) == f"order {order.id} open again"
     assert order.status == OrderStatus.OPEN
-
-
-def test_reversing_a_payment_of_an_order_the_wallet_paid_too_undoes_nothing_on_it(
-    app_ctx: Flask,
-) -> None:
-    payment = fresh(app_ctx)
-    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
-    order = db.session.get(Order, payment.order_id)
-    assert order is not None
-    customer = db.session.get(Customer, payment.customer_id)
-    assert customer is not None
-    wallet = make_wallet(customer)
-    ledger.credit(wallet, order.total_minor, "fund")
-    ledger.apply_movement(
-        wallet.id,
-        -order.total_minor,
-        "EUR",
-        operation_id="paid-too",
-        kind=LedgerKind.ORDER,
-        source=Source(SourceKind.ORDER, order.id),
-    )
-    payment = lock_payment(payment.id)  # type: ignore[assignment]  # the payment exists (made above)
-    assert reverse_effect(payment) is None  # still paid, by the wallet
-    assert order.status == OrderStatus.PAID and not payment.is_effect_applied
-
-
-def test_a_reversal_takes_back_the_last_minor_unit(app_ctx: Flask) -> None:
-    payment = _topup(500)
-    move(payment, S.SUCCEEDED, source=SRC.CHARGE)
-    _refunded(payment, 499)
-    assert reverse_effect(payment) == (
-        "wallet credit of €0.01 taken back (the rest, €4.99, was refunded or disputed already)"
-    )
-    assert _entries(payment)[-1] == (
-        f"reversal:{payment.id}:1",
-        -1,
-        "reversal",
-        f"payment {payment.id}",
-    )
