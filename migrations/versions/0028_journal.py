@@ -29,11 +29,14 @@ DECLARE
     legs integer;
     unbalanced text;
 BEGIN
-    SELECT count(*) INTO legs FROM postings WHERE entry_id = entry;
-    SELECT string_agg(currency || ' ' || total, ', ') INTO unbalanced FROM (
-        SELECT currency, sum(amount_minor) AS total FROM postings
-        WHERE entry_id = entry GROUP BY currency HAVING sum(amount_minor) <> 0
-    ) AS off;
+    -- One read of the entry's postings: how many, and the currencies that do not net.
+    SELECT coalesce(sum(n), 0),
+        string_agg(currency || ' ' || total, ', ') FILTER (WHERE total <> 0)
+    INTO legs, unbalanced
+    FROM (
+        SELECT currency, count(*) AS n, sum(amount_minor) AS total FROM postings
+        WHERE entry_id = entry GROUP BY currency
+    ) AS per_currency;
     IF legs < 2 OR unbalanced IS NOT NULL THEN
         RAISE EXCEPTION 'journal entry % does not balance: % postings, off by %',
             entry, legs, coalesce(unbalanced, 'nothing')

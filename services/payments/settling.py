@@ -82,7 +82,7 @@ booked AS (
     INSERT INTO postings (entry_id, account, amount_minor, currency)
     SELECT booked.id, leg.account, leg.amount_minor, paid.currency
     FROM booked CROSS JOIN paid CROSS JOIN LATERAL (VALUES
-        ('clearing:' || paid.provider, paid.amount_minor),
+        (:clearing, paid.amount_minor),
         (paid.credit_account, -paid.amount_minor)) AS leg(account, amount_minor)
 ), transition AS (
     INSERT INTO payment_transitions (payment_id, from_status, to_status, source, reason,
@@ -111,7 +111,7 @@ WITH ordered AS (
 ), paid AS (
     UPDATE payments AS p SET {_SUCCEEDED}
     FROM ordered WHERE p.order_id = ordered.id AND {_STILL_WHERE_SEEN}
-    RETURNING p.id, p.customer_id, p.provider, p.amount_minor, p.currency,
+    RETURNING p.id, p.customer_id, p.amount_minor, p.currency,
         {journal.SUCCESS_STEP} AS step, :revenue AS credit_account
 ), order_paid AS (
     UPDATE orders SET status = :paid_order, paid_at = :now, updated_at = :now
@@ -123,7 +123,7 @@ WITH paid AS (
     WHERE {_STILL_WHERE_SEEN} AND p.purpose = :topup
         AND EXISTS (SELECT 1 FROM wallets w WHERE w.id = p.wallet_id AND w.currency = p.currency)
         AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.operation_id = {_TOPUP_OPERATION})
-    RETURNING p.id, p.customer_id, p.wallet_id, p.amount_minor, p.provider, p.currency,
+    RETURNING p.id, p.customer_id, p.wallet_id, p.amount_minor, p.currency,
         {_TOPUP_OPERATION} AS operation_id, {journal.SUCCESS_STEP} AS step,
         'wallet:' || p.wallet_id AS credit_account
 ), wallet AS (
@@ -171,6 +171,7 @@ def _params(row: Any, was: PaymentStatus, lease: Any, source: TransitionSource) 
         "lease": lease,
         "send_count": row.send_count,
         "source": source.value,
+        "clearing": Account.clearing(row.provider),
         "actor": None,
         "has_card": False,
         "card_brand": None,
