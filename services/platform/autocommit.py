@@ -95,7 +95,7 @@ def all_rows(statement: Executable | Plain, params: Mapping[str, object]) -> lis
     except DBAPIError as exc:
         if not exc.connection_invalidated:
             raise
-        raise _lost(exc.orig) from exc
+        raise _lost(exc.orig, engine()) from exc
 
 
 def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
@@ -115,14 +115,16 @@ def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
     except psycopg.Error as exc:
         if not pool.dialect.is_disconnect(cast(Any, exc), pooled.dbapi_connection, None):
             raise DBAPIError.instance(statement.sql, params, exc, psycopg.Error) from exc
-        # What SQLAlchemy's own Connection does on a disconnect: this connection and
-        # every one pooled before it are let go (a restart dropped them all).
-        pool.pool._invalidate(pooled, exc)
-        raise _lost(exc) from exc
+        pooled.invalidate(exc)  # closed, not pooled again
+        raise _lost(exc, pool) from exc
     finally:
         pooled.close()
 
 
-def _lost(cause: BaseException | None) -> ConnectionLost:
+def _lost(cause: BaseException | None, pool: Engine) -> ConnectionLost:
+    """A restart dropped every connection: the pool lets all it holds go (a new pool for
+    the next checkout). Not SQLAlchemy's own invalidation, which keeps a connection
+    whose start time reads later than the drop (one made while the clock was ahead)."""
     log.warning("lean statement: connection lost (%s); its caller decides", cause)
+    pool.dispose()
     return ConnectionLost(str(cause))

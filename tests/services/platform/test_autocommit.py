@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import time_machine
 from flask import Flask
 from sqlalchemy import text
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError
@@ -102,6 +104,21 @@ def test_a_dropped_connection_is_tried_once_more_on_a_new_one(
     assert drop_other_connections(db.engine)  # a restart, as the pool sees it
     row = autocommit.first_row_retried(sql("SELECT 2 AS two"), {})
     assert row is not None and row.two == 2
+
+
+def test_connections_made_while_the_clock_was_ahead_are_let_go_too(
+    own_pool: Flask, sql: Callable[[str], Any]
+) -> None:
+    """The reported CI failure: the pool judged its connections by their start time, so
+    two made while the clock read later (a test's time travel; a clock stepped back in
+    production) outlived the first one's drop, and the retry took the second dead one."""
+    ahead = datetime.now(UTC) + timedelta(days=40)
+    pool = autocommit.engine()
+    with time_machine.travel(ahead, tick=False), pool.connect() as first, pool.connect() as two:
+        first.execute(text("SELECT 1")), two.execute(text("SELECT 1"))
+    assert drop_other_connections(db.engine) >= 2
+    row = autocommit.first_row_retried(sql("SELECT 3 AS three"), {})
+    assert row is not None and row.three == 3
 
 
 def test_no_database_to_reach_is_sqlalchemys_error_too(
