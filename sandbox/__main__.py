@@ -8,11 +8,13 @@ import logging
 import os
 import sys
 import tempfile
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import requests
 
 from sandbox.context import (
+    DEFAULT_AVAILABLE_AFTER_S,
     DEFAULT_KEY_LIFETIME_S,
     DEFAULT_REFUND_SETTLE_S,
     DEFAULT_SEARCH_LAG_S,
@@ -24,6 +26,16 @@ FAULTS_HELP = "\n".join(
     f"  {kind:18} {text} (params: {', '.join(f'{k}={v}' for k, v in params.items()) or '-'})"
     for kind, (params, text) in FAULT_KINDS.items()
 )
+
+
+def _percent(raw: str) -> str:
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"not a percentage: {raw!r}") from None
+    if not value.is_finite() or not 0 <= value < 100:
+        raise argparse.ArgumentTypeError(f"not a percentage: {raw!r}")
+    return str(value)
 
 
 def serve(argv: list[str]) -> None:
@@ -67,6 +79,25 @@ def serve(argv: list[str]) -> None:
         help="when a refund of pm_card_pendingRefund succeeds, or of pm_card_refundFail "
         "fails (default %(default)s s; POST /_sandbox/refunds/settle: now)",
     )
+    parser.add_argument(
+        "--available-after-s",
+        type=float,
+        default=DEFAULT_AVAILABLE_AFTER_S,
+        help="when a balance transaction's money becomes available for a payout "
+        "(default two days, Stripe's standard schedule)",
+    )
+    parser.add_argument(
+        "--payout-interval-s",
+        type=float,
+        default=0.0,
+        help="automatic payouts of the available balance every N s (default 0: only "
+        "POST /_sandbox/stripe/payouts; needs --webhook-url, whose loop runs them)",
+    )
+    parser.add_argument(
+        "--fee-percent", type=_percent, default="1.5", help="card fee: percent of the amount"
+    )
+    parser.add_argument("--fee-fixed", type=int, default=25, help="card fee: fixed, minor units")
+    parser.add_argument("--dispute-fee", type=int, default=2000, help="minor units")
     args = parser.parse_args(argv)
     from sandbox.server import RefusingServer
 
@@ -82,6 +113,11 @@ def serve(argv: list[str]) -> None:
         key_lifetime_s=args.key_lifetime_s,
         search_lag_s=args.search_lag_s,
         refund_settle_s=args.refund_settle_s,
+        available_after_s=args.available_after_s,
+        payout_interval_s=args.payout_interval_s,
+        fee_percent=args.fee_percent,
+        fee_fixed=args.fee_fixed,
+        dispute_fee=args.dispute_fee,
     )
     RefusingServer(args.host, args.port, config).serve_forever()
 

@@ -12,8 +12,13 @@ def create_app(config: SandboxConfig) -> Flask:
     from sandbox import control_api
     from sandbox.acquirer import api as acquirer_api
     from sandbox.stripe import api as stripe_api
+    from sandbox.stripe import (  # noqa: F401 (routes on stripe_api.bp)
+        balance_api,
+        customers,
+        disputes,
+        refunds,
+    )
     from sandbox.stripe import cards as stripe_cards
-    from sandbox.stripe import customers, disputes, refunds  # noqa: F401 (routes on stripe_api.bp)
     from sandbox.stripe import three_ds as stripe_3ds
 
     app = Flask(__name__)

@@ -24,6 +24,7 @@ DEFAULT_KEY_LIFETIME_S = 24 * 3600  # Stripe keeps idempotency keys for 24 hours
 # (nothing may count on search seeing a new intent) without slowing them down.
 DEFAULT_SEARCH_LAG_S = 2.0
 DEFAULT_REFUND_SETTLE_S = 10.0
+DEFAULT_AVAILABLE_AFTER_S = 2 * 86400.0  # Stripe's standard payout schedule: two days
 
 
 @dataclass
@@ -38,6 +39,13 @@ class SandboxConfig:
     search_lag_s: float = DEFAULT_SEARCH_LAG_S  # a search_lag fault overrides it
     # When a refund of Stripe's pending or failing refund test card changes.
     refund_settle_s: float = DEFAULT_REFUND_SETTLE_S
+    # The balance (sandbox/stripe/balance.py): the fee of a card charge (Stripe's EEA
+    # schedule, 1.5% + 0.25), of a dispute, when money becomes available, payouts' pace.
+    fee_percent: str = "1.5"
+    fee_fixed: int = 25
+    dispute_fee: int = 2000
+    available_after_s: float = DEFAULT_AVAILABLE_AFTER_S
+    payout_interval_s: float = 0.0  # automatic payouts (0: only POST /_sandbox/stripe/payouts)
     # Set by the server loop: stop listening for N seconds.
     refuse: Callable[[float], None] = field(default=lambda seconds: None)
 

@@ -9,7 +9,8 @@ from flask import Blueprint, Response, jsonify, request
 
 from sandbox.context import settings, store
 from sandbox.faults import FAULT_KINDS, FaultError, add_fault, clear_faults, list_faults
-from sandbox.stripe.objects import new_intent
+from sandbox.stripe import balance
+from sandbox.stripe.objects import new_id, new_intent
 from sandbox.stripe.params import ParamError
 from sandbox.stripe.refunds import dashboard_refund, settle_due
 
@@ -149,6 +150,60 @@ def stripe_busy() -> tuple[Response, int]:
             ],
         )
     return jsonify(count=count), 201
+
+
+@bp.post("/stripe/payouts")
+def stripe_payouts() -> tuple[Response, int]:
+    """Pay the available balance out now, as Stripe's automatic payout does
+    (`{"fail": true}`: the bank refuses it and the money comes back). 201 with them."""
+    is_failing = (request.get_json(silent=True) or {}).get("fail") is True
+    return jsonify(data=balance.run_payouts(store(), is_failing=is_failing)), 201
+
+
+@bp.post("/stripe/fee_adjustments")
+def stripe_fee_adjustment() -> tuple[Response, int]:
+    """A fee the shop did not expect (`{"amount", "currency"}`, minor units taken from the
+    balance): an `adjustment` of Stripe's, as its corrections of past fees come."""
+    body = request.get_json(silent=True) or {}
+    amount, currency = body.get("amount"), body.get("currency")
+    if not isinstance(amount, int) or isinstance(amount, bool) or not 1 <= amount <= 10**9:
+        return jsonify(error="amount: minor units, 1 or more"), 400
+    if not isinstance(currency, str) or len(currency) != 3 or not currency.isalpha():
+        return jsonify(error="currency: a three-letter code"), 400
+    with store().transaction() as conn:
+        txn = balance.record(
+            conn,
+            "adjustment",
+            new_id("fadj"),
+            -amount,
+            currency,
+            category="fee",
+            description="Fee adjustment",
+        )
+    return jsonify(txn), 201
+
+
+@bp.post("/stripe/balance/age")
+def age_balance() -> Response | tuple[Response, int]:
+    """Every balance transaction and payout becomes `seconds` older (created, available_on,
+    arrival_date): days pass for drills and tests without their waiting."""
+    seconds = (request.get_json(silent=True) or {}).get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 0:
+        return jsonify(error="seconds: a whole number of seconds, 0 or more"), 400
+    with store().transaction() as conn:
+        aged = conn.execute(
+            "UPDATE balance_transactions SET created = created - :s, available_on = "
+            "available_on - :s, body = json_set(body, '$.created', created - :s, "
+            "'$.available_on', available_on - :s)",
+            {"s": seconds},
+        ).rowcount
+        conn.execute(
+            "UPDATE payouts SET created = created - :s, arrival_date = arrival_date - :s, "
+            "body = json_set(body, '$.created', created - :s, '$.arrival_date', "
+            "arrival_date - :s)",
+            {"s": seconds},
+        )
+    return jsonify(aged=aged)
 
 
 @bp.get("/requests")

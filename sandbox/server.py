@@ -11,6 +11,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from sandbox.app import create_app
 from sandbox.context import SandboxConfig
 from sandbox.events import Deliverer
+from sandbox.stripe.balance import AutomaticPayouts
 from sandbox.stripe.refunds import settle_due
 
 log = logging.getLogger("sandbox")
@@ -28,6 +29,7 @@ class RefusingServer:
         config.refuse = self.refuse
         self.config = config
         self.app = create_app(config)
+        self._payouts = AutomaticPayouts(config.payout_interval_s)
 
     def refuse(self, seconds: float) -> None:
         with self._lock:
@@ -38,6 +40,13 @@ class RefusingServer:
             # shutdown() waits for the serve loop: never call it from a request thread directly.
             threading.Thread(target=server.shutdown, daemon=True).start()
 
+    def _tick(self) -> None:
+        """What changes with time: refunds that settle later, automatic payouts."""
+        store = self.app.extensions["sandbox_store"]
+        with self.app.app_context():
+            settle_due(store)
+            self._payouts(store)
+
     def serve_forever(self) -> None:
         if self.config.webhook_url:
             Deliverer(
@@ -47,7 +56,7 @@ class RefusingServer:
                     "stripe": self.config.stripe_webhook_secret,
                     "acquirer": self.config.acquirer_webhook_secret,
                 },
-                on_tick=lambda: settle_due(self.app.extensions["sandbox_store"]),
+                on_tick=self._tick,
             ).start()
         while not self._stopped.is_set():
             wait_s = self._refuse_until - time.time()

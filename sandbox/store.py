@@ -57,6 +57,16 @@ CREATE TABLE IF NOT EXISTS payment_methods (
 -- Customers (POST /v1/customers): a PaymentIntent may name one, and the list filters by it.
 CREATE TABLE IF NOT EXISTS customers (
     id TEXT PRIMARY KEY, created INTEGER NOT NULL, body TEXT NOT NULL);
+-- Stripe's balance (sandbox/stripe/balance.py): the API's objects as `body`.
+CREATE TABLE IF NOT EXISTS balance_transactions (
+    id TEXT PRIMARY KEY, created INTEGER NOT NULL, available_on INTEGER NOT NULL,
+    type TEXT NOT NULL, source TEXT NOT NULL, currency TEXT NOT NULL, net INTEGER NOT NULL,
+    payout TEXT, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ix_balance_payout ON balance_transactions(payout);
+CREATE INDEX IF NOT EXISTS ix_balance_source ON balance_transactions(source);
+CREATE TABLE IF NOT EXISTS payouts (
+    id TEXT PRIMARY KEY, created INTEGER NOT NULL, arrival_date INTEGER NOT NULL,
+    status TEXT NOT NULL, currency TEXT NOT NULL, amount INTEGER NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, endpoint TEXT NOT NULL,
     method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL, api_version TEXT);
@@ -197,6 +207,8 @@ class Store:
                 "refunds",
                 "refund_changes",
                 "disputes",
+                "balance_transactions",
+                "payouts",
                 "events",
                 "faults",
                 "requests",

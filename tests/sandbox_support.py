@@ -61,6 +61,32 @@ class Sandbox:
         response.raise_for_status()
         return int(response.json()["aged"])
 
+    def pay_out(self, *, fail: bool = False) -> list[dict[str, Any]]:
+        """Stripe's automatic payout, now: the available balance to the bank."""
+        response = requests.post(
+            f"{self.url}/_sandbox/stripe/payouts", json={"fail": fail}, timeout=5
+        )
+        assert response.status_code == 201, response.text
+        return list(response.json()["data"])
+
+    def plant_fee_adjustment(self, amount: int, currency: str = "eur") -> dict[str, Any]:
+        """A fee the shop did not expect, taken from the balance."""
+        response = requests.post(
+            f"{self.url}/_sandbox/stripe/fee_adjustments",
+            json={"amount": amount, "currency": currency},
+            timeout=5,
+        )
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
+    def age_balance(self, seconds: int) -> int:
+        """Every balance transaction and payout `seconds` older: days pass, unwaited."""
+        response = requests.post(
+            f"{self.url}/_sandbox/stripe/balance/age", json={"seconds": seconds}, timeout=5
+        )
+        response.raise_for_status()
+        return int(response.json()["aged"])
+
     def clear_faults(self) -> None:
         requests.delete(f"{self.url}/_sandbox/faults", timeout=5).raise_for_status()
 

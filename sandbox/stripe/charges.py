@@ -14,6 +14,7 @@ from flask import Response, g, request
 
 from sandbox.context import store
 from sandbox.events import create_event
+from sandbox.stripe import balance
 from sandbox.stripe import params as params_of
 from sandbox.stripe.cards import card_outcome, payment_method_object
 from sandbox.stripe.idempotency import stripe_error
@@ -86,6 +87,9 @@ def _succeeded(conn: sqlite3.Connection, intent: dict[str, Any]) -> None:
     """Stripe's event of a charge that went through; a dispute test card's dispute."""
     from sandbox.stripe.disputes import open_for  # its routes import this module's users
 
+    amount = int(intent["amount_received"] or intent["amount"])
+    fee = balance.card_fee(amount)
+    balance.record(conn, "charge", intent["latest_charge"], amount, intent["currency"], fee=fee)
     _event(conn, "payment_intent.succeeded", intent)
     open_for(conn, intent)
 

@@ -22,9 +22,10 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from sandbox.context import RequestFaults, store, with_faults
+from sandbox.context import RequestFaults, settings, store, with_faults
 from sandbox.events import create_event
 from sandbox.store import dumps
+from sandbox.stripe import balance
 from sandbox.stripe import params as params_of
 from sandbox.stripe.api import bp
 from sandbox.stripe.cards import payment_method_object
@@ -127,16 +128,18 @@ def open_for(conn: sqlite3.Connection, intent: dict[str, Any]) -> None:
 
 def _move_funds(conn: sqlite3.Connection, dispute: dict[str, Any], sign: int) -> None:
     """The balance transaction and event of money leaving (-1) or coming back (+1)."""
-    dispute["balance_transactions"].append(
-        {
-            "id": new_id("txn"),
-            "object": "balance_transaction",
-            "amount": sign * dispute["amount"],
-            "currency": dispute["currency"],
-            "type": "adjustment",
-            "reporting_category": "dispute" if sign < 0 else "dispute_reversal",
-        }
+    txn = balance.record(
+        conn,
+        "adjustment",
+        dispute["id"],
+        sign * dispute["amount"],
+        dispute["currency"],
+        fee=settings().dispute_fee if sign < 0 else 0,
+        fee_description="Dispute fee",
+        category="dispute" if sign < 0 else "dispute_reversal",
+        description=f"Chargeback {'withdrawal' if sign < 0 else 'reversal'}",
     )
+    dispute["balance_transactions"].append(txn)
     _save(conn, dispute)
     kind = "funds_withdrawn" if sign < 0 else "funds_reinstated"
     create_event(store(), conn, "stripe", f"charge.dispute.{kind}", dispute)

@@ -19,6 +19,7 @@ from flask import Response, g, jsonify, request
 from sandbox.context import RequestFaults, settings, store, with_faults
 from sandbox.events import create_event
 from sandbox.store import Store, dumps
+from sandbox.stripe import balance
 from sandbox.stripe import params as params_of
 from sandbox.stripe.api import bp
 from sandbox.stripe.idempotency import idempotent, stripe_error
@@ -59,7 +60,7 @@ def _refund_object(
         "id": refund_id,
         "object": "refund",
         "amount": amount,
-        "balance_transaction": new_id("txn"),
+        "balance_transaction": None,  # its balance transaction's, when kept
         "charge": intent.get("latest_charge"),
         "created": int(time.time()),
         "currency": intent["currency"],
@@ -132,6 +133,8 @@ def _make_refund(
     """Record a refund of `amount` (checked by the caller) with its events."""
     first, later = LATER.get(intent.get("payment_method") or "", ("succeeded", None))
     refund = _refund_object(intent, amount, form, first)
+    txn = balance.record(conn, "refund", refund["id"], -amount, intent["currency"])
+    refund["balance_transaction"] = txn["id"]
     store().record_refund(
         conn,
         "stripe",
@@ -240,8 +243,12 @@ def settle_due(db: Store, *, is_forced: bool = False) -> int:
                 continue
             refund = dict(json.loads(body_row["body"]))
             refund["status"] = row["status"]
-            if row["status"] == "failed":
+            if row["status"] == "failed":  # the money comes back to the balance
                 refund["failure_reason"] = "expired_or_canceled_card"
+                back = balance.record(
+                    conn, "refund_failure", refund["id"], refund["amount"], refund["currency"]
+                )
+                refund["failure_balance_transaction"] = back["id"]
             conn.execute(
                 "UPDATE refunds SET status = ?, body = ? WHERE id = ?",
                 (row["status"], dumps(refund), refund["id"]),

@@ -16,7 +16,13 @@ from tests.sandbox_support import wait_for
 
 FIXTURES = json.loads((Path(__file__).parents[2] / "fixtures" / "stripe_objects.json").read_text())
 # Fields of Stripe's objects the sandbox leaves out, and why. Empty today: keep it so.
-ALLOWED_OMISSIONS: dict[str, set[str]] = {"payment_intent": set(), "event": set(), "dispute": set()}
+ALLOWED_OMISSIONS: dict[str, set[str]] = {
+    "payment_intent": set(),
+    "event": set(),
+    "dispute": set(),
+    "balance_transaction": set(),
+    "payout": set(),
+}
 LIST_FIELDS = {"object", "url", "has_more", "data"}
 SEARCH_FIELDS = {"object", "url", "has_more", "next_page", "data"}
 # What Stripe's SDK knows of an error object: the sandbox must not invent others.
@@ -164,3 +170,30 @@ def test_disputes_have_stripes_fields_and_types(sandbox: Any) -> None:
     assert _differences(dispute, FIXTURES["dispute"], "dispute") == []
     assert set(dispute["evidence"]) == set(FIXTURES["dispute"]["evidence"])
     assert set(dispute["evidence_details"]) == set(FIXTURES["dispute"]["evidence_details"])
+
+
+def test_balance_transactions_and_payouts_have_stripes_fields_and_types(sandbox: Any) -> None:
+    intent = _post(
+        sandbox,
+        "/v1/payment_intents",
+        amount="1000",
+        currency="eur",
+        confirm="true",
+        payment_method="pm_card_visa",
+        **CARD,
+    ).json()
+    _post(sandbox, "/v1/refunds", payment_intent=intent["id"], amount="100")
+    sandbox.age_balance(2 * 86400)
+    sandbox.pay_out()
+    listed = requests.get(
+        f"{sandbox.url}/v1/balance_transactions", headers=AUTH, timeout=10
+    ).json()["data"]
+    assert sorted(t["type"] for t in listed) == ["charge", "payout", "refund"]
+    problems = [
+        p
+        for txn in listed
+        for p in _differences(txn, FIXTURES["balance_transaction"], "balance_transaction")
+    ]
+    [payout] = requests.get(f"{sandbox.url}/v1/payouts", headers=AUTH, timeout=10).json()["data"]
+    problems += _differences(payout, FIXTURES["payout"], "payout")
+    assert problems == []

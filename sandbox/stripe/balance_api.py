@@ -1,0 +1,167 @@
+"""Stripe's balance, read: `GET /v1/balance_transactions` (`created`, `currency`,
+`payout`, `source`, `type`, cursors, `expand[]=data.source`) and `GET /v1/payouts`
+(`created`, `status`, cursors), with their retrieves; what they read is written by
+sandbox/stripe/balance.py."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from flask import Response, jsonify, request
+
+from sandbox.context import RequestFaults, store, with_faults
+from sandbox.stripe import params as params_of
+from sandbox.stripe.api import bp
+from sandbox.stripe.idempotency import stripe_error
+from sandbox.stripe.lists import page
+from sandbox.stripe.objects import list_object
+
+TYPES = (
+    "adjustment",
+    "charge",
+    "payment",
+    "payout",
+    "payout_cancel",
+    "payout_failure",
+    "refund",
+    "refund_failure",
+    "stripe_fee",
+)
+BALANCE_LIST = frozenset(
+    {"created", "currency", "ending_before", "expand", "limit", "payout", "source"}
+    | {"starting_after", "type"}
+)
+PAYOUT_LIST = frozenset(
+    {"arrival_date", "created", "destination", "ending_before", "expand", "limit"}
+    | {"starting_after", "status"}
+)
+PAYOUT_STATUSES = ("paid", "pending", "in_transit", "canceled", "failed")
+
+
+def _txn(row: sqlite3.Row, now: float) -> dict[str, Any]:
+    txn = dict(json.loads(row["body"]))
+    txn["status"] = "available" if row["available_on"] <= now else "pending"
+    return txn
+
+
+def _source_object(conn: sqlite3.Connection, txn: dict[str, Any]) -> dict[str, Any] | str:
+    """`expand[]=data.source`: the charge, refund, dispute or payout the money moved for."""
+    source = str(txn["source"])
+    if source.startswith("ch_"):
+        row = conn.execute(
+            "SELECT body FROM payment_intents WHERE json_extract(body, '$.latest_charge') = ?",
+            (source,),
+        ).fetchone()
+        intent = json.loads(row["body"]) if row else {}
+        return {
+            "id": source,
+            "object": "charge",
+            "amount": intent.get("amount", txn["amount"]),
+            "balance_transaction": txn["id"],
+            "currency": txn["currency"],
+            "metadata": intent.get("metadata", {}),
+            "payment_intent": intent.get("id"),
+            "status": "succeeded",
+        }
+    for table in ("refunds", "disputes", "payouts"):
+        row = conn.execute(f"SELECT body FROM {table} WHERE id = ?", (source,)).fetchone()
+        if row is not None:
+            return dict(json.loads(row["body"]))
+    return source
+
+
+def _expanded(query: dict[str, Any]) -> bool:
+    wanted = query.get("expand") or []
+    return "data.source" in (wanted if isinstance(wanted, list) else [wanted])
+
+
+@bp.get("/v1/balance_transactions")
+@with_faults("stripe", "balance_transactions")
+def list_balance_transactions(faults: RequestFaults) -> Response:
+    query = params_of.decode(request.args.items(multi=True), BALANCE_LIST)
+    where, bounds = params_of.created_bounds(query)
+    args: tuple[object, ...] = bounds
+    for name in ("currency", "payout", "source", "type"):
+        value = query.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or (name == "type" and value not in TYPES):
+            raise params_of.ParamError(f"Invalid {name}: {str(value)[:60]}", name)
+        where, args = f"{where} AND {name} = ?", (*args, value.lower())
+    faults.slow_down()
+    conn = store().connection()
+    rows, has_more = page(
+        conn,
+        "balance_transactions",
+        where,
+        args,
+        starting_after=query.get("starting_after"),
+        ending_before=query.get("ending_before"),
+        limit=params_of.limit(query),
+        what="balance_transaction",
+    )
+    now = time.time()
+    data = [_txn(row, now) for row in rows]
+    if _expanded(query):
+        for txn in data:
+            txn["source"] = _source_object(conn, txn)
+    body = list_object("/v1/balance_transactions", data, has_more)
+    return faults.after_commit(jsonify(body))
+
+
+@bp.get("/v1/balance_transactions/<txn_id>")
+@with_faults("stripe", "balance_transaction")
+def retrieve_balance_transaction(faults: RequestFaults, txn_id: str) -> Response:
+    faults.slow_down()
+    rows = store().query("SELECT * FROM balance_transactions WHERE id = ?", (txn_id,))
+    if not rows:
+        return faults.after_commit(_missing("balance_transaction", txn_id))
+    return faults.after_commit(jsonify(_txn(rows[0], time.time())))
+
+
+@bp.get("/v1/payouts")
+@with_faults("stripe", "payouts")
+def list_payouts(faults: RequestFaults) -> Response:
+    query = params_of.decode(request.args.items(multi=True), PAYOUT_LIST)
+    where, args = params_of.created_bounds(query)
+    status = query.get("status")
+    if status is not None:
+        if status not in PAYOUT_STATUSES:
+            raise params_of.ParamError(f"Invalid status: {str(status)[:40]}", "status")
+        where, args = f"{where} AND status = ?", (*args, status)
+    faults.slow_down()
+    rows, has_more = page(
+        store().connection(),
+        "payouts",
+        where,
+        args,
+        starting_after=query.get("starting_after"),
+        ending_before=query.get("ending_before"),
+        limit=params_of.limit(query),
+        what="payout",
+    )
+    data = [json.loads(row["body"]) for row in rows]
+    return faults.after_commit(jsonify(list_object("/v1/payouts", data, has_more)))
+
+
+@bp.get("/v1/payouts/<payout_id>")
+@with_faults("stripe", "payout")
+def retrieve_payout(faults: RequestFaults, payout_id: str) -> Response:
+    faults.slow_down()
+    rows = store().query("SELECT body FROM payouts WHERE id = ?", (payout_id,))
+    if not rows:
+        return faults.after_commit(_missing("payout", payout_id))
+    return faults.after_commit(jsonify(json.loads(rows[0]["body"])))
+
+
+def _missing(what: str, object_id: str) -> Response:
+    return stripe_error(
+        404,
+        "invalid_request_error",
+        f"No such {what}: '{object_id}'",
+        code="resource_missing",
+        param="id",
+    )
