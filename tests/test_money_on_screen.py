@@ -57,8 +57,8 @@ def text_of(html: str) -> str:
 
 
 def _shown(where: str, text: str) -> None:
-    found = FORBIDDEN.findall(text)
-    assert not found, f"{where} shows minor units {found}: ...{text[:2000]}"
+    around = [text[max(0, m.start() - 120) : m.end() + 120] for m in FORBIDDEN.finditer(text)]
+    assert not around, f"{where} shows minor units: {around}"
 
 
 @pytest.fixture
