@@ -265,6 +265,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             env, "WEBHOOK_FOREIGN_GRACE_S", 86400, low=600, why="our own sends settle first"
         ),
         "BACKFILL_INTERVAL_S": integer(env, "BACKFILL_INTERVAL_S", 60),
+        # Yesterday's books against each provider's balance (services/statements/reconcile.py).
+        "BOOKS_RECONCILE_INTERVAL_S": integer(env, "BOOKS_RECONCILE_INTERVAL_S", 3600),
         # Reconciliation of unknown outcomes: growing delays between lookups, then review.
         "RECONCILE_DELAYS_S": [
             int(v) for v in _list(env, "RECONCILE_DELAYS_S", "60,300,900,3600,21600")

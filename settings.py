@@ -95,6 +95,7 @@ class HousekeepingSettings:
     sweep_interval_s: int
     retention_days: int  # settled history leaves the hot tables after this
     call_log_retention_days: int
+    books_interval_s: int  # yesterday's books are reconciled (until they are) this often
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ class Settings:
                 sweep_interval_s=int(c["SWEEP_INTERVAL_S"]),
                 retention_days=int(c["RETENTION_DAYS"]),
                 call_log_retention_days=int(c["CALL_LOG_RETENTION_DAYS"]),
+                books_interval_s=int(c["BOOKS_RECONCILE_INTERVAL_S"]),
             ),
         )
 

@@ -1,14 +1,18 @@
-"""`flask books trial-balance`."""
+"""`flask books trial-balance` and `flask books reconcile --date YYYY-MM-DD`."""
 
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 
 import click
 from flask.cli import AppGroup
 
+from extensions import db
 from services.books import journal
 from services.platform.locales import money_text
+from services.statements import days
+from services.statements.reconcile import AGREEING, BALANCE_PROVIDERS
 
 books_cli = AppGroup("books", help="The books: the double-entry journal (docs/books.md).")
 
@@ -26,3 +30,42 @@ def trial_balance_command() -> None:
     click.echo(f"trial balance: {'broken ' + str(broken) if broken else 'zero'}")
     if broken:
         sys.exit(1)
+
+
+@books_cli.command("reconcile")
+@click.option("--date", "day", required=True, type=click.DateTime(formats=["%Y-%m-%d"]))
+@click.option("--provider", type=click.Choice(BALANCE_PROVIDERS), default=BALANCE_PROVIDERS[0])
+@click.option("--wait-s", type=click.FloatRange(0, 3600), default=300.0, show_default=True)
+def reconcile_command(day: datetime, provider: str, wait_s: float) -> None:
+    """Reconcile a day (UTC) of the provider's balance with the books, again if it was
+    before: the job runs on the provider's queue; this waits for it and prints the day.
+    Exit 0 when it reconciles, 1 when it does not, 2 when it did not run."""
+    job_id = days.request(provider, day.date())
+    if job_id is None:
+        click.echo("Redis did not take the job: nothing was reconciled", err=True)
+        sys.exit(2)
+    outcome = days.outcome_of(job_id, wait_s)
+    if outcome not in ("reconciled", "unreconciled"):
+        why = outcome or f"not run within {wait_s:g} s (is a worker on the {provider} queue?)"
+        click.echo(f"{provider} {day.date()}: {why}; job {job_id}", err=True)
+        sys.exit(2)
+    db.session.rollback()  # what the job committed
+    found = days.day_of(provider, day.date())
+    assert found is not None
+    click.echo(
+        f"{provider} {found.day}: {found.status.value}, {found.matched} matched or booked, "
+        f"{found.unmatched} to look at"
+    )
+    for currency, fee in sorted(days.fees_of(provider, found.id).items()):
+        click.echo(f"fees {currency} {money_text(fee, currency)}")
+    for item, _txn in days.items_of(found.id):
+        if item.outcome in AGREEING:
+            continue
+        currency = item.currency or "EUR"
+        amounts = [
+            f"{side} {money_text(value, currency)}"
+            for side, value in (("theirs", item.theirs_minor), ("ours", item.ours_minor))
+            if value is not None
+        ]
+        click.echo(f"{item.outcome.value:<20} {item.detail} ({', '.join(amounts)})")
+    sys.exit(0 if outcome == "reconciled" else 1)

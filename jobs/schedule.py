@@ -6,11 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jobs.books import reconcile_books_job
 from jobs.movements import sweep_job
 from jobs.notifications import check_alerts_job, sweep_outbox_job
 from jobs.payments import retention_job, sample_health_job, sweep_abandoned_payments_job
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
+from services.statements.reconcile import BALANCE_PROVIDERS
 from settings import Settings
 
 
@@ -24,7 +26,8 @@ class PeriodicJob:
 
 def periodic_jobs(config: Settings) -> list[PeriodicJob]:
     """Sweeps run on the maintenance queue (they call no provider); each provider's
-    backfill runs on that provider's queue (bulkhead). Intervals are settings."""
+    backfill and books reconciliation run on that provider's queue (bulkhead).
+    Intervals are settings."""
     sweep_s, retry_s = config.housekeeping.sweep_interval_s, config.webhooks.retry_interval_s
     jobs = [
         PeriodicJob(sweep_job, MAINTENANCE_QUEUE, sweep_s),
@@ -40,5 +43,12 @@ def periodic_jobs(config: Settings) -> list[PeriodicJob]:
             backfill_webhooks_job, provider_queue_name(p), config.webhooks.backfill_interval_s, (p,)
         )
         for p in config.payments.providers
+    ]
+    jobs += [
+        PeriodicJob(
+            reconcile_books_job, provider_queue_name(p), config.housekeeping.books_interval_s, (p,)
+        )
+        for p in config.payments.providers
+        if p in BALANCE_PROVIDERS
     ]
     return jobs

@@ -30,6 +30,13 @@ from models.product import Product
 from models.product_change import ProductChange
 from models.provider_call import ProviderCall
 from models.provider_customer import ProviderCustomer
+from models.reconciliation import (
+    DayStatus,
+    ItemOutcome,
+    ProviderBalanceTxn,
+    ReconciliationDay,
+    ReconciliationItem,
+)
 from models.refund import (
     OPEN_REFUND_STATUSES,
     REFUND_TRANSITIONS,
@@ -57,10 +64,12 @@ __all__ = [
     "AlertKind",
     "ArchivedTransition",
     "Customer",
+    "DayStatus",
     "Dispute",
     "DisputeStatus",
     "DisputeTransition",
     "EmailKind",
+    "ItemOutcome",
     "JournalEntry",
     "LedgerEntry",
     "LedgerKind",
@@ -78,8 +87,11 @@ __all__ = [
     "ProcessedWebhook",
     "Product",
     "ProductChange",
+    "ProviderBalanceTxn",
     "ProviderCall",
     "ProviderCustomer",
+    "ReconciliationDay",
+    "ReconciliationItem",
     "Refund",
     "RefundRequest",
     "RefundRequestStatus",

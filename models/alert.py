@@ -22,6 +22,7 @@ class AlertKind(enum.StrEnum):
     CARD_TESTING = "card_testing"  # declines from one customer or address passed the limit
     UNKNOWN_PAYMENTS = "unknown_payments"  # unknown payments past a count or an age
     EMAILS_FAILING = "emails_failing"  # emails failed for good
+    BOOKS_UNRECONCILED = "books_unreconciled"  # a day's books differ from the provider's
 
 
 class Alert(Model):

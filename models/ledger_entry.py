@@ -30,6 +30,7 @@ class SourceKind(enum.StrEnum):
     REFUND = "refund"
     DISPUTE = "dispute"
     ORDER = "order"
+    BALANCE = "balance"  # a provider's balance transaction (its fee, a payout): books only
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from providers.outcomes import EventPage, LookupOutcome, Outcome
+from providers.outcomes import BalancePage, EventPage, LookupOutcome, Outcome
 
 
 @dataclass(frozen=True)
@@ -104,4 +104,19 @@ class Provider(Protocol):
     def undelivered_events(self, after: str | None = None) -> EventPage | None:
         """One page of the webhook events the provider could not deliver, after the
         cursor `after`; None when it cannot be asked."""
+        ...
+
+
+@runtime_checkable
+class BalanceReader(Protocol):
+    """A provider whose balance can be read (the books' reconciliation): Stripe's."""
+
+    def balance_page(
+        self, created_from: datetime, created_to: datetime, after: str | None = None
+    ) -> BalancePage | None:
+        """One page of the balance transactions created in [from, to), after `after`."""
+        ...
+
+    def payout_page(self, payout_id: str, after: str | None = None) -> BalancePage | None:
+        """One page of what a payout contains."""
         ...

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 
@@ -154,4 +155,31 @@ class EventPage:
     (None: this was the last page)."""
 
     events: list[dict[str, Any]]
+    next_cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class BalanceTxn:
+    """One movement of our money at the provider (a Stripe balance transaction): what
+    moved (`source_id`: the charge, refund, dispute or payout; `payment_ref`: the
+    provider's payment a charge belongs to), gross `amount_minor`, the provider's fee,
+    when. `problem` is set when the provider's item could not be believed."""
+
+    txn_id: str
+    type: str
+    category: str
+    source_id: str
+    payment_ref: str | None
+    amount_minor: int
+    fee_minor: int
+    currency: str
+    created_at: datetime | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class BalancePage:
+    """One page of balance transactions, and the cursor of the next (None: the last)."""
+
+    items: list[BalanceTxn]
     next_cursor: str | None = None

@@ -115,6 +115,7 @@ DOMAIN_RANKS = {
     "webhooks": 7,
     "backoffice": 8,
     "catalog": 9,
+    "statements": 9,
 }
 
 

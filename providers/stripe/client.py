@@ -30,6 +30,7 @@ from providers.outcomes import (
     Report,
     Unknown,
 )
+from providers.stripe.balance import StripeBalance
 from providers.stripe.common import error_of, is_within, lookup_failed
 from providers.stripe.customers import StripeCustomers, card_fingerprint_of
 from providers.stripe.intents import intent_outcome, intent_report, payment_ref
@@ -63,7 +64,7 @@ API_VERSION = "2026-10-28.endive"
 EVENTS_PAGE_SIZE = 100  # Stripe's maximum page size (its default is 10)
 
 
-class StripeProvider(StripeRefunds, StripeCustomers):
+class StripeProvider(StripeRefunds, StripeCustomers, StripeBalance):
     name = "stripe"
     capabilities = Capabilities(
         supports_idempotency_keys=True,

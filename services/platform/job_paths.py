@@ -13,6 +13,7 @@ SEND_EMAIL = "jobs.notifications.send_email_job"
 SEND_EMAILS = "jobs.notifications.send_emails_job"
 RAISE_ALERT = "jobs.alerts.raise_alert_job"
 CREATE_PROVIDER_CUSTOMER = "jobs.payments.create_provider_customer_job"
+RECONCILE_BOOKS = "jobs.books.reconcile_day_job"  # (provider, "YYYY-MM-DD")
 
 ALL = (
     SEND,
@@ -24,4 +25,5 @@ ALL = (
     SEND_EMAILS,
     RAISE_ALERT,
     CREATE_PROVIDER_CUSTOMER,
+    RECONCILE_BOOKS,
 )

@@ -15,6 +15,7 @@ def test_intervals_and_waits_are_settings() -> None:
             "SWEEP_INTERVAL_S": "5",
             "WEBHOOK_RETRY_INTERVAL_S": "7",
             "BACKFILL_INTERVAL_S": "11",
+            "BOOKS_RECONCILE_INTERVAL_S": "13",
             "PAYMENT_LEASE_S": "90",
             "STRIPE_SETTLE_S": "30",
         }
@@ -26,4 +27,5 @@ def test_intervals_and_waits_are_settings() -> None:
     assert intervals[("sweep_job", ())] == 5
     assert intervals[("retry_pending_webhooks_job", ())] == 7
     assert intervals[("backfill_webhooks_job", ("stripe",))] == 11
+    assert intervals[("reconcile_books_job", ("stripe",))] == 13
     assert settings["PAYMENT_LEASE_S"] == 90 and settings["STRIPE_SETTLE_S"] == 30.0

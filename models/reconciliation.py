@@ -1,0 +1,86 @@
+"""The daily reconciliation's records (services/statements/reconcile.py): the provider's
+balance transactions as read, each day's result, and every item of it.
+
+A provider balance transaction is UNIQUE by (provider, txn_id): reading a day again
+updates nothing that was read. A day is UNIQUE by (provider, day): reconciling it again
+replaces its items with the new result."""
+
+from __future__ import annotations
+
+import enum
+from datetime import date, datetime
+
+from sqlalchemy import BigInteger, Date, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from models.base import Model
+from models.types import UTCDateTime, str_enum, utcnow
+
+
+class ProviderBalanceTxn(Model):
+    """One movement of our money at the provider, as its API said it (checked)."""
+
+    __tablename__ = "provider_balance_transactions"
+    __table_args__ = (UniqueConstraint("provider", "txn_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    txn_id: Mapped[str] = mapped_column(String(100))
+    type: Mapped[str] = mapped_column(String(32))
+    category: Mapped[str] = mapped_column(String(32))
+    source_id: Mapped[str] = mapped_column(String(100), index=True)  # ch_, re_, du_, po_
+    payment_ref: Mapped[str | None] = mapped_column(String(100))  # a charge's intent
+    amount_minor: Mapped[int] = mapped_column(BigInteger)
+    fee_minor: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str] = mapped_column(String(3))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    read_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class DayStatus(enum.StrEnum):
+    RECONCILED = "reconciled"  # every item matched or booked
+    UNRECONCILED = "unreconciled"  # one or more items to look at (red, alerted)
+
+
+class ItemOutcome(enum.StrEnum):
+    """What one item of a day is (docs/books.md says what the operator does about each)."""
+
+    MATCHED = "matched"  # the provider's and ours agree
+    BOOKED = "booked"  # the provider's movement we book as it reports it (fee, payout)
+    MISSING_AT_PROVIDER = "missing_at_provider"  # ours, not in the provider's balance
+    MISSING_AT_OURS = "missing_at_ours"  # the provider's, not in our books
+    AMOUNT_DIFFERS = "amount_differs"
+    CURRENCY_DIFFERS = "currency_differs"
+    PAYOUT_DIFFERS = "payout_differs"  # a payout's contents do not sum to its amount
+    UNREADABLE = "unreadable"  # the provider's item could not be believed
+
+
+class ReconciliationDay(Model):
+    __tablename__ = "reconciliation_days"
+    __table_args__ = (UniqueConstraint("provider", "day"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    day: Mapped[date] = mapped_column(Date)
+    status: Mapped[DayStatus] = mapped_column(str_enum(DayStatus, "day_status"))
+    matched: Mapped[int] = mapped_column(Integer)
+    unmatched: Mapped[int] = mapped_column(Integer)
+    reconciled_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ReconciliationItem(Model):
+    __tablename__ = "reconciliation_items"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    day_id: Mapped[int] = mapped_column(
+        ForeignKey("reconciliation_days.id", ondelete="CASCADE"), index=True
+    )
+    outcome: Mapped[ItemOutcome] = mapped_column(str_enum(ItemOutcome, "item_outcome", 24))
+    provider_txn_id: Mapped[int | None] = mapped_column(
+        ForeignKey("provider_balance_transactions.id"), index=True
+    )
+    entry_id: Mapped[int | None] = mapped_column(ForeignKey("journal_entries.id"), index=True)
+    theirs_minor: Mapped[int | None] = mapped_column(BigInteger)
+    ours_minor: Mapped[int | None] = mapped_column(BigInteger)
+    currency: Mapped[str | None] = mapped_column(String(3))
+    detail: Mapped[str] = mapped_column(String(200))

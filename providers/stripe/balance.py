@@ -1,0 +1,102 @@
+"""Stripe's balance, read (`GET /v1/balance_transactions`, paged, filtered by `created`
+or by `payout`, `expand[]=data.source`), as a part of StripeProvider. Every item is
+checked before it is believed: an id, a known type, whole amounts whose net is the
+amount less the fee, a three-letter currency; a malformed item is kept as such (the
+reconciliation names it), never read as a movement."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+
+from providers.http import HttpPolicy, fetch_list
+from providers.outcomes import BalancePage, BalanceTxn
+
+BALANCE_PAGE_SIZE = 100  # Stripe's maximum
+ID_RE = re.compile(r"^[A-Za-z0-9_]{1,100}$")
+CURRENCY_RE = re.compile(r"^[a-z]{3}$")
+
+
+class StripeBalance:
+    """The balance reads of StripeProvider (which provides these attributes)."""
+
+    api_base: str
+    policy: HttpPolicy
+    session: requests.Session
+
+    def balance_page(
+        self, created_from: datetime, created_to: datetime, after: str | None = None
+    ) -> BalancePage | None:
+        """One page of the balance transactions created in [from, to), newest first,
+        after the cursor `after`; None when Stripe cannot be asked now."""
+        params = {
+            "created[gte]": str(int(created_from.timestamp())),
+            "created[lt]": str(int(created_to.timestamp())),
+            "limit": str(BALANCE_PAGE_SIZE),
+            "expand[]": "data.source",
+        }
+        return self._page(params, after)
+
+    def payout_page(self, payout_id: str, after: str | None = None) -> BalancePage | None:
+        """One page of what a payout contains (its own transaction included)."""
+        params = {"payout": payout_id, "limit": str(BALANCE_PAGE_SIZE)}
+        return self._page(params, after)
+
+    def _page(self, params: dict[str, str], after: str | None) -> BalancePage | None:
+        if after:
+            params["starting_after"] = after
+        url = f"{self.api_base}/v1/balance_transactions"
+        page = fetch_list(self.session, url, params, self.policy, "stripe balance")
+        if page is None:
+            return None
+        items = page["data"]
+        last_id = items[-1].get("id") if items else None
+        more = page.get("has_more") is True and isinstance(last_id, str)
+        return BalancePage([balance_txn(item) for item in items], last_id if more else None)
+
+
+def balance_txn(item: dict[str, Any]) -> BalanceTxn:
+    """A balance transaction as we read it; `problem` says why it cannot be believed."""
+    txn_id = item.get("id")
+    source = item.get("source")
+    source_obj = source if isinstance(source, dict) else {}
+    source_id = source_obj.get("id") if source_obj else source
+    amount, fee, net = item.get("amount"), item.get("fee"), item.get("net")
+    currency, created = item.get("currency"), item.get("created")
+    problem = None
+    if not isinstance(txn_id, str) or not ID_RE.match(txn_id):
+        problem, txn_id = "no id", str(txn_id)[:100]
+    elif not all(_whole(v) for v in (amount, fee, net, created)):
+        problem = "amount, fee, net or created is not a whole number"
+    elif net != amount - fee:  # type: ignore[operator]
+        problem = "net is not amount less fee"
+    elif not isinstance(currency, str) or not CURRENCY_RE.match(currency):
+        problem = "no currency"
+    elif not isinstance(source_id, str) or not ID_RE.match(source_id):
+        problem = "no source"
+    intent = source_obj.get("payment_intent")
+    return BalanceTxn(
+        txn_id=txn_id,
+        type=str(item.get("type"))[:32],
+        category=str(item.get("reporting_category"))[:32],
+        source_id=str(source_id)[:100],
+        payment_ref=intent if isinstance(intent, str) and ID_RE.match(intent) else None,
+        amount_minor=_whole_or_zero(amount),
+        fee_minor=_whole_or_zero(fee),
+        currency=currency.upper() if isinstance(currency, str) else "???",
+        created_at=datetime.fromtimestamp(_whole_or_zero(created), UTC)
+        if _whole(created)
+        else None,
+        problem=problem,
+    )
+
+
+def _whole_or_zero(value: object) -> int:
+    return value if isinstance(value, int) and _whole(value) else 0
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**15

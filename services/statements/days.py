@@ -1,0 +1,84 @@
+"""The reconciled days, read (the Books page, `flask books reconcile`), and a day's
+reconciliation asked of the provider's queue (its balance is read there)."""
+
+from __future__ import annotations
+
+import time
+from datetime import date
+
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from sqlalchemy import func, select
+
+from extensions import db, redis_client
+from models import ProviderBalanceTxn, ReconciliationDay, ReconciliationItem
+from services.platform import job_paths
+from services.platform.queues import enqueue
+
+
+def request(provider: str, day: date) -> str | None:
+    """Enqueue the day's reconciliation on the provider's queue; its job id (None when
+    Redis could not take it)."""
+    job_id = f"books-reconcile-{provider}-{day.isoformat()}"
+    queued = enqueue(provider, job_paths.RECONCILE_BOOKS, provider, day.isoformat(), job_id=job_id)
+    return job_id if queued else None
+
+
+def outcome_of(job_id: str, wait_s: float) -> str | None:
+    """The requested reconciliation's outcome ("reconciled", "unreconciled",
+    "unreadable", "failed"), waiting up to `wait_s` for a worker; None when it has not
+    run by then."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            job = Job.fetch(job_id, connection=redis_client.client)
+        except NoSuchJobError:
+            return "failed"
+        status = job.get_status(refresh=True)
+        if status == JobStatus.FINISHED:
+            return str(job.return_value())
+        if status in (JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED):
+            return "failed"
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.2)
+
+
+def day_of(provider: str, day: date) -> ReconciliationDay | None:
+    return db.session.scalars(
+        select(ReconciliationDay).where(
+            ReconciliationDay.provider == provider, ReconciliationDay.day == day
+        )
+    ).first()
+
+
+def recent_days(limit: int = 60) -> list[ReconciliationDay]:
+    return list(
+        db.session.scalars(
+            select(ReconciliationDay)
+            .order_by(ReconciliationDay.day.desc(), ReconciliationDay.provider)
+            .limit(limit)
+        )
+    )
+
+
+def items_of(day_id: int) -> list[tuple[ReconciliationItem, ProviderBalanceTxn | None]]:
+    """A day's items, the provider's record beside each (the ones to look at first)."""
+    rows = db.session.execute(
+        select(ReconciliationItem, ProviderBalanceTxn)
+        .outerjoin(ProviderBalanceTxn, ProviderBalanceTxn.id == ReconciliationItem.provider_txn_id)
+        .where(ReconciliationItem.day_id == day_id)
+        .order_by(ReconciliationItem.outcome == "matched", ReconciliationItem.id)
+    )
+    return [(item, txn) for item, txn in rows]
+
+
+def fees_of(provider: str, day_id: int) -> dict[str, int]:
+    """The provider's fees on the day's transactions, per currency."""
+    rows = db.session.execute(
+        select(ProviderBalanceTxn.currency, func.sum(ProviderBalanceTxn.fee_minor))
+        .join(ReconciliationItem, ReconciliationItem.provider_txn_id == ProviderBalanceTxn.id)
+        .where(ReconciliationItem.day_id == day_id, ProviderBalanceTxn.provider == provider)
+        .group_by(ProviderBalanceTxn.currency)
+    )
+    return {currency: int(total) for currency, total in rows}

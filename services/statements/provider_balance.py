@@ -1,0 +1,112 @@
+"""The provider's side of the books, read: a day's balance transactions (and what a
+payout contains), page by page through the provider's gateway, kept in
+provider_balance_transactions (UNIQUE by the provider's id: a second read of a day
+writes nothing new)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from extensions import db
+from models import ProviderBalanceTxn
+from models.types import utcnow
+from providers.base import BalanceReader
+from providers.outcomes import BalancePage, BalanceTxn
+from resilience.gateway import CallContext
+from services.platform.provider_clients import gateway_for, provider_for
+
+# A day of 100,000 transactions is 1,000 pages of Stripe's 100; past this the day is
+# not read (the provider cannot be asked for all of it now) rather than half-read.
+MAX_PAGES = 5000
+
+
+class BalanceUnreadable(Exception):
+    """The provider could not be asked (no answer, an open circuit): nothing was judged."""
+
+
+def reader(provider: str) -> BalanceReader | None:
+    """The provider's client when its balance can be read (None: it cannot)."""
+    client = provider_for(provider)
+    return client if isinstance(client, BalanceReader) else None
+
+
+def day_transactions(provider: str, start: datetime, end: datetime) -> list[BalanceTxn]:
+    """Every balance transaction the provider made in [start, end)."""
+    client = _reader(provider)
+    return _every_page(provider, "balance", lambda after: client.balance_page(start, end, after))
+
+
+def payout_transactions(provider: str, payout_id: str) -> list[BalanceTxn]:
+    """What a payout contains, its own transaction included."""
+    client = _reader(provider)
+    return _every_page(provider, "payout", lambda after: client.payout_page(payout_id, after))
+
+
+def _reader(provider: str) -> BalanceReader:
+    client = reader(provider)
+    if client is None:
+        raise BalanceUnreadable(f"{provider}: its balance cannot be read")
+    return client
+
+
+def _every_page(
+    provider: str, operation: str, read: Callable[[str | None], BalancePage | None]
+) -> list[BalanceTxn]:
+    gateway = gateway_for(provider)
+    items: list[BalanceTxn] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = gateway.call(
+            CallContext(operation),
+            functools.partial(read, cursor),
+            is_failure=lambda answer: answer is None,
+        )
+        if not isinstance(page, BalancePage):
+            raise BalanceUnreadable(f"{provider} {operation}: no answer")
+        items.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return items
+    raise BalanceUnreadable(f"{provider} {operation}: more than {MAX_PAGES} pages")
+
+
+def record(provider: str, items: list[BalanceTxn]) -> dict[str, ProviderBalanceTxn]:
+    """Keep what was read (a transaction read before stays as it was first read: the
+    provider's balance transactions do not change); every row by the provider's id."""
+    items = [txn for txn in items if txn.problem is None]  # the caller names the rest
+    rows = [
+        {
+            "provider": provider,
+            "txn_id": txn.txn_id,
+            "type": txn.type,
+            "category": txn.category,
+            "source_id": txn.source_id,
+            "payment_ref": txn.payment_ref,
+            "amount_minor": txn.amount_minor,
+            "fee_minor": txn.fee_minor,
+            "currency": txn.currency[:3],
+            "created_at": txn.created_at or utcnow(),
+            "read_at": utcnow(),
+        }
+        for txn in items
+    ]
+    for start in range(0, len(rows), 1000):
+        db.session.execute(
+            pg_insert(ProviderBalanceTxn)
+            .values(rows[start : start + 1000])
+            .on_conflict_do_nothing(index_elements=["provider", "txn_id"])
+        )
+    ids = [txn.txn_id for txn in items]
+    found: dict[str, ProviderBalanceTxn] = {}
+    for start in range(0, len(ids), 10000):
+        query = select(ProviderBalanceTxn).where(
+            ProviderBalanceTxn.provider == provider,
+            ProviderBalanceTxn.txn_id.in_(ids[start : start + 10000]),
+        )
+        found.update((row.txn_id, row) for row in db.session.scalars(query))
+    return found

@@ -1,0 +1,50 @@
+"""The provider's balance, read through its gateway page by page and kept once."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import stripe
+from flask import Flask
+
+from extensions import db
+from models import ProviderBalanceTxn
+from providers.stripe import balance as stripe_balance
+from services.statements import provider_balance
+from tests.helpers import all_rows
+
+
+def test_every_page_of_a_day_is_read_and_kept_once(
+    app: Flask, sandbox: Any, sdk: stripe.StripeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stripe_balance, "BALANCE_PAGE_SIZE", 2)
+    for n in range(5):
+        sdk.v1.payment_intents.create(
+            params={
+                "amount": 700 + n,
+                "currency": "eur",
+                "confirm": True,
+                "payment_method": "pm_card_visa",
+                "allowed_payment_method_types": ["card"],
+            }
+        )
+    now = datetime.now(UTC)
+    with app.app_context():
+        read = provider_balance.day_transactions(
+            "stripe", now - timedelta(hours=1), now + timedelta(minutes=1)
+        )
+        assert sorted(t.amount_minor for t in read) == [700, 701, 702, 703, 704]
+        kept = provider_balance.record("stripe", read)
+        again = provider_balance.record("stripe", read + read)
+        assert {k: v.id for k, v in kept.items()} == {k: v.id for k, v in again.items()}
+        db.session.commit()
+    assert len(all_rows(app, ProviderBalanceTxn)) == 5
+
+
+def test_a_provider_whose_balance_cannot_be_read_says_so(app: Flask, sandbox: Any) -> None:
+    with app.app_context():
+        assert provider_balance.reader("acquirer") is None
+        with pytest.raises(provider_balance.BalanceUnreadable):
+            provider_balance.payout_transactions("acquirer", "po_1")

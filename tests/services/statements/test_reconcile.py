@@ -1,0 +1,187 @@
+"""The daily reconciliation against the sandbox's balance over HTTP: our charges and
+refunds matched, the provider's fees and payouts booked, a payout's contents checked,
+and each planted discrepancy found and named; a second run posts nothing twice."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+import stripe
+from flask import Flask
+from sqlalchemy import select
+
+from extensions import db
+from models import (
+    Account,
+    Alert,
+    AlertKind,
+    DayStatus,
+    ItemOutcome,
+    JournalEntry,
+    Source,
+    SourceKind,
+)
+from models.types import utcnow
+from services.books import journal
+from services.refunds.issue import refund_payment
+from services.statements import reconcile
+from services.statements.provider_balance import BalanceUnreadable
+from tests.helpers import charge_payment, committed_payment, send_refund
+
+DAY = 86400
+
+
+def _today() -> date:
+    return utcnow().date()
+
+
+def _charged(app: Flask, count: int) -> list[int]:
+    ids = [committed_payment(app) for _ in range(count)]
+    with app.app_context():
+        for payment_id in ids:
+            charge_payment(payment_id)
+    return ids
+
+
+def _refunded(app: Flask, payment_id: int, amount_minor: int) -> int:
+    with app.app_context():
+        refund, _ = refund_payment(payment_id, amount_minor, "goodwill", "test", uuid.uuid4())
+        send_refund(refund.id)
+        return refund.id
+
+
+def _outcomes(result: reconcile.DayResult) -> list[tuple[str, str]]:
+    return sorted((item.outcome.value, item.detail) for item in result.items)
+
+
+def test_a_day_of_charges_and_a_refund_matches_and_the_fees_are_booked(
+    app: Flask, sandbox: Any
+) -> None:
+    _, second = _charged(app, 2)  # 10.00 EUR each
+    _refunded(app, second, 250)
+    with app.app_context():
+        result = reconcile.reconcile("stripe", _today())
+        assert result.status == DayStatus.RECONCILED
+        assert [item.outcome for item in result.items].count(ItemOutcome.MATCHED) == 3
+        fee = 15 + 25  # 1.5% of 10.00 + 0.25 per charge
+        balances = journal.balances()
+        assert balances[(Account.fees("stripe"), "EUR")] == 2 * fee
+        assert balances[(Account.clearing("stripe"), "EUR")] == 2 * (1000 - fee) - 250
+        assert journal.trial_balance() == {"EUR": 0}
+        assert db.session.scalars(select(Alert)).all() == []
+
+
+def test_reconciling_a_day_again_gives_the_same_items_and_posts_nothing_twice(
+    app: Flask, sandbox: Any
+) -> None:
+    _charged(app, 1)
+    with app.app_context():
+        once = reconcile.reconcile("stripe", _today())
+        entries = len(db.session.scalars(select(JournalEntry)).all())
+        again = reconcile.reconcile("stripe", _today())
+        assert _outcomes(again) == _outcomes(once)
+        assert len(db.session.scalars(select(JournalEntry)).all()) == entries
+        assert journal.trial_balance() == {"EUR": 0}
+
+
+def test_each_planted_discrepancy_is_found_and_named(
+    app: Flask, sandbox: Any, sdk: stripe.StripeClient
+) -> None:
+    [ours] = _charged(app, 1)
+    outside = sdk.v1.payment_intents.create(  # a charge made in the Dashboard
+        params={
+            "amount": 4200,
+            "currency": "eur",
+            "confirm": True,
+            "payment_method": "pm_card_visa",
+            "allowed_payment_method_types": ["card"],
+        }
+    )
+    sandbox.plant_fee_adjustment(125)
+    with app.app_context():
+        # An entry of ours the provider never saw (a success booked for nothing).
+        journal.post(
+            Source(SourceKind.PAYMENT, ours + 1000),
+            "succeeded",
+            [
+                journal.Leg(Account.clearing("stripe"), 700, "EUR"),
+                journal.Leg(Account.REVENUE, -700, "EUR"),
+            ],
+        )
+        db.session.commit()
+        result = reconcile.reconcile("stripe", _today())
+        assert result.status == DayStatus.UNRECONCILED
+        found = {(i.outcome, i.theirs, i.ours) for i in result.items}
+        assert (ItemOutcome.MATCHED, 1000, 1000) in found
+        assert (ItemOutcome.MISSING_AT_OURS, 4200, None) in found
+        assert (ItemOutcome.MISSING_AT_OURS, -125, None) in found
+        assert (ItemOutcome.MISSING_AT_PROVIDER, None, 700) in found
+        assert len(result.items) == 4
+        details = " / ".join(i.detail for i in result.items)
+        assert f"({outside.id}): no movement of ours" in details
+        assert "adjustment (fee)" in details
+        assert f"payment {ours + 1000} succeeded: not in stripe's balance" in details
+        [alert] = db.session.scalars(select(Alert)).all()
+        assert alert.kind == AlertKind.BOOKS_UNRECONCILED and "3 of 4" in alert.detail
+
+
+def test_an_amount_that_differs_is_named_with_both_sides(
+    app: Flask, sandbox: Any, sdk: stripe.StripeClient
+) -> None:
+    """Ours booked 10.00 for a PaymentIntent the provider charged 9.99 for."""
+    intent = sdk.v1.payment_intents.create(
+        params={
+            "amount": 999,
+            "currency": "eur",
+            "confirm": True,
+            "payment_method": "pm_card_visa",
+            "allowed_payment_method_types": ["card"],
+        }
+    )
+    payment_id = committed_payment(app, provider_payment_id=intent.id)
+    with app.app_context():
+        journal.post(
+            Source(SourceKind.PAYMENT, payment_id),
+            "succeeded",
+            [
+                journal.Leg(Account.clearing("stripe"), 1000, "EUR"),
+                journal.Leg(Account.REVENUE, -1000, "EUR"),
+            ],
+        )
+        db.session.commit()
+        [item] = reconcile.reconcile("stripe", _today()).items
+        assert (item.outcome, item.theirs, item.ours) == (ItemOutcome.AMOUNT_DIFFERS, 999, 1000)
+        assert f"payment {payment_id} moved 1000, theirs 999" in item.detail
+
+
+def test_payouts_are_booked_to_the_bank_and_their_contents_checked(
+    app: Flask, sandbox: Any
+) -> None:
+    _charged(app, 2)
+    sandbox.age_balance(2 * DAY)  # the charges were made two days ago, now available
+    [refused] = sandbox.pay_out(fail=True)
+    [paid] = sandbox.pay_out()
+    two_days_ago = _today() - timedelta(days=2)
+    with app.app_context():
+        earlier = reconcile.reconcile("stripe", two_days_ago)
+        assert earlier.count(ItemOutcome.MATCHED) == 2 and earlier.status == DayStatus.RECONCILED
+        today = reconcile.reconcile("stripe", _today())
+        assert today.status == DayStatus.RECONCILED, _outcomes(today)
+        assert [i.outcome for i in today.items] == [ItemOutcome.BOOKED] * 3
+        net = 2 * (1000 - 40)
+        assert paid["amount"] == refused["amount"] == net
+        balances = journal.balances()
+        assert balances[(Account.bank("stripe"), "EUR")] == net  # one out, back, out again
+        assert balances[(Account.clearing("stripe"), "EUR")] == 0
+        assert journal.trial_balance() == {"EUR": 0}
+
+
+def test_a_provider_that_cannot_be_asked_stores_nothing(app: Flask, sandbox: Any) -> None:
+    sandbox.add_fault("error", status=500, dialect="stripe", endpoint="balance_transactions")
+    with app.app_context():
+        with pytest.raises(BalanceUnreadable):
+            reconcile.reconcile("stripe", _today())
+        assert not reconcile.is_reconciled("stripe", _today())
