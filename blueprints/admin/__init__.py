@@ -16,6 +16,7 @@ from blueprints.admin.base import (
     named_payment,
     record_links,
 )
+from blueprints.admin.books import BooksView
 from blueprints.admin.catalog import CatalogView
 from blueprints.admin.disputes import DisputeView
 from blueprints.admin.outbox import OutboxView
@@ -63,6 +64,7 @@ def register(app: Flask) -> None:
     )
     admin.add_view(UnknownPaymentsView(name="Unknown payments", endpoint="unknown"))
     admin.add_view(QueuesView(name="Queues", endpoint="queues"))
+    admin.add_view(BooksView(name="Books", endpoint="books"))
     admin.add_view(CatalogView(name="Catalog", endpoint="catalog"))
     admin.add_view(RefundPagesView(name="Refund", endpoint="refunds"))
     admin.add_view(RefundRequestsView(name="Refund requests", endpoint="refund_requests"))

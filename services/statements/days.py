@@ -4,16 +4,28 @@ reconciliation asked of the provider's queue (its balance is read there)."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import date
 
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 
 from extensions import db, redis_client
-from models import ProviderBalanceTxn, ReconciliationDay, ReconciliationItem
+from models import (
+    Dispute,
+    JournalEntry,
+    Payment,
+    Posting,
+    ProviderBalanceTxn,
+    ReconciliationDay,
+    ReconciliationItem,
+    Refund,
+    SourceKind,
+)
 from services.platform import job_paths
 from services.platform.queues import enqueue
+from services.statements.reconcile import day_bounds
 
 
 def request(provider: str, day: date) -> str | None:
@@ -82,3 +94,66 @@ def fees_of(provider: str, day_id: int) -> dict[str, int]:
         .group_by(ProviderBalanceTxn.currency)
     )
     return {currency: int(total) for currency, total in rows}
+
+
+@dataclass(frozen=True)
+class JournalLine:
+    """One posting of a day, as an accountant's import reads it."""
+
+    day: date
+    account: str
+    amount_minor: int
+    currency: str
+    source: str  # "payment 7 succeeded"
+    provider_id: str  # what the provider calls the movement ("" when it has no call)
+
+
+def journal_lines(day: date) -> list[JournalLine]:
+    """Every posting of the entries made on the day (UTC), in order."""
+    start, end = day_bounds(day)
+    provider_id = case(
+        (JournalEntry.source_kind == SourceKind.PAYMENT, Payment.provider_payment_id),
+        (JournalEntry.source_kind == SourceKind.REFUND, Refund.provider_refund_id),
+        (JournalEntry.source_kind == SourceKind.DISPUTE, Dispute.provider_dispute_id),
+        (JournalEntry.source_kind == SourceKind.BALANCE, ProviderBalanceTxn.txn_id),
+        else_=None,
+    )
+    rows = db.session.execute(
+        select(
+            JournalEntry.source_kind,
+            JournalEntry.source_id,
+            JournalEntry.step,
+            Posting.account,
+            Posting.amount_minor,
+            Posting.currency,
+            provider_id,
+        )
+        .join(Posting, Posting.entry_id == JournalEntry.id)
+        .outerjoin(
+            Payment,
+            (JournalEntry.source_kind == SourceKind.PAYMENT)
+            & (Payment.id == JournalEntry.source_id),
+        )
+        .outerjoin(
+            Refund,
+            (JournalEntry.source_kind == SourceKind.REFUND) & (Refund.id == JournalEntry.source_id),
+        )
+        .outerjoin(
+            Dispute,
+            (JournalEntry.source_kind == SourceKind.DISPUTE)
+            & (Dispute.id == JournalEntry.source_id),
+        )
+        .outerjoin(
+            ProviderBalanceTxn,
+            (JournalEntry.source_kind == SourceKind.BALANCE)
+            & (ProviderBalanceTxn.id == JournalEntry.source_id),
+        )
+        .where(JournalEntry.created_at >= start, JournalEntry.created_at < end)
+        .order_by(JournalEntry.id, Posting.id)
+    )
+    return [
+        JournalLine(
+            day, account, int(amount), currency, f"{kind.value} {source_id} {step}", ref or ""
+        )
+        for kind, source_id, step, account, amount, currency, ref in rows
+    ]

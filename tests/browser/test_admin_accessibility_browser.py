@@ -13,6 +13,7 @@ from extensions import db
 from models import Customer, OrderStatus, Payment
 from models.types import utcnow
 from services.refunds import requests as refund_requests
+from services.statements import reconcile
 from tests.admin_support import axe_violations, fill_admin_login, make_admin, page_overflow
 from tests.factories import make_customer, make_dispute, make_order
 from tests.helpers import charged, committed_payment, page_says, unknown_payment
@@ -35,6 +36,7 @@ def _records(app: Flask) -> dict[str, int]:
         customer = db.session.get(Customer, asking.customer_id)
         assert customer is not None and payment.order_id is not None
         refund_requests.ask(customer, asking.id, "The box came open and the mug was chipped.")
+        reconcile.reconcile("stripe", utcnow().date())  # a day on the Books page (red)
         return {
             "paid": paid,
             "stuck": stuck,
@@ -71,6 +73,8 @@ def test_admin_pages_are_accessible_and_fit_a_phone(
         f"/admin/refunds/payment/{ids['paid']}",
         "/admin/search/?q=nobody",
         "/admin/users/",
+        "/admin/books/",
+        f"/admin/books/stripe/{utcnow().date().isoformat()}",
     ]
     browser.delete_all_cookies()
     browser.set_window_size(1280, 900)

@@ -29,6 +29,7 @@ from models import (
     PaymentStatus,
     ProcessedWebhook,
     Product,
+    ReconciliationDay,
     Refund,
     RefundStatus,
     Wallet,
@@ -39,6 +40,7 @@ from services.accounts.customers import create_customer
 from services.backoffice.admins import PERMISSIONS
 from services.notifications.outbox import queue_email
 from services.payments.wallet_orders import pay_order_from_wallet
+from services.statements import reconcile
 from services.wallet import ledger
 from tests.admin_support import admin_as
 from tests.factories import (
@@ -95,6 +97,7 @@ def _scene(app: Flask) -> None:
         pay_order_from_wallet(shopper, order.id, f"order:{order.id}")
         queue_email(EmailKind.RECEIPT, card_paid)
         db.session.commit()
+        reconcile.reconcile("stripe", utcnow().date())  # a day of the Books page
         for email_status in OutboxStatus:
             someone = make_customer()
             db.session.add(
@@ -143,6 +146,9 @@ def _urls(app: Flask) -> list[str]:
                 urls.append(app.url_for(rule.endpoint, export_type="csv"))
             elif method == "edit_view" and model is not None:
                 urls += [app.url_for(rule.endpoint, id=i) for i in _ids(model)[:2]]
+            elif rule.arguments == {"provider", "day"}:  # the Books page's days
+                days = db.session.execute(select(ReconciliationDay.provider, ReconciliationDay.day))
+                urls += [app.url_for(rule.endpoint, provider=p, day=d.isoformat()) for p, d in days]
             elif rule.arguments:
                 (arg,) = rule.arguments
                 values: list[dict[str, Any]] = [{arg: i} for i in _ids(ID_ARGS[arg])]
@@ -180,6 +186,7 @@ def test_every_page_as_every_role(app: Flask, client: FlaskClient, sandbox: Any,
         counts = {m.__name__: len(_ids(m)) for m in (Payment, Order, Refund, Customer, Wallet)}
         assert min(counts.values()) >= 1, counts
         assert len(_ids(LedgerEntry)) >= 2
+        assert len(_ids(ReconciliationDay)) == 1
     assert len(urls) > 60, urls
     admin = admin_as(app, client, role)
     answers: dict[str, int] = {}

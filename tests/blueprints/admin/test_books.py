@@ -1,0 +1,115 @@
+"""The Books page: each reconciled day (red when it does not reconcile), a day's items
+with the provider's record and ours side by side, its fees and payouts, the day's journal
+as CSV, and "Reconcile again" on the provider's queue for an operator only."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from models.types import utcnow
+from services.statements import reconcile
+from tests.admin_support import admin_as, admin_csrf
+from tests.helpers import charge_payment, committed_payment, queued_job_ids
+
+
+def _a_red_day(app: Flask, sandbox: Any) -> str:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    sandbox.plant_fee_adjustment(125)
+    today = utcnow().date()
+    with app.app_context():
+        reconcile.reconcile("stripe", today)
+    return today.isoformat()
+
+
+def test_a_red_day_shows_each_item_to_look_at_with_both_sides(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    day = _a_red_day(app, sandbox)
+    viewer = admin_as(app, client, "viewer")
+    days = viewer.get("/admin/books/").get_data(as_text=True)
+    assert f'data-day="{day}"' in days and "badge-danger" in days and "unreconciled" in days
+    assert "reconcile-again" not in days  # a viewer reads only (no form)
+    page = viewer.get(f"/admin/books/stripe/{day}").get_data(as_text=True)
+    unmatched = page.split('class="table table-sm books-unmatched"')[1].split("</table>")[0]
+    assert "missing at ours" in unmatched and "adjustment (fee)" in unmatched
+    assert "-€1.25" in unmatched  # the provider's record, as money
+    matched = page.split('class="table table-sm books-matched"')[1].split("</table>")[0]
+    assert "€10.00" in matched and "fee €0.40" in matched and "entry #" in matched
+    assert "Fees of the day: €0.40" in page and "No payout on this day." in page
+
+
+def test_the_days_journal_is_a_csv_whose_debits_equal_its_credits(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    day = _a_red_day(app, sandbox)
+    viewer = admin_as(app, client, "viewer")
+    answer = viewer.get(f"/admin/books/stripe/{day}/journal.csv")
+    assert answer.mimetype == "text/csv"
+    assert f"journal-{day}.csv" in answer.headers["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(answer.get_data(as_text=True))))
+    assert list(rows[0]) == [
+        "date",
+        "account",
+        "debit",
+        "credit",
+        "currency",
+        "source",
+        "provider_id",
+    ]
+    totals: dict[str, Decimal] = defaultdict(Decimal)
+    for row in rows:
+        totals[row["currency"]] += Decimal(row["debit"] or 0) - Decimal(row["credit"] or 0)
+    assert totals == {"EUR": Decimal(0)}
+    charge = [r for r in rows if r["source"].endswith(" succeeded")]
+    assert {(r["account"], r["debit"], r["credit"]) for r in charge} == {
+        ("clearing:stripe", "10.00", ""),
+        ("revenue", "", "10.00"),
+    }
+    assert all(r["provider_id"].startswith("pi_") for r in charge)
+    fee = [r for r in rows if r["source"].endswith(" fee")]
+    assert {(r["account"], r["debit"]) for r in fee} == {
+        ("fees:stripe", "0.40"),
+        ("clearing:stripe", ""),
+    }
+    assert all(r["provider_id"].startswith("txn_") for r in fee)
+
+
+def test_reconcile_again_queues_the_day_for_an_operator_only(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    day = _a_red_day(app, sandbox)
+    operator = admin_as(app, client, "operator")
+    again = operator.post(
+        f"/admin/books/stripe/{day}/again", data={"csrf_token": admin_csrf(operator)}
+    )
+    assert again.status_code == 303
+    assert f"books-reconcile-stripe-{day}" in queued_job_ids(app)
+    with app.test_client() as other:
+        viewer = admin_as(app, other, "viewer")
+        refused = viewer.post(
+            f"/admin/books/stripe/{day}/again", data={"csrf_token": admin_csrf(viewer)}
+        )
+        assert refused.status_code == 403
+
+
+def test_a_day_or_provider_that_is_not_there_is_a_404(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    viewer = admin_as(app, client, "viewer")
+    for path in (
+        "stripe/2026-13-01",
+        "stripe/yesterday",
+        "acquirer/2026-12-01",
+        "stripe/2020-01-01",
+    ):
+        assert viewer.get(f"/admin/books/{path}").status_code == 404
+    assert viewer.get("/admin/books/").status_code == 200
