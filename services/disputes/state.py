@@ -13,6 +13,7 @@ from __future__ import annotations
 from models import (
     DISPUTE_TRANSITIONS,
     FUNDS_WITHDRAWN,
+    Account,
     Dispute,
     DisputeStatus,
     DisputeTransition,
@@ -25,6 +26,7 @@ from models import (
     SourceKind,
     TransitionSource,
 )
+from services.books import journal
 from services.movements import effects, machine
 from services.movements.locks import locked_order
 from services.notifications.outbox import queue_email
@@ -101,6 +103,7 @@ def _withdraw(dispute: Dispute, payment: Payment) -> str:
         )
         dispute.withdrawn_minor = taken
         short = dispute.amount_minor - taken
+        _post_withdrawal(dispute, payment, Account.wallet(payment.wallet_id), taken)
         return f"funds withdrawn: {money_text(taken, dispute.currency)} taken from the wallet" + (
             f"; {money_text(short, dispute.currency)} of the {amount} had been spent"
             if short
@@ -108,13 +111,32 @@ def _withdraw(dispute: Dispute, payment: Payment) -> str:
         )
     order = locked_order(payment.order_id)
     dispute.withdrawn_minor = dispute.amount_minor
+    _post_withdrawal(dispute, payment, Account.DISPUTES, dispute.amount_minor)
     if order is not None and effects.settle_order(order) == OrderStatus.DISPUTED:
         return f"funds withdrawn ({amount}): order {order.id} disputed"
     return f"funds withdrawn ({amount})"
 
 
+def _post_withdrawal(dispute: Dispute, payment: Payment, taken_from: str, taken: int) -> None:
+    """The books: the provider took the whole amount from what it holds for us; what came
+    out of `taken_from` (a top-up's wallet: what was left of its credit) and the rest is
+    the dispute's loss."""
+    currency, amount = dispute.currency, dispute.amount_minor
+    journal.post(
+        _source(dispute),
+        f"withdrawn:{dispute.withdrawals}",
+        [
+            journal.Leg(taken_from, taken, currency),
+            journal.Leg(Account.DISPUTES, amount - taken, currency),
+            journal.Leg(Account.clearing(payment.provider), -amount, currency),
+        ],
+    )
+
+
 def _give_back(dispute: Dispute, payment: Payment) -> str:
     dispute.is_effect_applied = False
+    n = dispute.withdrawals
+    journal.reverse(_source(dispute), f"withdrawn:{n}", f"reinstated:{n}")
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
         given = effects.give_back(
             payment.wallet_id,

@@ -3,7 +3,8 @@ matched to our books, and every entry of ours on that day found at the provider.
 
 Each of the provider's transactions is one item:
 - a charge matches the success entry of our payment with that PaymentIntent, a refund
-  the success entry of our refund with that id, a refund failure its `failed` entry:
+  the success entry of our refund with that id, a refund failure its `failed` entry, a
+  dispute's withdrawal and reinstatement its `withdrawn:<n>` and `reinstated:<n>` entries:
   `matched`, or `amount_differs` / `currency_differs` (the clearing account's posting
   against the provider's amount), or `missing_at_ours` (no such payment or refund: a
   charge made outside the shop; or ours has no entry yet);
@@ -12,8 +13,8 @@ Each of the provider's transactions is one item:
   say; a payout (clearing:<p> to bank:<p>) and a payout that failed (back) too, as
   `booked`, and each payout's contents are read: they must sum to its amount, or
   `payout_differs`;
-- anything else (an adjustment, a fee we did not expect, a dispute, whose entries the
-  books do not post yet) is `missing_at_ours`, named by its type and category;
+- anything else (an adjustment, a fee we did not expect) is `missing_at_ours`, named by
+  its type and category;
 - an item the provider's answer did not let us believe is `unreadable`.
 Then every entry of ours that moved the clearing account on that day and that no item
 of any day matched is `missing_at_provider`. A day with any item other than matched or
@@ -34,6 +35,7 @@ from models import (
     Account,
     AlertKind,
     DayStatus,
+    Dispute,
     ItemOutcome,
     JournalEntry,
     Payment,
@@ -53,9 +55,13 @@ from services.statements import provider_balance
 
 # The providers whose balance the books are reconciled against (their client reads it).
 BALANCE_PROVIDERS = ("stripe",)
+OUR_MOVEMENTS = (SourceKind.PAYMENT, SourceKind.REFUND, SourceKind.DISPUTE)
 AGREEING = (ItemOutcome.MATCHED, ItemOutcome.BOOKED)
 MATCHED_ENTRY = (ItemOutcome.MATCHED, ItemOutcome.AMOUNT_DIFFERS, ItemOutcome.CURRENCY_DIFFERS)
 REFUND_STEPS = {"refund": "succeeded", "refund_failure": "failed"}
+# A dispute's balance transactions (Stripe's `adjustment`, by reporting category) and the
+# steps of our dispute's entries they stand for.
+DISPUTE_STEPS = {"dispute": "withdrawn:%", "dispute_reversal": "reinstated:%"}
 
 
 @dataclass
@@ -157,6 +163,8 @@ def _judge(provider: str, row: ProviderBalanceTxn, contents: list[BalanceTxn] | 
         return _against(row, _payment_entry(provider, row))
     if row.type in REFUND_STEPS:
         return _against(row, _refund_entry(provider, row))
+    if row.type == "adjustment" and row.category in DISPUTE_STEPS:
+        return _against(row, _dispute_entry(provider, row))
     if row.type == "payout" and contents is not None:
         inside = sum(t.amount_minor - t.fee_minor for t in contents if t.type != "payout")
         if inside != -row.amount_minor:
@@ -215,6 +223,19 @@ def _refund_entry(provider: str, row: ProviderBalanceTxn) -> Ours | None:
     step = REFUND_STEPS[row.type]
     found = _clearing_posting(provider, Source(SourceKind.REFUND, refund.id), step)
     return Ours(f"refund {refund.id}", refund.status.value, *found)
+
+
+def _dispute_entry(provider: str, row: ProviderBalanceTxn) -> Ours | None:
+    dispute = db.session.scalars(
+        select(Dispute).where(
+            Dispute.provider == provider, Dispute.provider_dispute_id == row.source_id
+        )
+    ).first()
+    if dispute is None:
+        return None
+    step = DISPUTE_STEPS[row.category]
+    found = _clearing_posting(provider, Source(SourceKind.DISPUTE, dispute.id), step)
+    return Ours(f"dispute {dispute.id}", dispute.status.value, *found)
 
 
 def _clearing_posting(
@@ -282,7 +303,7 @@ def _ours_missing(provider: str, start: datetime, end: datetime, result: DayResu
         .where(
             JournalEntry.created_at >= start,
             JournalEntry.created_at < end,
-            JournalEntry.source_kind.in_((SourceKind.PAYMENT, SourceKind.REFUND)),
+            JournalEntry.source_kind.in_(OUR_MOVEMENTS),
             Posting.account == Account.clearing(provider),
             JournalEntry.id.not_in(matched_elsewhere),
         )

@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import (
+    Account,
     AdminUser,
     Dispute,
     DisputeStatus,
@@ -18,10 +19,13 @@ from models import (
     Payment,
     PaymentStatus,
     RefundStatus,
+    Source,
+    SourceKind,
     TransitionSource,
     Wallet,
 )
 from services.backoffice import actions
+from services.books import journal
 from services.disputes.state import move_dispute
 from services.payments.state import move
 from services.wallet import ledger
@@ -66,6 +70,21 @@ def test_an_inquiry_escalated_to_a_chargeback_withdraws_and_winning_gives_back(
     assert dispute.is_effect_applied and _order_status(dispute) == OrderStatus.DISPUTED
     assert _move(dispute, DisputeStatus.WON)
     assert not dispute.is_effect_applied and _order_status(dispute) == OrderStatus.PAID
+    # The books: the provider took the amount from what it holds for us, then gave it back.
+    amount, currency = dispute.amount_minor, dispute.currency
+    assert journal.entries_of(Source(SourceKind.DISPUTE, dispute.id)) == {
+        "withdrawn:1": [("disputes", amount, currency), ("clearing:stripe", -amount, currency)],
+        "reinstated:1": [("disputes", -amount, currency), ("clearing:stripe", amount, currency)],
+    }
+
+
+def test_a_lost_chargeback_stays_in_the_books_as_the_disputes_loss(app_ctx: Flask) -> None:
+    dispute = _disputed(app_ctx)
+    _move(dispute, DisputeStatus.NEEDS_RESPONSE)
+    _move(dispute, DisputeStatus.LOST)
+    assert list(journal.entries_of(Source(SourceKind.DISPUTE, dispute.id))) == ["withdrawn:1"]
+    db.session.commit()  # the database's balance check passes
+    assert journal.balances(Account.DISPUTES) == {("disputes", "EUR"): dispute.amount_minor}
 
 
 def test_a_partly_refunded_order_won_back_says_so_again(app_ctx: Flask) -> None:
@@ -129,6 +148,9 @@ def test_a_chargeback_then_a_reversal_never_take_the_top_up_twice(app: Flask, sa
         _move(dispute, DisputeStatus.NEEDS_RESPONSE)
         assert dispute.withdrawn_minor == 700 and _balance(wallet_id) == 1000
         db.session.commit()
+        assert journal.entries_of(Source(SourceKind.DISPUTE, dispute.id)) == {
+            "withdrawn:1": [(f"wallet:{wallet_id}", 700, "EUR"), ("clearing:stripe", -700, "EUR")]
+        }
     said = _failed_by_an_admin(app, payment_id)  # an admin then decides the top-up failed
     assert "€0.00 taken back" in said and "refunded or disputed already" in said
     with app.app_context():
@@ -150,3 +172,8 @@ def test_a_reversal_then_a_chargeback_takes_nothing_of_the_other_money(
         db.session.commit()
         assert dispute.withdrawn_minor == 0 and _balance(wallet_id) == 1000
         assert audit_wallets().mismatches == []
+        # Nothing left of the top-up's credit: the whole amount is the dispute's loss.
+        assert journal.entries_of(Source(SourceKind.DISPUTE, dispute.id)) == {
+            "withdrawn:1": [("disputes", 700, "EUR"), ("clearing:stripe", -700, "EUR")]
+        }
+        assert journal.trial_balance() == {"EUR": 0}

@@ -19,19 +19,26 @@ from models import (
     Alert,
     AlertKind,
     DayStatus,
+    Dispute,
+    DisputeStatus,
     ItemOutcome,
     JournalEntry,
+    Payment,
     Source,
     SourceKind,
+    TransitionSource,
 )
 from models.types import utcnow
 from services.books import journal
+from services.disputes.state import move_dispute
 from services.refunds.issue import refund_payment
 from services.statements import reconcile
 from services.statements.provider_balance import BalanceUnreadable
-from tests.helpers import charge_payment, committed_payment, send_refund
+from tests.factories import make_dispute
+from tests.helpers import charge_payment, charged, committed_payment, got, send_refund
 
 DAY = 86400
+WEBHOOK = TransitionSource.WEBHOOK
 
 
 def _today() -> date:
@@ -185,3 +192,35 @@ def test_a_provider_that_cannot_be_asked_stores_nothing(app: Flask, sandbox: Any
         with pytest.raises(BalanceUnreadable):
             reconcile.reconcile("stripe", _today())
         assert not reconcile.is_reconciled("stripe", _today())
+
+
+def test_a_chargeback_won_matches_both_ways_and_its_fee_is_booked(
+    app: Flask, sandbox: Any, sdk: stripe.StripeClient
+) -> None:
+    payment_id = charged(app, committed_payment(app, payment_method="pm_card_createDispute"))
+    with app.app_context():
+        payment = got(Payment, payment_id)
+        [theirs] = sdk.v1.disputes.list(params={"payment_intent": payment.provider_payment_id}).data
+        ours = make_dispute(payment, DisputeStatus.WARNING_NEEDS_RESPONSE)
+        ours.provider_dispute_id = theirs.id
+        move_dispute(ours, payment, DisputeStatus.NEEDS_RESPONSE, source=WEBHOOK, reason="t")
+        db.session.commit()
+        dispute_id = ours.id
+        withdrawn = reconcile.reconcile("stripe", _today())
+        assert withdrawn.status == DayStatus.RECONCILED, _outcomes(withdrawn)
+        assert withdrawn.count(ItemOutcome.MATCHED) == 2  # the charge and the withdrawal
+    sdk.v1.disputes.update(
+        theirs.id, params={"evidence": {"uncategorized_text": "winning_evidence"}}
+    )
+    with app.app_context():
+        payment = got(Payment, payment_id)
+        ours = got(Dispute, dispute_id)
+        move_dispute(ours, payment, DisputeStatus.WON, source=WEBHOOK, reason="t")
+        db.session.commit()
+        won = reconcile.reconcile("stripe", _today())
+        assert won.status == DayStatus.RECONCILED, _outcomes(won)
+        assert won.count(ItemOutcome.MATCHED) == 3
+        balances = journal.balances()
+        assert balances[(Account.fees("stripe"), "EUR")] == 40 + 2000  # the dispute fee stays
+        assert balances[(Account.DISPUTES, "EUR")] == 0
+        assert journal.trial_balance() == {"EUR": 0}
