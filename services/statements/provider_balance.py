@@ -23,6 +23,7 @@ from services.platform.provider_clients import gateway_for, provider_for
 # A day of 100,000 transactions is 1,000 pages of Stripe's 100; past this the day is
 # not read (the provider cannot be asked for all of it now) rather than half-read.
 MAX_PAGES = 5000
+CHUNK = 1000  # rows per statement
 
 
 class BalanceUnreadable(Exception):
@@ -75,10 +76,12 @@ def _every_page(
     raise BalanceUnreadable(f"{provider} {operation}: more than {MAX_PAGES} pages")
 
 
-def record(provider: str, items: list[BalanceTxn]) -> dict[str, ProviderBalanceTxn]:
+def record(provider: str, items: list[BalanceTxn]) -> dict[str, int]:
     """Keep what was read (a transaction read before stays as it was first read: the
-    provider's balance transactions do not change); every row by the provider's id."""
-    items = [txn for txn in items if txn.problem is None]  # the caller names the rest
+    provider's balance transactions do not change); each row's id by the provider's id.
+    Items that could not be believed are not kept (the caller names them)."""
+    items = [txn for txn in items if txn.problem is None]
+    now = utcnow()
     rows = [
         {
             "provider": provider,
@@ -89,24 +92,24 @@ def record(provider: str, items: list[BalanceTxn]) -> dict[str, ProviderBalanceT
             "payment_ref": txn.payment_ref,
             "amount_minor": txn.amount_minor,
             "fee_minor": txn.fee_minor,
-            "currency": txn.currency[:3],
-            "created_at": txn.created_at or utcnow(),
-            "read_at": utcnow(),
+            "currency": txn.currency,
+            "created_at": txn.created_at or now,
+            "read_at": now,
         }
         for txn in items
     ]
-    for start in range(0, len(rows), 1000):
+    for start in range(0, len(rows), CHUNK):
         db.session.execute(
             pg_insert(ProviderBalanceTxn)
-            .values(rows[start : start + 1000])
+            .values(rows[start : start + CHUNK])
             .on_conflict_do_nothing(index_elements=["provider", "txn_id"])
         )
-    ids = [txn.txn_id for txn in items]
-    found: dict[str, ProviderBalanceTxn] = {}
-    for start in range(0, len(ids), 10000):
-        query = select(ProviderBalanceTxn).where(
+    ids = sorted({txn.txn_id for txn in items})
+    found: dict[str, int] = {}
+    for start in range(0, len(ids), CHUNK):
+        query = select(ProviderBalanceTxn.txn_id, ProviderBalanceTxn.id).where(
             ProviderBalanceTxn.provider == provider,
-            ProviderBalanceTxn.txn_id.in_(ids[start : start + 10000]),
+            ProviderBalanceTxn.txn_id.in_(ids[start : start + CHUNK]),
         )
-        found.update((row.txn_id, row) for row in db.session.scalars(query))
+        found.update((txn_id, row_id) for txn_id, row_id in db.session.execute(query))
     return found

@@ -28,22 +28,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 
 from extensions import db
 from models import (
     Account,
     AlertKind,
     DayStatus,
-    Dispute,
     ItemOutcome,
     JournalEntry,
-    Payment,
     Posting,
-    ProviderBalanceTxn,
     ReconciliationDay,
     ReconciliationItem,
-    Refund,
     Source,
     SourceKind,
 )
@@ -51,24 +47,22 @@ from models.types import utcnow
 from providers.outcomes import BalanceTxn
 from services.backoffice.alerts import raise_alert
 from services.books import journal
-from services.statements import provider_balance
+from services.statements import ours, provider_balance
 
 # The providers whose balance the books are reconciled against (their client reads it).
 BALANCE_PROVIDERS = ("stripe",)
 OUR_MOVEMENTS = (SourceKind.PAYMENT, SourceKind.REFUND, SourceKind.DISPUTE)
 AGREEING = (ItemOutcome.MATCHED, ItemOutcome.BOOKED)
 MATCHED_ENTRY = (ItemOutcome.MATCHED, ItemOutcome.AMOUNT_DIFFERS, ItemOutcome.CURRENCY_DIFFERS)
-REFUND_STEPS = {"refund": "succeeded", "refund_failure": "failed"}
-# A dispute's balance transactions (Stripe's `adjustment`, by reporting category) and the
-# steps of our dispute's entries they stand for.
-DISPUTE_STEPS = {"dispute": "withdrawn:%", "dispute_reversal": "reinstated:%"}
+BOOKED_TYPES = ("payout", "payout_failure")
 
 
 @dataclass
 class Item:
     outcome: ItemOutcome
     detail: str
-    txn: ProviderBalanceTxn | None = None
+    txn: BalanceTxn | None = None
+    txn_row_id: int | None = None  # provider_balance_transactions.id
     entry_id: int | None = None
     theirs: int | None = None
     ours: int | None = None
@@ -110,185 +104,117 @@ def reconcile(provider: str, day: date) -> DayResult:
     is stored then). Commits."""
     start, end = day_bounds(day)
     read = provider_balance.day_transactions(provider, start, end)
+    good = [txn for txn in read if txn.problem is None]
     contents = {
         txn.source_id: provider_balance.payout_transactions(provider, txn.source_id)
-        for txn in read
-        if txn.type == "payout" and txn.problem is None
+        for txn in good
+        if txn.type == "payout"
     }
     # One reconciliation of a provider's day at a time (a scheduled run and a person's).
     db.session.execute(
         select(func.pg_advisory_xact_lock(func.hashtext(f"books:reconcile:{provider}:{day}")))
     )
-    rows = provider_balance.record(provider, read)
+    row_ids = provider_balance.record(provider, good)
+    _book(provider, good, row_ids)
+    mine = ours.ours_for(provider, good)
     result = DayResult(provider, day)
-    for txn in read:
-        if txn.problem is not None:
-            result.items.append(Item(ItemOutcome.UNREADABLE, f"{txn.txn_id}: {txn.problem}"))
-            continue
-        row = rows[txn.txn_id]
-        _book(provider, row)
-        result.items.append(_judge(provider, row, contents.get(txn.source_id)))
+    result.items = [
+        Item(ItemOutcome.UNREADABLE, f"{txn.txn_id}: {txn.problem}")
+        for txn in read
+        if txn.problem is not None
+    ]
+    for txn in good:
+        item = _judge(txn, mine.get(txn.txn_id), contents.get(txn.source_id))
+        item.txn_row_id = row_ids[txn.txn_id]
+        result.items.append(item)
     result.items += _ours_missing(provider, start, end, result)
     _store(result)
     db.session.commit()
     return result
 
 
-def _book(provider: str, row: ProviderBalanceTxn) -> None:
-    """What the provider's record alone decides: its fee, a payout and its failure."""
-    source = Source(SourceKind.BALANCE, row.id)
-    clearing, currency = Account.clearing(provider), row.currency
-    if row.fee_minor:
-        fees = Account.fees(provider)
-        journal.post(
-            source,
-            "fee",
-            [
-                journal.Leg(fees, row.fee_minor, currency),
-                journal.Leg(clearing, -row.fee_minor, currency),
-            ],
-        )
-    if row.type in ("payout", "payout_failure"):
-        bank = Account.bank(provider)
-        moved = -row.amount_minor  # a payout's amount is negative: what left the balance
-        journal.post(
-            source,
-            row.type,
-            [journal.Leg(bank, moved, currency), journal.Leg(clearing, -moved, currency)],
-        )
+def _book(provider: str, txns: list[BalanceTxn], row_ids: dict[str, int]) -> None:
+    """What the provider's record alone decides: its fee, a payout and its failure (each
+    entry named by the balance transaction: posted once, however often the day is read)."""
+    clearing = Account.clearing(provider)
+    entries = []
+    for txn in txns:
+        source, currency = Source(SourceKind.BALANCE, row_ids[txn.txn_id]), txn.currency
+        if txn.fee_minor:
+            fees = Account.fees(provider)
+            legs = [
+                journal.Leg(fees, txn.fee_minor, currency),
+                journal.Leg(clearing, -txn.fee_minor, currency),
+            ]
+            entries.append((source, "fee", legs))
+        if txn.type in BOOKED_TYPES:
+            bank = Account.bank(provider)
+            moved = -txn.amount_minor  # a payout's amount is negative: what left the balance
+            legs = [journal.Leg(bank, moved, currency), journal.Leg(clearing, -moved, currency)]
+            entries.append((source, txn.type, legs))
+    journal.post_many(entries)
 
 
-def _judge(provider: str, row: ProviderBalanceTxn, contents: list[BalanceTxn] | None) -> Item:
-    if row.type == "charge":
-        return _against(row, _payment_entry(provider, row))
-    if row.type in REFUND_STEPS:
-        return _against(row, _refund_entry(provider, row))
-    if row.type == "adjustment" and row.category in DISPUTE_STEPS:
-        return _against(row, _dispute_entry(provider, row))
-    if row.type == "payout" and contents is not None:
+def _judge(txn: BalanceTxn, mine: ours.Ours | None, contents: list[BalanceTxn] | None) -> Item:
+    if ours.kind_of(txn) is not None:
+        return _against(txn, mine)
+    if txn.type == "payout" and contents is not None:
         inside = sum(t.amount_minor - t.fee_minor for t in contents if t.type != "payout")
-        if inside != -row.amount_minor:
-            detail = f"payout {row.source_id} of {-row.amount_minor}: its contents sum to {inside}"
-            return _item(ItemOutcome.PAYOUT_DIFFERS, detail, row, ours=inside)
-        return _item(ItemOutcome.BOOKED, f"payout {row.source_id}: {len(contents) - 1} inside", row)
-    if row.type == "payout_failure":
-        return _item(ItemOutcome.BOOKED, f"payout {row.source_id} failed: its money back", row)
-    detail = f"{row.type} ({row.category}) {row.source_id}: not in our books"
-    return _item(ItemOutcome.MISSING_AT_OURS, detail, row)
+        if inside != -txn.amount_minor:
+            detail = f"payout {txn.source_id} of {-txn.amount_minor}: its contents sum to {inside}"
+            return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=inside)
+        return _item(ItemOutcome.BOOKED, f"payout {txn.source_id}: {len(contents) - 1} inside", txn)
+    if txn.type == "payout_failure":
+        return _item(ItemOutcome.BOOKED, f"payout {txn.source_id} failed: its money back", txn)
+    detail = f"{txn.type} ({txn.category}) {txn.source_id}: not in our books"
+    return _item(ItemOutcome.MISSING_AT_OURS, detail, txn)
 
 
 def _item(
     outcome: ItemOutcome,
     detail: str,
-    row: ProviderBalanceTxn,
+    txn: BalanceTxn,
     *,
     ours: int | None = None,
     entry_id: int | None = None,
 ) -> Item:
-    return Item(outcome, detail[:200], row, entry_id, row.amount_minor, ours, row.currency)
+    return Item(outcome, detail[:200], txn, None, entry_id, txn.amount_minor, ours, txn.currency)
 
 
-@dataclass(frozen=True)
-class Ours:
-    """Our movement a provider's transaction is for, and its entry's clearing posting
-    (`entry_id` None: the movement has no entry, `status` says where it is)."""
-
-    label: str
-    status: str
-    entry_id: int | None = None
-    amount: int | None = None
-    currency: str | None = None
-
-
-def _payment_entry(provider: str, row: ProviderBalanceTxn) -> Ours | None:
-    payment = db.session.scalars(
-        select(Payment).where(
-            Payment.provider == provider, Payment.provider_payment_id == row.payment_ref
-        )
-    ).first()
-    if payment is None or row.payment_ref is None:
-        return None
-    found = _clearing_posting(provider, Source(SourceKind.PAYMENT, payment.id), "succeeded%")
-    return Ours(f"payment {payment.id}", payment.status.value, *found)
-
-
-def _refund_entry(provider: str, row: ProviderBalanceTxn) -> Ours | None:
-    refund = db.session.scalars(
-        select(Refund).where(
-            Refund.provider == provider, Refund.provider_refund_id == row.source_id
-        )
-    ).first()
-    if refund is None:
-        return None
-    step = REFUND_STEPS[row.type]
-    found = _clearing_posting(provider, Source(SourceKind.REFUND, refund.id), step)
-    return Ours(f"refund {refund.id}", refund.status.value, *found)
-
-
-def _dispute_entry(provider: str, row: ProviderBalanceTxn) -> Ours | None:
-    dispute = db.session.scalars(
-        select(Dispute).where(
-            Dispute.provider == provider, Dispute.provider_dispute_id == row.source_id
-        )
-    ).first()
-    if dispute is None:
-        return None
-    step = DISPUTE_STEPS[row.category]
-    found = _clearing_posting(provider, Source(SourceKind.DISPUTE, dispute.id), step)
-    return Ours(f"dispute {dispute.id}", dispute.status.value, *found)
-
-
-def _clearing_posting(
-    provider: str, source: Source, step: str
-) -> tuple[int | None, int | None, str | None]:
-    """The first entry of the movement's step (a LIKE pattern) and its posting to the
-    provider's clearing account."""
-    found = db.session.execute(
-        select(JournalEntry.id, Posting.amount_minor, Posting.currency)
-        .join(Posting, Posting.entry_id == JournalEntry.id)
-        .where(
-            JournalEntry.source_kind == source.kind,
-            JournalEntry.source_id == source.id,
-            JournalEntry.step.like(step),
-            Posting.account == Account.clearing(provider),
-        )
-        .order_by(JournalEntry.id)
-        .limit(1)
-    ).first()
-    return (found[0], int(found[1]), found[2]) if found else (None, None, None)
-
-
-def _against(row: ProviderBalanceTxn, ours: Ours | None) -> Item:
-    what = f"{row.type} {row.source_id}"
-    if ours is None:
-        ref = f" ({row.payment_ref})" if row.payment_ref else ""
-        return _item(ItemOutcome.MISSING_AT_OURS, f"{what}{ref}: no movement of ours", row)
-    if ours.entry_id is None:
-        detail = f"{what}: {ours.label} is {ours.status}, not in our books"
-        return _item(ItemOutcome.MISSING_AT_OURS, detail, row)
-    said = {"ours": ours.amount, "entry_id": ours.entry_id}
-    if ours.currency != row.currency:
-        detail = f"{what}: {ours.label} in {ours.currency}, theirs in {row.currency}"
-        return _item(ItemOutcome.CURRENCY_DIFFERS, detail, row, **said)
-    if ours.amount != row.amount_minor:
-        detail = f"{what}: {ours.label} moved {ours.amount}, theirs {row.amount_minor}"
-        return _item(ItemOutcome.AMOUNT_DIFFERS, detail, row, **said)
-    return _item(ItemOutcome.MATCHED, f"{what}: {ours.label}", row, **said)
+def _against(txn: BalanceTxn, mine: ours.Ours | None) -> Item:
+    what = f"{txn.type} {txn.source_id}"
+    if mine is None:
+        ref = f" ({txn.payment_ref})" if txn.payment_ref else ""
+        return _item(ItemOutcome.MISSING_AT_OURS, f"{what}{ref}: no movement of ours", txn)
+    if mine.entry_id is None:
+        detail = f"{what}: {mine.label} is {mine.status}, not in our books"
+        return _item(ItemOutcome.MISSING_AT_OURS, detail, txn)
+    said = {"ours": mine.amount, "entry_id": mine.entry_id}
+    if mine.currency != txn.currency:
+        detail = f"{what}: {mine.label} in {mine.currency}, theirs in {txn.currency}"
+        return _item(ItemOutcome.CURRENCY_DIFFERS, detail, txn, **said)
+    if mine.amount != txn.amount_minor:
+        detail = f"{what}: {mine.label} moved {mine.amount}, theirs {txn.amount_minor}"
+        return _item(ItemOutcome.AMOUNT_DIFFERS, detail, txn, **said)
+    return _item(ItemOutcome.MATCHED, f"{what}: {mine.label}", txn, **said)
 
 
 def _ours_missing(provider: str, start: datetime, end: datetime, result: DayResult) -> list[Item]:
-    """Our entries of the day that moved the clearing account and that no item matched
-    (this day's, or another day's: a movement near midnight is the provider's next day)."""
+    """Our entries of the day that moved the clearing account and that no item matched:
+    this day's, or another day's (a movement near midnight can be on the provider's other
+    side of it; a test clock). Each entry is looked up by the items' entry index, so the
+    cost follows the day, not the history."""
     matched_here = {item.entry_id for item in result.items if item.outcome in MATCHED_ENTRY}
     matched_elsewhere = (
-        select(ReconciliationItem.entry_id)
+        select(ReconciliationItem.id)
         .join(ReconciliationDay, ReconciliationDay.id == ReconciliationItem.day_id)
         .where(
+            ReconciliationItem.entry_id == JournalEntry.id,
+            ReconciliationItem.outcome.in_(MATCHED_ENTRY),
             ReconciliationDay.provider == provider,
             ReconciliationDay.day != result.day,
-            ReconciliationItem.outcome.in_(MATCHED_ENTRY),
-            ReconciliationItem.entry_id.is_not(None),
         )
+        .exists()
     )
     found = db.session.execute(
         select(
@@ -305,7 +231,7 @@ def _ours_missing(provider: str, start: datetime, end: datetime, result: DayResu
             JournalEntry.created_at < end,
             JournalEntry.source_kind.in_(OUR_MOVEMENTS),
             Posting.account == Account.clearing(provider),
-            JournalEntry.id.not_in(matched_elsewhere),
+            ~matched_elsewhere,
         )
         .order_by(JournalEntry.id)
     )
@@ -339,19 +265,21 @@ def _store(result: DayResult) -> None:
     day.reconciled_at = utcnow()
     db.session.flush()
     db.session.execute(delete(ReconciliationItem).where(ReconciliationItem.day_id == day.id))
-    db.session.add_all(
-        ReconciliationItem(
-            day_id=day.id,
-            outcome=item.outcome,
-            provider_txn_id=item.txn.id if item.txn is not None else None,
-            entry_id=item.entry_id,
-            theirs_minor=item.theirs,
-            ours_minor=item.ours,
-            currency=item.currency,
-            detail=item.detail[:200],
-        )
+    rows = [
+        {
+            "day_id": day.id,
+            "outcome": item.outcome,
+            "provider_txn_id": item.txn_row_id,
+            "entry_id": item.entry_id,
+            "theirs_minor": item.theirs,
+            "ours_minor": item.ours,
+            "currency": item.currency,
+            "detail": item.detail[:200],
+        }
         for item in result.items
-    )
+    ]
+    for start in range(0, len(rows), 5000):
+        db.session.execute(insert(ReconciliationItem), rows[start : start + 5000])
     if result.status == DayStatus.UNRECONCILED:
         raise_alert(
             AlertKind.BOOKS_UNRECONCILED,

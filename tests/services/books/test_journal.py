@@ -32,6 +32,21 @@ def test_an_entry_is_posted_once_per_step(app_ctx: Flask) -> None:
     assert journal.trial_balance() == {"EUR": 0}
 
 
+def test_many_entries_are_posted_at_once_each_once(app_ctx: Flask) -> None:
+    fees = [Leg(Account.fees("stripe"), 46, "EUR"), Leg(Account.clearing("stripe"), -46, "EUR")]
+    entries = [
+        (Source(SourceKind.BALANCE, n), "fee", fees) for n in range(1, 1203)
+    ]  # over a thousand: two statements
+    assert journal.post_many(entries) == 1202
+    assert journal.post_many([*entries[:5], (SOURCE, "succeeded", CHARGE)]) == 1  # repeats
+    db.session.commit()
+    assert (_count(JournalEntry), _count(Posting)) == (1203, 2406)
+    assert journal.balances(Account.fees("stripe")) == {("fees:stripe", "EUR"): 46 * 1202}
+    with pytest.raises(journal.UnbalancedEntryError):
+        journal.post_many([(SOURCE, "reversed:1", fees), (SOURCE, "odd", fees[:1])])
+    assert _count(JournalEntry) == 1203  # the balanced one before it was not written either
+
+
 @pytest.mark.parametrize(
     "legs",
     [

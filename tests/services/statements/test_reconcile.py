@@ -200,7 +200,8 @@ def test_a_chargeback_won_matches_both_ways_and_its_fee_is_booked(
     payment_id = charged(app, committed_payment(app, payment_method="pm_card_createDispute"))
     with app.app_context():
         payment = got(Payment, payment_id)
-        [theirs] = sdk.v1.disputes.list(params={"payment_intent": payment.provider_payment_id}).data
+        intent = str(payment.provider_payment_id)
+        [theirs] = sdk.v1.disputes.list(params={"payment_intent": intent}).data
         ours = make_dispute(payment, DisputeStatus.WARNING_NEEDS_RESPONSE)
         ours.provider_dispute_id = theirs.id
         move_dispute(ours, payment, DisputeStatus.NEEDS_RESPONSE, source=WEBHOOK, reason="t")
