@@ -160,6 +160,40 @@ def stripe_payouts() -> tuple[Response, int]:
     return jsonify(data=balance.run_payouts(store(), is_failing=is_failing)), 201
 
 
+@bp.post("/stripe/charges")
+def stripe_charges() -> tuple[Response, int]:
+    """A busy day of succeeded charges, made now (`{"count", "amount"}`: up to 100,000 of
+    `amount` EUR minor units, no metadata): each PaymentIntent with its charge's balance
+    transaction and fee, as confirmed ones leave them, without their events. For
+    benchmarks of the reconciliation; 201 with the PaymentIntents' ids, in order."""
+    body = request.get_json(silent=True) or {}
+    count, amount = body.get("count"), body.get("amount", 1000)
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 100_000:
+        return jsonify(error="count: an integer from 1 to 100000"), 400
+    if not isinstance(amount, int) or isinstance(amount, bool) or not 50 <= amount <= 10**8:
+        return jsonify(error="amount: minor units, 50 or more"), 400
+    ids = []
+    with store().transaction() as conn:
+        for _ in range(count):
+            intent = new_intent({"amount": amount, "currency": "eur", "metadata": {}})
+            intent.update(
+                status="succeeded",
+                amount_received=amount,
+                latest_charge=new_id("ch"),
+                payment_method="pm_card_visa",
+            )
+            conn.execute(
+                "INSERT INTO payment_intents (id, amount, currency, status, payment_method, "
+                "metadata, created, body) VALUES (?, ?, 'eur', 'succeeded', 'pm_card_visa', "
+                "'{}', ?, ?)",
+                (intent["id"], amount, intent["created"], json.dumps(intent)),
+            )
+            fee = balance.card_fee(amount)
+            balance.record(conn, "charge", intent["latest_charge"], amount, "eur", fee=fee)
+            ids.append(intent["id"])
+    return jsonify(data=ids), 201
+
+
 @bp.post("/stripe/fee_adjustments")
 def stripe_fee_adjustment() -> tuple[Response, int]:
     """A fee the shop did not expect (`{"amount", "currency"}`, minor units taken from the

@@ -21,7 +21,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from extensions import db
-from models import JournalEntry, Posting, Source
+from models import JournalEntry, Posting, Source, SourceKind
 from models.types import utcnow
 
 
@@ -77,44 +77,41 @@ def post(source: Source, step: str, legs: Sequence[Leg]) -> bool:
 
 
 def post_many(entries: Sequence[tuple[Source, str, Sequence[Leg]]]) -> int:
-    """`post` for many entries at once (a day's fees and payouts), a thousand a
-    statement; how many were new (a repeat of a step writes nothing, as in `post`)."""
-    posted = 0
-    for start in range(0, len(entries), 1000):
-        chunk = entries[start : start + 1000]
-        legs_of = {}
-        for source, step, legs in chunk:
-            kept = [leg for leg in legs if leg.amount_minor != 0]
-            _check_balanced(source, step, kept)
-            legs_of[(source.kind, source.id, step)] = kept
-        now = utcnow()
-        returned = db.session.execute(
-            pg_insert(JournalEntry)
-            .values(
-                [
-                    {"source_kind": k, "source_id": i, "step": step, "created_at": now}
-                    for k, i, step in legs_of
-                ]
-            )
-            .on_conflict_do_nothing(index_elements=["source_kind", "source_id", "step"])
-            .returning(
-                JournalEntry.id, JournalEntry.source_kind, JournalEntry.source_id, JournalEntry.step
-            )
-        ).all()
-        postings = [
-            {
-                "entry_id": entry_id,
-                "account": leg.account,
-                "amount_minor": leg.amount_minor,
-                "currency": leg.currency,
-            }
-            for entry_id, kind, source_id, step in returned
-            for leg in legs_of[(kind, source_id, step)]
-        ]
-        if postings:
-            db.session.execute(insert(Posting), postings)
-        posted += len(returned)
-    return posted
+    """`post` for many entries at once (a day's fees and payouts), every one checked
+    before any is written; how many were new (a repeat of a step writes nothing)."""
+    legs_of: dict[tuple[SourceKind, int, str], list[Leg]] = {}
+    for source, step, legs in entries:
+        kept = [leg for leg in legs if leg.amount_minor != 0]
+        _check_balanced(source, step, kept)
+        legs_of[(source.kind, source.id, step)] = kept
+    if not legs_of:
+        return 0
+    now = utcnow()
+    # Many rows, one statement compiled once (SQLAlchemy's insertmanyvalues batches).
+    returned = db.session.execute(
+        pg_insert(JournalEntry)
+        .on_conflict_do_nothing(index_elements=["source_kind", "source_id", "step"])
+        .returning(
+            JournalEntry.id, JournalEntry.source_kind, JournalEntry.source_id, JournalEntry.step
+        ),
+        [
+            {"source_kind": k, "source_id": i, "step": step, "created_at": now}
+            for k, i, step in legs_of
+        ],
+    ).all()
+    postings = [
+        {
+            "entry_id": entry_id,
+            "account": leg.account,
+            "amount_minor": leg.amount_minor,
+            "currency": leg.currency,
+        }
+        for entry_id, kind, source_id, step in returned
+        for leg in legs_of[(kind, source_id, step)]
+    ]
+    if postings:
+        db.session.execute(insert(Posting), postings)
+    return len(returned)
 
 
 def reverse(source: Source, of_step: str, step: str, *, part: int | None = None) -> bool:

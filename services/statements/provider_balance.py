@@ -98,11 +98,12 @@ def record(provider: str, items: list[BalanceTxn]) -> dict[str, int]:
         }
         for txn in items
     ]
-    for start in range(0, len(rows), CHUNK):
+    if rows:  # many rows, one statement compiled once (SQLAlchemy's insertmanyvalues)
         db.session.execute(
-            pg_insert(ProviderBalanceTxn)
-            .values(rows[start : start + CHUNK])
-            .on_conflict_do_nothing(index_elements=["provider", "txn_id"])
+            pg_insert(ProviderBalanceTxn).on_conflict_do_nothing(
+                index_elements=["provider", "txn_id"]
+            ),
+            rows,
         )
     ids = sorted({txn.txn_id for txn in items})
     found: dict[str, int] = {}

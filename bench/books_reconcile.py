@@ -1,0 +1,172 @@
+"""Reconciling a day costs what the day holds, not what the history holds: a day of
+10,000 and a day of 100,000 Stripe balance transactions (charges of top-ups, each with
+our payment and its journal entry) reconciled through the sandbox over HTTP, time and
+memory printed; then the small day again after the large days' items are history.
+
+    python -m bench.books_reconcile [--sizes 10000,100000]
+
+Each size is its own day (the sandbox's days pass: POST /_sandbox/stripe/balance/age).
+Printed per day: seconds, microseconds per transaction, the process's peak RSS and how
+much this day raised it (the peak only grows: the smallest day runs first). Goals: the
+per-transaction cost of the largest day within 1.5x of the smallest's (linear in the
+day), and the smallest day again, after the history, within 1.5x of its first run. The
+last line is JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import resource
+import time
+from datetime import timedelta
+from typing import Any
+
+import requests
+
+from bench.common import postgres_url, redis_url, sandbox_url, write_results
+from bench.drills.stack import migrate
+
+GOAL = 1.5
+DAY_S = 86400
+
+
+def _plant(sandbox: str, db: Any, count: int) -> None:
+    """`count` charges at the sandbox (now) and, for each, our succeeded top-up with its
+    journal entry (created now), as the success statement writes it."""
+    from sqlalchemy import text
+
+    planted = requests.post(
+        f"{sandbox}/_sandbox/stripe/charges", json={"count": count, "amount": 1000}, timeout=600
+    )
+    planted.raise_for_status()
+    intents = planted.json()["data"]
+    db.session.execute(
+        text("""
+        WITH c AS (
+            INSERT INTO customers (email, password_hash, created_at)
+            SELECT i || '@example.com', 'x', now() FROM unnest(CAST(:ids AS text[])) i
+            RETURNING id, email
+        ), w AS (
+            INSERT INTO wallets (customer_id, currency, balance_minor, updated_at)
+            SELECT id, 'EUR', 1000, now() FROM c RETURNING id, customer_id
+        ), p AS (
+            INSERT INTO payments (idempotency_key, customer_id, purpose, wallet_id, provider,
+                provider_payment_id, amount_minor, currency, status, payment_method,
+                send_count, reconcile_attempts, created_at, updated_at, first_sent_at,
+                last_sent_at)
+            SELECT gen_random_uuid(), w.customer_id, 'wallet_topup', w.id, 'stripe',
+                split_part(c.email, '@', 1), 1000, 'EUR', 'succeeded',
+                'pm_card_visa', 1, 0, now(), now(), now(), now()
+            FROM w JOIN c ON c.id = w.customer_id RETURNING id, wallet_id
+        ), e AS (
+            INSERT INTO journal_entries (source_kind, source_id, step, created_at)
+            SELECT 'payment', id, 'succeeded', now() FROM p RETURNING id, source_id
+        )
+        INSERT INTO postings (entry_id, account, amount_minor, currency)
+        SELECT e.id, 'clearing:stripe', 1000, 'EUR' FROM e
+        UNION ALL
+        SELECT e.id, 'wallet:' || p.wallet_id, -1000, 'EUR' FROM e JOIN p ON p.id = e.source_id
+        """),
+        {"ids": intents},
+    )
+    db.session.commit()
+
+
+def _days_pass(sandbox: str, db: Any, days: int) -> None:
+    """Everything made so far moves `days` back, at the sandbox and in our journal (its
+    entries are append-only: their trigger is set aside for this, as a restore would)."""
+    from sqlalchemy import text
+
+    requests.post(
+        f"{sandbox}/_sandbox/stripe/balance/age", json={"seconds": days * DAY_S}, timeout=600
+    ).raise_for_status()
+    db.session.execute(text("ALTER TABLE journal_entries DISABLE TRIGGER USER"))
+    db.session.execute(
+        text("UPDATE journal_entries SET created_at = created_at - make_interval(days => :d)"),
+        {"d": days},
+    )
+    db.session.execute(text("ALTER TABLE journal_entries ENABLE TRIGGER USER"))
+    db.session.commit()
+
+
+def _reconcile(day: Any) -> dict[str, Any]:
+    from extensions import db
+    from services.statements import reconcile
+
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    result = reconcile.reconcile("stripe", day)
+    seconds = time.perf_counter() - started
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert result.status.value == "reconciled", result.items[:3]
+    db.session.rollback()
+    items = len(result.items)
+    return {
+        "transactions": items,
+        "seconds": round(seconds, 2),
+        "us_per_transaction": round(seconds * 1e6 / items, 1),
+        "rss_peak_mb": round(rss_after / 1024, 1),
+        "rss_peak_growth_mb": round((rss_after - rss_before) / 1024, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="10000,100000")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    from app import create_app
+    from extensions import db
+    from models.types import utcnow
+
+    logging.disable(logging.INFO)  # a line per page read otherwise
+    with postgres_url() as db_url, redis_url() as r_url, sandbox_url() as sandbox:
+        migrate({**os.environ, "DATABASE_URL": db_url, "REDIS_URL": r_url, "SECRET_KEY": "bench"})
+        app = create_app(
+            {"SQLALCHEMY_DATABASE_URI": db_url, "REDIS_URL": r_url, "STRIPE_API_BASE": sandbox}
+        )
+        with app.app_context():
+            # Oldest first: the smallest day is `len(sizes)` days ago, the largest yesterday.
+            for size in sizes:
+                started = time.perf_counter()
+                _plant(sandbox, db, size)
+                _days_pass(sandbox, db, 1)
+                print(
+                    f"planted a day of {size:,} in {time.perf_counter() - started:.0f} s",
+                    flush=True,
+                )
+            today = utcnow().date()
+            day_of = {size: today - timedelta(days=len(sizes) - n) for n, size in enumerate(sizes)}
+            runs = {}
+            for size in sizes:
+                runs[size] = _reconcile(day_of[size])
+                print(f"day of {size:,}: {runs[size]}", flush=True)
+            again = _reconcile(day_of[sizes[0]])
+            print(f"day of {sizes[0]:,} again, after {sum(sizes):,} items of history: {again}")
+            db.engine.dispose()
+    small, large = runs[sizes[0]], runs[sizes[-1]]
+    linear = large["us_per_transaction"] / small["us_per_transaction"]
+    history = again["seconds"] / small["seconds"]
+    results = {
+        "days": {str(size): run for size, run in runs.items()},
+        "small_day_again": again,
+        "per_transaction_ratio": round(linear, 2),
+        "history_ratio": round(history, 2),
+        "goal": GOAL,
+        "met": linear <= GOAL and history <= GOAL,
+    }
+    print(
+        f"per transaction, {sizes[-1]:,} vs {sizes[0]:,}: {linear:.2f}x; the small day after "
+        f"the history: {history:.2f}x (goal <= {GOAL}x each)"
+    )
+    write_results("books_reconcile", results)
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
