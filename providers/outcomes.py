@@ -158,7 +158,7 @@ class EventPage:
     next_cursor: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a day holds 100,000 of them
 class BalanceTxn:
     """One movement of our money at the provider (a Stripe balance transaction): what
     moved (`source_id`: the charge, refund, dispute or payout; `payment_ref`: the

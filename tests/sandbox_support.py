@@ -247,3 +247,20 @@ def answer_challenge(action_url: str, *, is_completed: bool = True) -> str:
     )
     assert response.status_code == 303, response.text
     return str(response.headers["Location"])
+
+
+def sdk_charge(sdk: Any, amount: int, method: str = "pm_card_visa", **params: Any) -> Any:
+    """A PaymentIntent confirmed at once through Stripe's SDK (no metadata of ours unless
+    given): a charge as another integration, or the Dashboard, makes it."""
+    intent = sdk.v1.payment_intents.create(
+        params={
+            "amount": amount,
+            "currency": "eur",
+            "confirm": True,
+            "payment_method": method,
+            "allowed_payment_method_types": ["card"],
+            **params,
+        }
+    )
+    assert intent.status == "succeeded", intent.status
+    return intent

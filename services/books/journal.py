@@ -21,7 +21,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from extensions import db
-from models import JournalEntry, Posting, Source, SourceKind
+from models import JournalEntry, Posting, Source
 from models.types import utcnow
 
 
@@ -47,6 +47,9 @@ SUCCESS_STEP = """('succeeded' || CASE WHEN p.effect_reversals > 0
 def success_step(reversals: int) -> str:
     """SUCCESS_STEP in Python: the step of the success after `reversals` reversals."""
     return "succeeded" + (f":{reversals + 1}" if reversals else "")
+
+
+MANY = 5000  # post_many's entries per statement
 
 
 def post(source: Source, step: str, legs: Sequence[Leg]) -> bool:
@@ -78,40 +81,43 @@ def post(source: Source, step: str, legs: Sequence[Leg]) -> bool:
 
 def post_many(entries: Sequence[tuple[Source, str, Sequence[Leg]]]) -> int:
     """`post` for many entries at once (a day's fees and payouts), every one checked
-    before any is written; how many were new (a repeat of a step writes nothing)."""
-    legs_of: dict[tuple[SourceKind, int, str], list[Leg]] = {}
+    before any is written, then written a few thousand at a time; how many were new (a
+    repeat of a step writes nothing)."""
     for source, step, legs in entries:
-        kept = [leg for leg in legs if leg.amount_minor != 0]
-        _check_balanced(source, step, kept)
-        legs_of[(source.kind, source.id, step)] = kept
-    if not legs_of:
-        return 0
-    now = utcnow()
-    # Many rows, one statement compiled once (SQLAlchemy's insertmanyvalues batches).
-    returned = db.session.execute(
-        pg_insert(JournalEntry)
-        .on_conflict_do_nothing(index_elements=["source_kind", "source_id", "step"])
-        .returning(
-            JournalEntry.id, JournalEntry.source_kind, JournalEntry.source_id, JournalEntry.step
-        ),
-        [
-            {"source_kind": k, "source_id": i, "step": step, "created_at": now}
-            for k, i, step in legs_of
-        ],
-    ).all()
-    postings = [
-        {
-            "entry_id": entry_id,
-            "account": leg.account,
-            "amount_minor": leg.amount_minor,
-            "currency": leg.currency,
+        _check_balanced(source, step, [leg for leg in legs if leg.amount_minor != 0])
+    posted = 0
+    for start in range(0, len(entries), MANY):
+        legs_of = {
+            (source.kind, source.id, step): [leg for leg in legs if leg.amount_minor != 0]
+            for source, step, legs in entries[start : start + MANY]
         }
-        for entry_id, kind, source_id, step in returned
-        for leg in legs_of[(kind, source_id, step)]
-    ]
-    if postings:
-        db.session.execute(insert(Posting), postings)
-    return len(returned)
+        now = utcnow()
+        # One statement compiled once for every row (SQLAlchemy's insertmanyvalues).
+        returned = db.session.execute(
+            pg_insert(JournalEntry)
+            .on_conflict_do_nothing(index_elements=["source_kind", "source_id", "step"])
+            .returning(
+                JournalEntry.id, JournalEntry.source_kind, JournalEntry.source_id, JournalEntry.step
+            ),
+            [
+                {"source_kind": k, "source_id": i, "step": step, "created_at": now}
+                for k, i, step in legs_of
+            ],
+        ).all()
+        postings = [
+            {
+                "entry_id": entry_id,
+                "account": leg.account,
+                "amount_minor": leg.amount_minor,
+                "currency": leg.currency,
+            }
+            for entry_id, kind, source_id, step in returned
+            for leg in legs_of[(kind, source_id, step)]
+        ]
+        if postings:
+            db.session.execute(insert(Posting), postings)
+        posted += len(returned)
+    return posted
 
 
 def reverse(source: Source, of_step: str, step: str, *, part: int | None = None) -> bool:

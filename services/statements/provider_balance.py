@@ -23,7 +23,7 @@ from services.platform.provider_clients import gateway_for, provider_for
 # A day of 100,000 transactions is 1,000 pages of Stripe's 100; past this the day is
 # not read (the provider cannot be asked for all of it now) rather than half-read.
 MAX_PAGES = 5000
-CHUNK = 1000  # rows per statement
+CHUNK = 5000  # rows per statement
 
 
 class BalanceUnreadable(Exception):
@@ -82,23 +82,24 @@ def record(provider: str, items: list[BalanceTxn]) -> dict[str, int]:
     Items that could not be believed are not kept (the caller names them)."""
     items = [txn for txn in items if txn.problem is None]
     now = utcnow()
-    rows = [
-        {
-            "provider": provider,
-            "txn_id": txn.txn_id,
-            "type": txn.type,
-            "category": txn.category,
-            "source_id": txn.source_id,
-            "payment_ref": txn.payment_ref,
-            "amount_minor": txn.amount_minor,
-            "fee_minor": txn.fee_minor,
-            "currency": txn.currency,
-            "created_at": txn.created_at or now,
-            "read_at": now,
-        }
-        for txn in items
-    ]
-    if rows:  # many rows, one statement compiled once (SQLAlchemy's insertmanyvalues)
+    for start in range(0, len(items), CHUNK):  # rows built a chunk at a time (memory)
+        rows = [
+            {
+                "provider": provider,
+                "txn_id": txn.txn_id,
+                "type": txn.type,
+                "category": txn.category,
+                "source_id": txn.source_id,
+                "payment_ref": txn.payment_ref,
+                "amount_minor": txn.amount_minor,
+                "fee_minor": txn.fee_minor,
+                "currency": txn.currency,
+                "created_at": txn.created_at or now,
+                "read_at": now,
+            }
+            for txn in items[start : start + CHUNK]
+        ]
+        # One statement compiled once for every row (SQLAlchemy's insertmanyvalues).
         db.session.execute(
             pg_insert(ProviderBalanceTxn).on_conflict_do_nothing(
                 index_elements=["provider", "txn_id"]

@@ -57,7 +57,7 @@ MATCHED_ENTRY = (ItemOutcome.MATCHED, ItemOutcome.AMOUNT_DIFFERS, ItemOutcome.CU
 BOOKED_TYPES = ("payout", "payout_failure")
 
 
-@dataclass
+@dataclass(slots=True)
 class Item:
     outcome: ItemOutcome
     detail: str
@@ -265,21 +265,21 @@ def _store(result: DayResult) -> None:
     day.reconciled_at = utcnow()
     db.session.flush()
     db.session.execute(delete(ReconciliationItem).where(ReconciliationItem.day_id == day.id))
-    rows = [
-        {
-            "day_id": day.id,
-            "outcome": item.outcome,
-            "provider_txn_id": item.txn_row_id,
-            "entry_id": item.entry_id,
-            "theirs_minor": item.theirs,
-            "ours_minor": item.ours,
-            "currency": item.currency,
-            "detail": item.detail[:200],
-        }
-        for item in result.items
-    ]
-    for start in range(0, len(rows), 5000):
-        db.session.execute(insert(ReconciliationItem), rows[start : start + 5000])
+    for start in range(0, len(result.items), 5000):  # a chunk at a time (memory)
+        rows = [
+            {
+                "day_id": day.id,
+                "outcome": item.outcome,
+                "provider_txn_id": item.txn_row_id,
+                "entry_id": item.entry_id,
+                "theirs_minor": item.theirs,
+                "ours_minor": item.ours,
+                "currency": item.currency,
+                "detail": item.detail[:200],
+            }
+            for item in result.items[start : start + 5000]
+        ]
+        db.session.execute(insert(ReconciliationItem), rows)
     if result.status == DayStatus.UNRECONCILED:
         raise_alert(
             AlertKind.BOOKS_UNRECONCILED,

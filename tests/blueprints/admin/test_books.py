@@ -13,21 +13,13 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from models.types import utcnow
-from services.statements import reconcile
 from tests.admin_support import admin_as, admin_csrf
-from tests.helpers import charge_payment, committed_payment, queued_job_ids
+from tests.books_support import a_red_day
+from tests.helpers import queued_job_ids
 
 
 def _a_red_day(app: Flask, sandbox: Any) -> str:
-    payment_id = committed_payment(app)
-    with app.app_context():
-        charge_payment(payment_id)
-    sandbox.plant_fee_adjustment(125)
-    today = utcnow().date()
-    with app.app_context():
-        reconcile.reconcile("stripe", today)
-    return today.isoformat()
+    return a_red_day(app, sandbox).isoformat()
 
 
 def test_a_red_day_shows_each_item_to_look_at_with_both_sides(

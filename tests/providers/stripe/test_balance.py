@@ -12,6 +12,7 @@ import stripe
 
 from providers.stripe.balance import balance_txn
 from services.platform.provider_clients import provider_for
+from tests.sandbox_support import sdk_charge
 
 GOOD = {
     "id": "txn_1",
@@ -69,18 +70,7 @@ def test_an_item_that_cannot_be_believed_says_why(change: dict[str, Any], proble
 def test_a_day_is_read_page_by_page_through_the_sandbox(
     app_ctx: Any, sandbox: Any, sdk: stripe.StripeClient
 ) -> None:
-    intents = [
-        sdk.v1.payment_intents.create(
-            params={
-                "amount": 500 + n,
-                "currency": "eur",
-                "confirm": True,
-                "payment_method": "pm_card_visa",
-                "allowed_payment_method_types": ["card"],
-            }
-        )
-        for n in range(3)
-    ]
+    intents = [sdk_charge(sdk, 500 + n) for n in range(3)]
     client: Any = provider_for("stripe")
     now = datetime.now(UTC)
     first = client.balance_page(now - timedelta(hours=1), now + timedelta(hours=1))

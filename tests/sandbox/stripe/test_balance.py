@@ -10,23 +10,13 @@ from typing import Any
 
 import stripe
 
-from tests.sandbox_support import running_receiver, running_sandbox, wait_for
+from tests.sandbox_support import running_receiver, running_sandbox, sdk_charge, wait_for
 
 DAY = 86400
 
 
 def _charge(sdk: stripe.StripeClient, amount: int, method: str = "pm_card_visa") -> Any:
-    intent = sdk.v1.payment_intents.create(
-        params={
-            "amount": amount,
-            "currency": "eur",
-            "confirm": True,
-            "payment_method": method,
-            "allowed_payment_method_types": ["card"],
-        }
-    )
-    assert intent.status == "succeeded"
-    return intent
+    return sdk_charge(sdk, amount, method)
 
 
 def _of(sdk: stripe.StripeClient, source: str) -> list[Any]:

@@ -11,23 +11,13 @@ import pytest
 import requests
 import stripe
 
+from tests.sandbox_support import sdk_charge
+
 AUTH = {"Authorization": "Bearer sk_test_sandbox"}
 
 
 def _charges(sdk: stripe.StripeClient, count: int) -> list[Any]:
-    return [
-        sdk.v1.payment_intents.create(
-            params={
-                "amount": 1000 + n,
-                "currency": "eur",
-                "confirm": True,
-                "payment_method": "pm_card_visa",
-                "allowed_payment_method_types": ["card"],
-                "metadata": {"payment_id": str(n)},
-            }
-        )
-        for n in range(count)
-    ]
+    return [sdk_charge(sdk, 1000 + n, metadata={"payment_id": str(n)}) for n in range(count)]
 
 
 def test_every_transaction_is_read_once_across_pages_newest_first(

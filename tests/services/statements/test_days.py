@@ -11,17 +11,13 @@ from flask import Flask
 from models import ItemOutcome
 from models.types import utcnow
 from services.statements import days, reconcile
-from tests.helpers import charge_payment, committed_payment, run_jobs
+from tests.books_support import a_red_day
+from tests.helpers import run_jobs
 
 
 def test_a_days_items_come_unmatched_first_with_the_days_fees(app: Flask, sandbox: Any) -> None:
-    payment_id = committed_payment(app)
+    today = a_red_day(app, sandbox)
     with app.app_context():
-        charge_payment(payment_id)
-    sandbox.plant_fee_adjustment(125)
-    today = utcnow().date()
-    with app.app_context():
-        reconcile.reconcile("stripe", today)
         reconcile.reconcile("stripe", today - timedelta(days=1))
         assert [(d.day, d.unmatched) for d in days.recent_days()] == [
             (today, 1),

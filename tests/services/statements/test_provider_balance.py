@@ -14,6 +14,7 @@ from models import ProviderBalanceTxn
 from providers.stripe import balance as stripe_balance
 from services.statements import provider_balance
 from tests.helpers import all_rows
+from tests.sandbox_support import sdk_charge
 
 
 def test_every_page_of_a_day_is_read_and_kept_once(
@@ -21,15 +22,7 @@ def test_every_page_of_a_day_is_read_and_kept_once(
 ) -> None:
     monkeypatch.setattr(stripe_balance, "BALANCE_PAGE_SIZE", 2)
     for n in range(5):
-        sdk.v1.payment_intents.create(
-            params={
-                "amount": 700 + n,
-                "currency": "eur",
-                "confirm": True,
-                "payment_method": "pm_card_visa",
-                "allowed_payment_method_types": ["card"],
-            }
-        )
+        sdk_charge(sdk, 700 + n)
     now = datetime.now(UTC)
     with app.app_context():
         read = provider_balance.day_transactions(

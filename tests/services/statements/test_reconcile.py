@@ -36,6 +36,7 @@ from services.statements import reconcile
 from services.statements.provider_balance import BalanceUnreadable
 from tests.factories import make_dispute
 from tests.helpers import charge_payment, charged, committed_payment, got, send_refund
+from tests.sandbox_support import sdk_charge
 
 DAY = 86400
 WEBHOOK = TransitionSource.WEBHOOK
@@ -98,15 +99,7 @@ def test_each_planted_discrepancy_is_found_and_named(
     app: Flask, sandbox: Any, sdk: stripe.StripeClient
 ) -> None:
     [ours] = _charged(app, 1)
-    outside = sdk.v1.payment_intents.create(  # a charge made in the Dashboard
-        params={
-            "amount": 4200,
-            "currency": "eur",
-            "confirm": True,
-            "payment_method": "pm_card_visa",
-            "allowed_payment_method_types": ["card"],
-        }
-    )
+    outside = sdk_charge(sdk, 4200)  # a charge made in the Dashboard
     sandbox.plant_fee_adjustment(125)
     with app.app_context():
         # An entry of ours the provider never saw (a success booked for nothing).
@@ -139,15 +132,7 @@ def test_an_amount_that_differs_is_named_with_both_sides(
     app: Flask, sandbox: Any, sdk: stripe.StripeClient
 ) -> None:
     """Ours booked 10.00 for a PaymentIntent the provider charged 9.99 for."""
-    intent = sdk.v1.payment_intents.create(
-        params={
-            "amount": 999,
-            "currency": "eur",
-            "confirm": True,
-            "payment_method": "pm_card_visa",
-            "allowed_payment_method_types": ["card"],
-        }
-    )
+    intent = sdk_charge(sdk, 999)
     payment_id = committed_payment(app, provider_payment_id=intent.id)
     with app.app_context():
         journal.post(
