@@ -8,11 +8,11 @@ Each of the provider's transactions is one item:
   `matched`, or `amount_differs` / `currency_differs` (the clearing account's posting
   against the provider's amount), or `missing_at_ours` (no such payment or refund: a
   charge made outside the shop; or ours has no entry yet);
-- the provider's fee on any of them is booked from its record (fees:<p> against
+- the provider's fee on a matched one is booked from its record (fees:<p> against
   clearing:<p>, the entry named by the balance transaction): a fee is the provider's to
   say; a payout (clearing:<p> to bank:<p>) and a payout that failed (back) too, as
-  `booked`, and each payout's contents are read: they must sum to its amount, or
-  `payout_differs`;
+  `booked`, once its contents are read and sum to its amount (else `payout_differs`).
+  Nothing is booked for an item that does not agree: a mismatch never moves money;
 - anything else (an adjustment, a fee we did not expect) is `missing_at_ours`, named by
   its type and category;
 - an item the provider's answer did not let us believe is `unreadable`.
@@ -21,7 +21,8 @@ of any day matched is `missing_at_provider`. A day with any item other than matc
 booked is `unreconciled`, and the on-call admins are alerted.
 
 Reconciling a day again reads it again and replaces its items (the bookings are
-UNIQUE by their source, so nothing posts twice)."""
+UNIQUE by their source, so nothing posts twice). Our side is read in batches
+(services/statements/ours.py), so a day's cost follows its size."""
 
 from __future__ import annotations
 
@@ -115,7 +116,6 @@ def reconcile(provider: str, day: date) -> DayResult:
         select(func.pg_advisory_xact_lock(func.hashtext(f"books:reconcile:{provider}:{day}")))
     )
     row_ids = provider_balance.record(provider, good)
-    _book(provider, good, row_ids)
     mine = ours.ours_for(provider, good)
     result = DayResult(provider, day)
     result.items = [
@@ -127,6 +127,9 @@ def reconcile(provider: str, day: date) -> DayResult:
         item = _judge(txn, mine.get(txn.txn_id), contents.get(txn.source_id))
         item.txn_row_id = row_ids[txn.txn_id]
         result.items.append(item)
+    # Only what agrees moves money in the books: a mismatch never does.
+    agreed = [i.txn for i in result.items if i.outcome in AGREEING and i.txn is not None]
+    _book(provider, agreed, row_ids)
     result.items += _ours_missing(provider, start, end, result)
     _store(result)
     db.session.commit()
@@ -159,15 +162,21 @@ def _judge(txn: BalanceTxn, mine: ours.Ours | None, contents: list[BalanceTxn] |
     if ours.kind_of(txn) is not None:
         return _against(txn, mine)
     if txn.type == "payout" and contents is not None:
-        inside = sum(t.amount_minor - t.fee_minor for t in contents if t.type != "payout")
-        if inside != -txn.amount_minor:
-            detail = f"payout {txn.source_id} of {-txn.amount_minor}: its contents sum to {inside}"
-            return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=inside)
-        return _item(ItemOutcome.BOOKED, f"payout {txn.source_id}: {len(contents) - 1} inside", txn)
+        return payout_item(txn, contents)
     if txn.type == "payout_failure":
         return _item(ItemOutcome.BOOKED, f"payout {txn.source_id} failed: its money back", txn)
     detail = f"{txn.type} ({txn.category}) {txn.source_id}: not in our books"
     return _item(ItemOutcome.MISSING_AT_OURS, detail, txn)
+
+
+def payout_item(txn: BalanceTxn, contents: list[BalanceTxn]) -> Item:
+    """A payout, booked, when what it contains (its own transaction aside) sums to what
+    it paid out; else `payout_differs`, with the sum."""
+    inside = sum(t.amount_minor - t.fee_minor for t in contents if t.type != "payout")
+    if inside != -txn.amount_minor:
+        detail = f"payout {txn.source_id} of {-txn.amount_minor}: its contents sum to {inside}"
+        return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=inside)
+    return _item(ItemOutcome.BOOKED, f"payout {txn.source_id}: {len(contents) - 1} inside", txn)
 
 
 def _item(

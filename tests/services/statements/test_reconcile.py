@@ -29,6 +29,7 @@ from models import (
     TransitionSource,
 )
 from models.types import utcnow
+from providers.outcomes import BalanceTxn
 from services.books import journal
 from services.disputes.state import move_dispute
 from services.refunds.issue import refund_payment
@@ -210,3 +211,37 @@ def test_a_chargeback_won_matches_both_ways_and_its_fee_is_booked(
         assert balances[(Account.fees("stripe"), "EUR")] == 40 + 2000  # the dispute fee stays
         assert balances[(Account.DISPUTES, "EUR")] == 0
         assert journal.trial_balance() == {"EUR": 0}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "outcome", "named"),
+    [
+        ("currency", "usd", ItemOutcome.CURRENCY_DIFFERS, "in EUR, theirs in USD"),
+        ("amount", 1, ItemOutcome.UNREADABLE, "net is not amount less fee"),
+    ],
+)
+def test_an_answer_that_does_not_add_up_moves_nothing_and_is_named(
+    app: Flask, sandbox: Any, field: str, value: object, outcome: ItemOutcome, named: str
+) -> None:
+    """A hostile or broken provider's answer (the sandbox's tamper fault)."""
+    _charged(app, 1)
+    sandbox.add_fault("tamper", field=field, value=value, endpoint="balance_transactions")
+    with app.app_context():
+        items = reconcile.reconcile("stripe", _today()).items
+        [theirs] = [i for i in items if i.outcome == outcome]
+        assert named in theirs.detail
+        assert Account.fees("stripe") not in {a for a, _ in journal.balances()}  # no fee booked
+
+
+def test_a_payout_whose_contents_do_not_sum_to_it_is_named() -> None:
+    def txn(kind: str, amount: int, fee: int = 0) -> BalanceTxn:
+        return BalanceTxn(
+            f"txn_{kind}_{amount}", kind, kind, "po_1", None, amount, fee, "EUR", None
+        )
+
+    payout = txn("payout", -1920)
+    inside = [txn("charge", 1000, 40), txn("charge", 1000, 40), payout]
+    assert reconcile.payout_item(payout, inside).outcome == ItemOutcome.BOOKED
+    short = reconcile.payout_item(payout, inside[1:])
+    assert (short.outcome, short.ours, short.theirs) == (ItemOutcome.PAYOUT_DIFFERS, 960, -1920)
+    assert "payout po_1 of 1920: its contents sum to 960" in short.detail
