@@ -87,7 +87,8 @@ class JournalEntry(Model):
     source_kind: Mapped[SourceKind] = mapped_column(str_enum(SourceKind, "journal_source_kind"))
     source_id: Mapped[int] = mapped_column(BigInteger)
     step: Mapped[str] = mapped_column(String(32))  # "succeeded", "reversed:1", ...
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Indexed: a day's entries are read by it (the reconciliation, the day's CSV).
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
 
 class Posting(Model):

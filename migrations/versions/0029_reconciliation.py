@@ -1,6 +1,6 @@
 """reconciliation: the provider's balance transactions as read, each day's result and
 its items; the journal may name a balance transaction as an entry's source (its fee, a
-payout)
+payout), and its entries are read by day (an index on created_at)
 
 Revision ID: 0029
 Revises: 0028
@@ -35,6 +35,7 @@ def upgrade():
     _allow('alerts', 'kind', 'ck_alerts_alert_kind', (*OLD_ALERTS, 'books_unreconciled'))
     _allow('journal_entries', 'source_kind', 'ck_journal_entries_journal_source_kind', NEW_KINDS)
     _allow('ledger_entries', 'source_kind', 'ck_ledger_entries_ledger_source_kind', NEW_KINDS)
+    op.create_index(op.f('ix_journal_entries_created_at'), 'journal_entries', ['created_at'])
     op.create_table(
         'provider_balance_transactions',
         sa.Column('id', sa.Integer(), nullable=False),
@@ -100,5 +101,6 @@ def downgrade():
     op.drop_table('reconciliation_items')
     op.drop_table('reconciliation_days')
     op.drop_table('provider_balance_transactions')
+    op.drop_index(op.f('ix_journal_entries_created_at'), table_name='journal_entries')
     _allow('ledger_entries', 'source_kind', 'ck_ledger_entries_ledger_source_kind', OLD_KINDS)
     _allow('journal_entries', 'source_kind', 'ck_journal_entries_journal_source_kind', OLD_KINDS)

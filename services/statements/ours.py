@@ -127,25 +127,27 @@ def _movements(provider: str, kind: _Kind, refs: set[str | None]) -> dict[str, t
 def _postings(
     provider: str, source_kind: SourceKind, row_ids: list[int]
 ) -> dict[int, list[tuple[str, int, int, str]]]:
-    """Each movement's entries, oldest first, as (step, entry id, clearing amount, currency)."""
+    """Each movement's entries, oldest first, as (step, entry id, clearing amount, currency).
+    Two reads, each by its own index: the entries by their source, then their postings by
+    entry (a join let PostgreSQL walk every posting of the clearing account instead,
+    which grows with the history)."""
     found: dict[int, list[tuple[str, int, int, str]]] = defaultdict(list)
+    clearing = Account.clearing(provider)
     for chunk in _chunks(row_ids):
-        query = (
-            select(
-                JournalEntry.source_id,
-                JournalEntry.step,
-                JournalEntry.id,
-                Posting.amount_minor,
-                Posting.currency,
+        entries = {
+            entry_id: (source_id, step)
+            for entry_id, source_id, step in db.session.execute(
+                select(JournalEntry.id, JournalEntry.source_id, JournalEntry.step).where(
+                    JournalEntry.source_kind == source_kind, JournalEntry.source_id.in_(chunk)
+                )
             )
-            .join(Posting, Posting.entry_id == JournalEntry.id)
-            .where(
-                JournalEntry.source_kind == source_kind,
-                JournalEntry.source_id.in_(chunk),
-                Posting.account == Account.clearing(provider),
-            )
-            .order_by(JournalEntry.id)
+        }
+        postings = db.session.execute(
+            select(Posting.entry_id, Posting.amount_minor, Posting.currency)
+            .where(Posting.entry_id.in_(list(entries)), Posting.account == clearing)
+            .order_by(Posting.entry_id)
         )
-        for source_id, step, entry_id, amount, currency in db.session.execute(query):
+        for entry_id, amount, currency in postings:
+            source_id, step = entries[entry_id]
             found[source_id].append((step, entry_id, int(amount), currency))
     return found
