@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import BigInteger, String, any_, literal, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from extensions import db
 from models import Account, Dispute, JournalEntry, Payment, Posting, Refund, SourceKind
@@ -32,6 +33,13 @@ class Ours:
     entry_id: int | None = None
     amount: int | None = None
     currency: str | None = None
+
+
+def among(column: Any, values: list[Any], item_type: Any = BigInteger) -> Any:
+    """`column = ANY(array)`: one parameter, however many values. `IN (...)` binds one
+    parameter per value, and once psycopg prepares such a statement PostgreSQL plans it
+    for any 5,000 values (a scan of the whole table: 15 s a chunk at 200k postings)."""
+    return column == any_(literal(values, ARRAY(item_type)))
 
 
 def _chunks(values: Iterable[Any]) -> Iterator[list[Any]]:
@@ -116,7 +124,7 @@ def _movements(provider: str, kind: _Kind, refs: set[str | None]) -> dict[str, t
     rows: dict[str, tuple[int, str]] = {}
     for chunk in _chunks(refs):
         query = select(kind.provider_id, kind.model.id, kind.model.status).where(
-            kind.model.provider == provider, kind.provider_id.in_(chunk)
+            kind.model.provider == provider, among(kind.provider_id, chunk, String)
         )
         rows.update(
             (ref, (row_id, status.value)) for ref, row_id, status in db.session.execute(query)
@@ -138,13 +146,13 @@ def _postings(
             entry_id: (source_id, step)
             for entry_id, source_id, step in db.session.execute(
                 select(JournalEntry.id, JournalEntry.source_id, JournalEntry.step).where(
-                    JournalEntry.source_kind == source_kind, JournalEntry.source_id.in_(chunk)
+                    JournalEntry.source_kind == source_kind, among(JournalEntry.source_id, chunk)
                 )
             )
         }
         postings = db.session.execute(
             select(Posting.entry_id, Posting.amount_minor, Posting.currency)
-            .where(Posting.entry_id.in_(list(entries)), Posting.account == clearing)
+            .where(among(Posting.entry_id, list(entries)), Posting.account == clearing)
             .order_by(Posting.entry_id)
         )
         for entry_id, amount, currency in postings:

@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import String, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from extensions import db
@@ -19,6 +19,7 @@ from providers.base import BalanceReader
 from providers.outcomes import BalancePage, BalanceTxn
 from resilience.gateway import CallContext
 from services.platform.provider_clients import gateway_for, provider_for
+from services.statements.ours import among
 
 # A day of 100,000 transactions is 1,000 pages of Stripe's 100; past this the day is
 # not read (the provider cannot be asked for all of it now) rather than half-read.
@@ -111,7 +112,7 @@ def record(provider: str, items: list[BalanceTxn]) -> dict[str, int]:
     for start in range(0, len(ids), CHUNK):
         query = select(ProviderBalanceTxn.txn_id, ProviderBalanceTxn.id).where(
             ProviderBalanceTxn.provider == provider,
-            ProviderBalanceTxn.txn_id.in_(ids[start : start + CHUNK]),
+            among(ProviderBalanceTxn.txn_id, ids[start : start + CHUNK], String),
         )
         found.update((txn_id, row_id) for txn_id, row_id in db.session.execute(query))
     return found
