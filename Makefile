@@ -92,6 +92,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.webhooks
 	$(BIN)/python -m bench.history_growth --explain docs/history-explain.md
 	$(BIN)/python -m bench.reconcile_drain
+	$(BIN)/python -m bench.books_reconcile
 	$(BIN)/python -m bench.settle
 	$(BIN)/python -m bench.drills outage
 	$(BIN)/python -m bench.drills chaos
