@@ -47,6 +47,57 @@ def test_many_entries_are_posted_at_once_each_once(app_ctx: Flask) -> None:
     assert _count(JournalEntry) == 1203  # the balanced one before it was not written either
 
 
+def test_a_zero_leg_is_left_out_and_the_error_says_what_is_off(app_ctx: Flask) -> None:
+    legs = [*CHARGE, Leg(Account.wallet(4), 0, "EUR")]
+    assert journal.post(SOURCE, "succeeded", legs)
+    assert journal.post_many([(Source(SourceKind.REFUND, 7), "succeeded", legs)]) == 1
+    db.session.commit()
+    assert (_count(JournalEntry), _count(Posting)) == (2, 4)
+    with pytest.raises(
+        journal.UnbalancedEntryError, match=r"^payment 7 odd: 2 legs, off by \{'EUR': 100\}$"
+    ):
+        journal.post(
+            SOURCE, "odd", [Leg("revenue", -1300, "EUR"), Leg("clearing:stripe", 1400, "EUR")]
+        )
+    with pytest.raises(
+        journal.UnbalancedEntryError, match=r"^payment 7 lone: 0 legs, off by nothing$"
+    ):
+        journal.post_many([(SOURCE, "lone", [Leg("revenue", 0, "EUR")])])
+
+
+def test_one_source_is_its_kind_and_its_id(app_ctx: Flask) -> None:
+    refund = Source(SourceKind.REFUND, 7)
+    journal.post(SOURCE, "succeeded", CHARGE)
+    journal.post(
+        refund, "succeeded", [Leg("refunds", 100, "EUR"), Leg("clearing:stripe", -100, "EUR")]
+    )
+    assert journal.entries_of(refund) == {
+        "succeeded": [("refunds", 100, "EUR"), ("clearing:stripe", -100, "EUR")]
+    }
+
+
+def test_a_part_of_a_one_unit_entry_mirrors_each_leg(app_ctx: Flask) -> None:
+    journal.post(SOURCE, "succeeded", [Leg("clearing:stripe", 1, "EUR"), Leg("revenue", -1, "EUR")])
+    assert journal.reverse(SOURCE, "succeeded", "reversed:1", part=1)
+    assert journal.entries_of(SOURCE)["reversed:1"] == [
+        ("clearing:stripe", -1, "EUR"),
+        ("revenue", 1, "EUR"),
+    ]
+
+
+def test_a_part_of_an_entry_of_three_legs_is_refused(app_ctx: Flask) -> None:
+    three = [
+        Leg("clearing:stripe", 100, "EUR"),
+        Leg("revenue", -60, "EUR"),
+        Leg("refunds", -40, "EUR"),
+    ]
+    journal.post(SOURCE, "succeeded", three)
+    with pytest.raises(
+        journal.UnbalancedEntryError, match=r"^payment 7 succeeded: a part of 3 legs$"
+    ):
+        journal.reverse(SOURCE, "succeeded", "reversed:1", part=10)
+
+
 @pytest.mark.parametrize(
     "legs",
     [
@@ -59,7 +110,9 @@ def test_many_entries_are_posted_at_once_each_once(app_ctx: Flask) -> None:
 def test_an_unbalanced_entry_is_refused_before_anything_is_written(
     app_ctx: Flask, legs: list[Leg]
 ) -> None:
-    with pytest.raises(journal.UnbalancedEntryError):
+    with pytest.raises(
+        journal.UnbalancedEntryError, match=r"^payment 7 succeeded: \d legs, off by "
+    ):
         journal.post(SOURCE, "succeeded", legs)
     assert _count(JournalEntry) == 0
 
@@ -154,3 +207,16 @@ def test_the_success_step_is_named_alike_in_sql_and_python(app_ctx: Flask) -> No
             "succeeded:3",
         ]
     )
+
+
+def test_many_entries_are_written_a_chunk_at_a_time_and_all_counted(
+    app_ctx: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal, "MANY", 2)
+    fees = [Leg(Account.fees("stripe"), 46, "EUR"), Leg(Account.clearing("stripe"), -46, "EUR")]
+    entries = [(Source(SourceKind.BALANCE, n), "fee", fees) for n in range(1, 6)]
+    assert journal.post_many(entries) == 5  # three statements
+    db.session.commit()
+    assert (_count(JournalEntry), _count(Posting)) == (5, 10)
+    created = db.session.scalars(select(JournalEntry.created_at)).all()
+    assert all(at is not None for at in created)
