@@ -64,9 +64,6 @@ CREATE TABLE IF NOT EXISTS balance_transactions (
     payout TEXT, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS ix_balance_payout ON balance_transactions(payout);
 CREATE INDEX IF NOT EXISTS ix_balance_source ON balance_transactions(source);
--- A balance transaction's expanded source finds its charge's PaymentIntent by this.
-CREATE INDEX IF NOT EXISTS ix_intents_latest_charge
-    ON payment_intents(json_extract(body, '$.latest_charge'));
 CREATE TABLE IF NOT EXISTS payouts (
     id TEXT PRIMARY KEY, created INTEGER NOT NULL, arrival_date INTEGER NOT NULL,
     status TEXT NOT NULL, currency TEXT NOT NULL, amount INTEGER NOT NULL, body TEXT NOT NULL);
@@ -98,6 +95,12 @@ class Store:
             if column not in names:
                 self._conn().execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         self._fill_intent_bodies()
+        # After the added columns (a kept state file may predate `body`): a balance
+        # transaction's expanded source finds its charge's PaymentIntent by this.
+        self._conn().execute(
+            "CREATE INDEX IF NOT EXISTS ix_intents_latest_charge "
+            "ON payment_intents(json_extract(body, '$.latest_charge'))"
+        )
 
     def _fill_intent_bodies(self) -> None:
         """Intents stored before the whole object was kept get one built from their
