@@ -58,6 +58,22 @@ EQUIVALENT: dict[str, str] = {
         "an event with no outcome is parsed with no provider id (providers/*/webhooks.py), "
         "so it names no payment and is left either way; refunds never get here (batches.py)",
     ),
+    # The journal (services/books/journal.py).
+    **dict.fromkeys(
+        [f"services.books.journal.x_post_many__mutmut_{n}" for n in (22, 50, 51)],
+        "the entry's created_at has the model's default (utcnow), which fills it alike",
+    ),
+    "services.books.journal.x_post_many__mutmut_36": (
+        "the journal's one UNIQUE constraint is (source_kind, source_id, step): ON CONFLICT "
+        "with no target does nothing on the same conflicts"
+    ),
+    "services.books.journal.x_reverse__mutmut_16": (
+        "a posting is never zero (ck_postings_amount_non_zero): >= 0 and > 0 agree"
+    ),
+    "services.books.journal.x_entries_of__mutmut_5": (
+        "an entry's postings are inserted after it, so ordering by posting id alone keeps "
+        "each entry's postings in its order"
+    ),
     # The lean charge (services/payments/settling.py).
     **dict.fromkeys(
         [f"services.payments.settling.x_settle__mutmut_{n}" for n in (2, 14, 15)],
