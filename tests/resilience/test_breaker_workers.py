@@ -87,9 +87,13 @@ def test_the_breaker_contains_an_outage_across_processes(app: Flask, sandbox: An
         statuses = {
             p.status for p in db.session.scalars(select(Payment).where(Payment.id.in_(ids)))
         }
+        # Deferred by the open breaker: a job the test's SIGKILL cut in its claim (between
+        # the in-flight check and the stop) keeps its lease, and is not one of them.
         deferred = db.session.scalars(
             select(Payment).where(
-                Payment.status == PaymentStatus.PENDING, Payment.next_attempt_at.is_not(None)
+                Payment.status == PaymentStatus.PENDING,
+                Payment.next_attempt_at.is_not(None),
+                Payment.lease_expires_at.is_(None),
             )
         ).all()
     assert PaymentStatus.FAILED not in statuses  # an outage is not a decline
