@@ -61,11 +61,11 @@ def reconcile_command(day: datetime, provider: str, wait_s: float) -> None:
     for item, _txn in days.items_of(found.id):
         if item.outcome in AGREEING:
             continue
-        currency = item.currency or "EUR"
         amounts = [
-            f"{side} {money_text(value, currency)}"
+            f"{side} {money_text(value, item.currency)}"
             for side, value in (("theirs", item.theirs_minor), ("ours", item.ours_minor))
-            if value is not None
+            if value is not None and item.currency is not None  # an unreadable item: none
         ]
-        click.echo(f"{item.outcome.value:<20} {item.detail} ({', '.join(amounts)})")
+        said = f" ({', '.join(amounts)})" if amounts else ""
+        click.echo(f"{item.outcome.value:<20} {item.detail}{said}")
     sys.exit(0 if outcome == "reconciled" else 1)

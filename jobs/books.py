@@ -19,12 +19,7 @@ def reconcile_books_job(provider: str) -> str:
     day = (utcnow() - timedelta(days=1)).date()
     if reconcile.is_reconciled(provider, day):
         return "reconciled before"
-    try:
-        result = reconcile.reconcile(provider, day)
-    except BalanceUnreadable as exc:
-        log.warning("books of %s for %s not reconciled now: %s", provider, day, exc)
-        return "unreadable"
-    return result.status.value
+    return reconcile_day_job(provider, day.isoformat())
 
 
 def reconcile_day_job(provider: str, day_iso: str) -> str:

@@ -16,7 +16,7 @@ from extensions import db
 from models import Account, Dispute, JournalEntry, Payment, Posting, Refund, SourceKind
 from providers.outcomes import BalanceTxn
 
-CHUNK = 5000
+CHUNK = 5000  # ids a query, rows a statement: a day of 100,000 in a few dozen
 REFUND_STEPS = {"refund": "succeeded", "refund_failure": "failed"}
 # A dispute's balance transactions (Stripe's `adjustment`, by reporting category) and the
 # steps of our dispute's entries they stand for.

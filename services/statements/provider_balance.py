@@ -19,12 +19,11 @@ from providers.base import BalanceReader
 from providers.outcomes import BalancePage, BalanceTxn
 from resilience.gateway import CallContext
 from services.platform.provider_clients import gateway_for, provider_for
-from services.statements.ours import among
+from services.statements.ours import CHUNK, among
 
 # A day of 100,000 transactions is 1,000 pages of Stripe's 100; past this the day is
 # not read (the provider cannot be asked for all of it now) rather than half-read.
 MAX_PAGES = 5000
-CHUNK = 5000  # rows per statement
 
 
 class BalanceUnreadable(Exception):

@@ -52,7 +52,7 @@ from services.statements import ours, provider_balance
 
 # The providers whose balance the books are reconciled against (their client reads it).
 BALANCE_PROVIDERS = ("stripe",)
-OUR_MOVEMENTS = (SourceKind.PAYMENT, SourceKind.REFUND, SourceKind.DISPUTE)
+OUR_MOVEMENTS = tuple(kind.source_kind for kind in ours.KINDS.values())
 AGREEING = (ItemOutcome.MATCHED, ItemOutcome.BOOKED)
 MATCHED_ENTRY = (ItemOutcome.MATCHED, ItemOutcome.AMOUNT_DIFFERS, ItemOutcome.CURRENCY_DIFFERS)
 BOOKED_TYPES = ("payout", "payout_failure")
@@ -274,7 +274,7 @@ def _store(result: DayResult) -> None:
     day.reconciled_at = utcnow()
     db.session.flush()
     db.session.execute(delete(ReconciliationItem).where(ReconciliationItem.day_id == day.id))
-    for start in range(0, len(result.items), 5000):  # a chunk at a time (memory)
+    for start in range(0, len(result.items), ours.CHUNK):  # a chunk at a time (memory)
         rows = [
             {
                 "day_id": day.id,
@@ -286,7 +286,7 @@ def _store(result: DayResult) -> None:
                 "currency": item.currency,
                 "detail": item.detail[:200],
             }
-            for item in result.items[start : start + 5000]
+            for item in result.items[start : start + ours.CHUNK]
         ]
         db.session.execute(insert(ReconciliationItem), rows)
     if result.status == DayStatus.UNRECONCILED:
