@@ -91,7 +91,10 @@ def load_history(conn: psycopg.Connection[Any], first: int, count: int, now: dat
     _copy_rows(conn, "payments", PAYMENT_COLUMNS, _payments(plan))
     _copy_rows(conn, "payment_transitions", TRANSITION_COLUMNS, _all_transitions(plan))
     _copy_rows(conn, "processed_webhooks", WEBHOOK_COLUMNS, _webhooks(plan))
-    _copy_rows(conn, "ledger_entries", LEDGER_COLUMNS, _ledger(plan))
+    with conn.transaction():  # each ledger entry with its posting, as the database checks
+        _copy_rows(conn, "ledger_entries", LEDGER_COLUMNS, _ledger(plan))
+        conn.execute(_BOOKED, (first, first + count - 1))
+        conn.execute(_ORDERS_BOOKED, (first, first + count - 1))
     _copy_rows(conn, "provider_calls", CALL_COLUMNS, _calls(plan))
     _copy_rows(conn, "outbox", OUTBOX_COLUMNS, _emails(plan))
     # Wallet balances equal their ledger; the sequences move past the explicit ids.
@@ -208,6 +211,41 @@ def stripe_event(event_id: str, provider_id: str, at: datetime) -> str:
             },
         }
     )
+
+
+# Each top-up's success in the books, its wallet's leg naming its ledger entry (the
+# database checks every ledger entry has it: migration 0030).
+_BOOKED = """
+WITH credits AS (
+    SELECT id, wallet_id, source_id, amount_minor, created_at FROM ledger_entries
+    WHERE kind = 'topup' AND source_id BETWEEN %s AND %s
+), entries AS (
+    INSERT INTO journal_entries (source_kind, source_id, step, created_at)
+    SELECT 'payment', source_id, 'succeeded', created_at FROM credits RETURNING id, source_id
+)
+INSERT INTO postings (entry_id, account, amount_minor, currency, ledger_entry_id)
+SELECT e.id, leg.account, leg.amount_minor, 'EUR', leg.ledger_entry_id
+FROM entries e JOIN credits c ON c.source_id = e.source_id CROSS JOIN LATERAL (VALUES
+    ('clearing:stripe', c.amount_minor, NULL::bigint),
+    ('wallet:' || c.wallet_id, -c.amount_minor, c.id))
+    AS leg(account, amount_minor, ledger_entry_id)
+"""
+
+
+# ... and each order's payment's: revenue.
+_ORDERS_BOOKED = """
+WITH paid AS (
+    SELECT id, amount_minor, currency, updated_at FROM payments
+    WHERE order_id IS NOT NULL AND is_effect_applied AND id BETWEEN %s AND %s
+), entries AS (
+    INSERT INTO journal_entries (source_kind, source_id, step, created_at)
+    SELECT 'payment', id, 'succeeded', updated_at FROM paid RETURNING id, source_id
+)
+INSERT INTO postings (entry_id, account, amount_minor, currency)
+SELECT e.id, leg.account, leg.amount_minor, p.currency
+FROM entries e JOIN paid p ON p.id = e.source_id CROSS JOIN LATERAL (VALUES
+    ('clearing:stripe', p.amount_minor), ('revenue', -p.amount_minor)) AS leg(account, amount_minor)
+"""
 
 
 def _ledger(plan: list[Any]) -> Iterator[tuple[Any, ...]]:

@@ -5,7 +5,8 @@ payment costs at least (CPU per payment, this process and PostgreSQL):
   1. claim the pending top-up and mark it sent (one UPDATE);
   2. the provider call (POST /v1/payment_intents to the sandbox, its idempotency key);
   3. the outcome in one transaction: the payment succeeded, its transition, the wallet
-     locked and credited with its ledger entry, the receipt in the outbox;
+     locked and credited with its ledger entry and its entry in the books, the receipt
+     in the outbox;
   4. the provider's webhooks received over HTTP, their signature verified, recorded
      under UNIQUE(provider, event_id) and applied under the payment's row lock;
   5. the receipt sent over one kept SMTP session, its outbox row marked sent.
@@ -32,6 +33,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -46,6 +48,7 @@ from sqlalchemy.orm import Session
 from bench.common import bulk_topups, cpu_s, postgres_url
 from bench.drills.stack import PROJECT_DIR, migrate
 from devtools.servers import free_port, wait_for_port
+from services.books.journal import POST_SQL
 
 SECRET_KEY, WEBHOOK_SECRET = "sk_test_sandbox", "whsec_sandbox"
 WARMUP = 30  # payments settled before the measured ones, not counted
@@ -152,10 +155,10 @@ def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, ema
         ).fetchone()
         assert balance is not None
         after = balance[0] + amount
-        conn.execute(
+        entry = conn.execute(
             "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
             "source_kind, source_id, memo, balance_after_minor, created_at) VALUES (%s, %s, "
-            "%s, 'topup', 'payment', %s, '', %s, now())",
+            "%s, 'topup', 'payment', %s, '', %s, now()) RETURNING id",
             (
                 wallet_id,
                 f"topup:{payment_id}",
@@ -163,7 +166,15 @@ def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, ema
                 payment_id,
                 balance[0] + amount,
             ),
-        )
+        ).fetchone()
+        assert entry is not None
+        # Its entry in the books, as the product writes it (one statement).
+        conn.execute(
+            POST_SQL,
+            ("payment", payment_id, "succeeded", datetime.now(UTC),
+             ["clearing:stripe", f"wallet:{wallet_id}"], [amount, -amount], [currency, currency],
+             [None, entry[0]]),
+        )  # fmt: skip
         conn.execute(
             "UPDATE wallets SET balance_minor = %s, updated_at = now() WHERE id = %s",
             (after, wallet_id),

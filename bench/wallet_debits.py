@@ -15,9 +15,12 @@ import multiprocessing as mp
 import os
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
+
+from services.books.journal import POST_SQL
 
 START_BALANCE = 10**12  # never runs out during a run
 
@@ -70,12 +73,20 @@ def raw_client(url: str, wallet_id: int, seconds: float, ready: Any, out: Any) -
                 balance = row[0] if row else 0
                 if balance < 1:
                     raise RuntimeError("insufficient funds in the benchmark wallet")
-                conn.execute(
+                entry = conn.execute(
                     "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
                     "memo, balance_after_minor, created_at) "
-                    "VALUES (%s, %s, -1, 'debit', 'raw', %s, now())",
+                    "VALUES (%s, %s, -1, 'debit', 'raw', %s, now()) RETURNING id",
                     (wallet_id, str(uuid.uuid4()), balance - 1),
-                )
+                ).fetchone()
+                assert entry is not None
+                # Its entry in the books, as the product writes it (one statement).
+                conn.execute(
+                    POST_SQL,
+                    ("ledger", entry[0], "debit", datetime.now(UTC),
+                     [f"wallet:{wallet_id}", "revenue"], [1, -1], ["EUR", "EUR"],
+                     [entry[0], None]),
+                )  # fmt: skip
                 conn.execute(
                     "UPDATE wallets SET balance_minor = %s, updated_at = now() WHERE id = %s",
                     (balance - 1, wallet_id),

@@ -1,4 +1,5 @@
-"""`flask books trial-balance` and `flask books reconcile --date YYYY-MM-DD`."""
+"""`flask books trial-balance`, `flask books rebuild-check` and `flask books reconcile
+--date YYYY-MM-DD`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import click
 from flask.cli import AppGroup
 
 from extensions import db
-from services.books import journal
+from services.books import journal, rebuild
 from services.platform.locales import money_text
 from services.statements import days
 from services.statements.reconcile import AGREEING, BALANCE_PROVIDERS
@@ -69,3 +70,19 @@ def reconcile_command(day: datetime, provider: str, wait_s: float) -> None:
         said = f" ({', '.join(amounts)})" if amounts else ""
         click.echo(f"{item.outcome.value:<20} {item.detail}{said}")
     sys.exit(0 if outcome == "reconciled" else 1)
+
+
+@books_cli.command("rebuild-check")
+def rebuild_check_command() -> None:
+    """Recompute every wallet's balance and every order's paid, refunded and disputed
+    amounts from the journal's postings alone and compare them with the tables; exit 1
+    when any differs."""
+    result = rebuild.check()
+    for mismatch in result.mismatches:
+        click.echo(mismatch)
+    click.echo(
+        f"rebuild check: {result.wallets} wallets, {result.orders} orders, "
+        f"{len(result.mismatches)} mismatches"
+    )
+    if result.mismatches:
+        sys.exit(1)

@@ -67,9 +67,6 @@ EQUIVALENT: dict[str, str] = {
         "the journal's one UNIQUE constraint is (source_kind, source_id, step): ON CONFLICT "
         "with no target does nothing on the same conflicts"
     ),
-    "services.books.journal.x_reverse__mutmut_16": (
-        "a posting is never zero (ck_postings_amount_non_zero): >= 0 and > 0 agree"
-    ),
     "services.books.journal.x_entries_of__mutmut_5": (
         "an entry's postings are inserted after it, so ordering by posting id alone keeps "
         "each entry's postings in its order"

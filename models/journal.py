@@ -32,7 +32,8 @@ from models.types import UTCDateTime, str_enum, utcnow
 _NAME = "[a-z][a-z0-9_]*"
 # The addresses an account may have (the database checks every posting's).
 ACCOUNT_PATTERN = (
-    f"^(revenue|refunds|disputes|wallet:[1-9][0-9]*|clearing:{_NAME}|fees:{_NAME}|bank:{_NAME})$"
+    "^(revenue|refunds|disputes|adjustments|wallet:[1-9][0-9]*"
+    f"|clearing:{_NAME}|fees:{_NAME}|bank:{_NAME})$"
 )
 _ACCOUNT = re.compile(ACCOUNT_PATTERN)
 
@@ -43,6 +44,8 @@ class Account:
     - `revenue`: what customers paid for orders (an order's payment, card or wallet);
     - `refunds`: what we gave back (a contra-revenue account);
     - `disputes`: what chargebacks withdrew and not reinstated;
+    - `adjustments`: what wallets were credited with (or owed) outside every movement of
+      ours: a seeded opening balance, the balances carried in when the books began;
     - `wallet:<id>`: what we owe a customer (their wallet's balance, a liability);
     - `clearing:<provider>`: what the provider holds for us (charges in, refunds and
       disputes out, fees and payouts out);
@@ -53,6 +56,7 @@ class Account:
     REVENUE = "revenue"
     REFUNDS = "refunds"
     DISPUTES = "disputes"
+    ADJUSTMENTS = "adjustments"
 
     @staticmethod
     def wallet(wallet_id: int) -> str:
@@ -92,13 +96,22 @@ class JournalEntry(Model):
 
 
 class Posting(Model):
-    """An amount moved into (debit, > 0) or out of (credit, < 0) an account."""
+    """An amount moved into (debit, > 0) or out of (credit, < 0) an account.
+
+    A wallet's posting names the wallet's ledger entry it is (`ledger_entry_id`, UNIQUE):
+    every ledger entry has exactly one, of the opposite sign (a credit to the wallet is a
+    credit to the account we owe it from), checked by the database when the transaction
+    commits (migration 0030). So a wallet's balance is its account's balance, negated.
+    """
 
     __tablename__ = "postings"
     __table_args__ = (
         CheckConstraint("amount_minor <> 0", name="amount_non_zero"),
         CheckConstraint(f"account ~ '{ACCOUNT_PATTERN}'", name="account_address"),
         CheckConstraint("currency ~ '^[A-Z]{3}$'", name="currency_code"),
+        CheckConstraint(
+            "(account LIKE 'wallet:%') = (ledger_entry_id IS NOT NULL)", name="wallet_leg_linked"
+        ),
         Index("ix_postings_account_currency", "account", "currency"),
     )
 
@@ -107,3 +120,6 @@ class Posting(Model):
     account: Mapped[str] = mapped_column(String(64))
     amount_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
+    ledger_entry_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ledger_entries.id"), unique=True, nullable=True
+    )

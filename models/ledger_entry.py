@@ -31,6 +31,9 @@ class SourceKind(enum.StrEnum):
     DISPUTE = "dispute"
     ORDER = "order"
     BALANCE = "balance"  # a provider's balance transaction (its fee, a payout): books only
+    # A wallet's ledger entry that names no movement (a client's debit, an adjustment, a
+    # balance carried in when the books began): books only.
+    LEDGER = "ledger"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from sqlalchemy import Column, Integer, MetaData, create_engine, make_url, text
 from sqlalchemy.exc import IntegrityError
 
 from extensions import db
+from services.books import rebuild
 from tests.factories import make_customer, make_order, make_payment
 
 
@@ -195,3 +196,80 @@ def test_0027_files_each_call_under_the_row_it_was_about_and_goes_back(
             ("refund_lookup", payment_id),
             ("backfill", None),
         ]
+
+
+def test_0030_links_each_wallet_posting_to_its_ledger_entry_and_carries_the_rest_in(
+    scratch_app: Flask,
+) -> None:
+    """Before 0030 a wallet's postings stood beside its ledger: those that exist (a
+    top-up's success) are linked to their ledger entry, the movements that posted
+    nothing (a client's debit, an opening balance) are carried in against adjustments."""
+    with scratch_app.app_context():
+        upgrade(revision="0029")
+        run = lambda sql, **params: db.session.execute(text(sql), params)  # noqa: E731
+        customer = run(
+            "INSERT INTO customers (email, password_hash, created_at) "
+            "VALUES ('old@example.com', 'x', now()) RETURNING id"
+        ).scalar_one()
+        wallet = run(
+            "INSERT INTO wallets (customer_id, currency, balance_minor, updated_at) "
+            "VALUES (:c, 'EUR', 700, now()) RETURNING id",
+            c=customer,
+        ).scalar_one()
+        entries = {}
+        for operation_id, amount, kind, source in (
+            ("seed", 500, "adjustment", None),
+            ("topup:5", 400, "topup", 5),
+            ("k1", -200, "debit", None),
+        ):
+            entries[operation_id] = run(
+                "INSERT INTO ledger_entries (wallet_id, operation_id, amount_minor, kind, "
+                "source_kind, source_id, memo, balance_after_minor, created_at) VALUES (:w, "
+                ":o, :a, :k, CASE WHEN CAST(:s AS bigint) IS NULL THEN NULL ELSE 'payment' END, "
+                "CAST(:s AS bigint), '', 0, "
+                "now()) RETURNING id",
+                w=wallet,
+                o=operation_id,
+                a=amount,
+                k=kind,
+                s=source,
+            ).scalar_one()
+        success = run(
+            "INSERT INTO journal_entries (source_kind, source_id, step, created_at) "
+            "VALUES ('payment', 5, 'succeeded', now()) RETURNING id"
+        ).scalar_one()
+        run(
+            "INSERT INTO postings (entry_id, account, amount_minor, currency) VALUES "
+            "(:e, 'clearing:stripe', 400, 'EUR'), (:e, :wallet, -400, 'EUR')",
+            e=success,
+            wallet=f"wallet:{wallet}",
+        )
+        db.session.commit()
+        db.session.remove()
+        upgrade(revision="0030")
+        read = (
+            "SELECT e.source_kind, e.step, p.account, p.amount_minor, p.ledger_entry_id "
+            "FROM postings p JOIN journal_entries e ON e.id = p.entry_id ORDER BY p.id"
+        )
+        after = [tuple(r) for r in db.session.execute(text(read)).all()]
+        db.session.remove()
+        account = f"wallet:{wallet}"
+        assert after == [
+            ("payment", "succeeded", "clearing:stripe", 400, None),
+            ("payment", "succeeded", account, -400, entries["topup:5"]),
+            ("ledger", "carried_in", account, -500, entries["seed"]),
+            ("ledger", "carried_in", "adjustments", 500, None),
+            ("ledger", "carried_in", account, 200, entries["k1"]),
+            ("ledger", "carried_in", "adjustments", -200, None),
+        ]
+        assert rebuild.wallets() == (1, [])
+        db.session.remove()
+        downgrade(revision="0029")
+        back = [tuple(r) for r in db.session.execute(text(read.replace(", p.ledger_entry_id", "")))]
+        db.session.remove()
+        assert back == [
+            ("payment", "succeeded", "clearing:stripe", 400),
+            ("payment", "succeeded", account, -400),
+        ]
+        upgrade()
+        assert _drift(scratch_app) == []

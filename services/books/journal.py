@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -32,6 +33,7 @@ class Leg:
     account: str
     amount_minor: int
     currency: str
+    ledger_entry_id: int | None = None  # a wallet's leg: the wallet's ledger entry it is
 
 
 class UnbalancedEntryError(ValueError):
@@ -52,31 +54,47 @@ def success_step(reversals: int) -> str:
 MANY = 5000  # post_many's entries per statement
 
 
+# One entry and its postings, in one statement on a DB-API cursor: the legs as arrays, so
+# one text serves any number of them. Nothing is written when the step was posted before.
+POST_SQL = """
+WITH entry AS (
+    INSERT INTO journal_entries (source_kind, source_id, step, created_at)
+    VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id
+)
+INSERT INTO postings (entry_id, account, amount_minor, currency, ledger_entry_id)
+SELECT entry.id, leg.account, leg.amount_minor, leg.currency, leg.ledger_entry_id
+FROM entry CROSS JOIN unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[])
+    AS leg(account, amount_minor, currency, ledger_entry_id)
+RETURNING entry_id
+"""
+
+
 def post(source: Source, step: str, legs: Sequence[Leg]) -> bool:
     """Post the step's entry; False when it was posted before (nothing written)."""
+    found = db.session.connection().exec_driver_sql(POST_SQL, _parameters(source, step, legs))
+    return found.first() is not None
+
+
+def post_on(cursor: Any, source: Source, step: str, legs: Sequence[Leg]) -> bool:
+    """`post` on a DB-API cursor of the caller's transaction (the wallet's hot path,
+    services/wallet/ledger.py, which holds the wallet's row lock meanwhile)."""
+    cursor.execute(POST_SQL, _parameters(source, step, legs))
+    return cursor.fetchone() is not None
+
+
+def _parameters(source: Source, step: str, legs: Sequence[Leg]) -> tuple[Any, ...]:
     legs = [leg for leg in legs if leg.amount_minor != 0]
-    _check_balanced(source, step, legs)
-    entry_id = db.session.execute(
-        pg_insert(JournalEntry)
-        .values(source_kind=source.kind, source_id=source.id, step=step, created_at=utcnow())
-        .on_conflict_do_nothing(index_elements=["source_kind", "source_id", "step"])
-        .returning(JournalEntry.id)
-    ).scalar()
-    if entry_id is None:
-        return False
-    db.session.execute(
-        insert(Posting),
-        [
-            {
-                "entry_id": entry_id,
-                "account": leg.account,
-                "amount_minor": leg.amount_minor,
-                "currency": leg.currency,
-            }
-            for leg in legs
-        ],
+    check_balanced(source, step, legs)
+    return (
+        source.kind.value,
+        source.id,
+        step,
+        utcnow(),
+        [leg.account for leg in legs],
+        [leg.amount_minor for leg in legs],
+        [leg.currency for leg in legs],
+        [leg.ledger_entry_id for leg in legs],
     )
-    return True
 
 
 def post_many(entries: Sequence[tuple[Source, str, Sequence[Leg]]]) -> int:
@@ -84,7 +102,7 @@ def post_many(entries: Sequence[tuple[Source, str, Sequence[Leg]]]) -> int:
     before any is written, then written a few thousand at a time; how many were new (a
     repeat of a step writes nothing)."""
     for source, step, legs in entries:
-        _check_balanced(source, step, [leg for leg in legs if leg.amount_minor != 0])
+        check_balanced(source, step, [leg for leg in legs if leg.amount_minor != 0])
     posted = 0
     for start in range(0, len(entries), MANY):
         legs_of = {
@@ -120,21 +138,21 @@ def post_many(entries: Sequence[tuple[Source, str, Sequence[Leg]]]) -> int:
     return posted
 
 
-def reverse(source: Source, of_step: str, step: str, *, part: int | None = None) -> bool:
-    """Post the mirror of an entry posted before (all of it, or `part` of a two-leg
-    entry's amount); False when that entry was never posted (a movement older than the
-    journal) or the reversal was posted already."""
+def reverse(source: Source, of_step: str, step: str) -> bool:
+    """Post the mirror of an entry posted before; False when that entry was never posted
+    (a movement older than the journal) or the reversal was posted already. (An entry
+    with a wallet's leg is mirrored by the wallet's movement, services/wallet/ledger.py:
+    the database refuses a wallet's posting without its ledger entry.)"""
     legs = entries_of(source).get(of_step)
-    if not legs or part == 0:
+    if not legs:
         return False
-    if part is not None:
-        if len(legs) != 2:
-            raise UnbalancedEntryError(f"{source} {of_step}: a part of {len(legs)} legs")
-        legs = [(account, part if amount > 0 else -part, cur) for account, amount, cur in legs]
     return post(source, step, [Leg(account, -amount, cur) for account, amount, cur in legs])
 
 
-def _check_balanced(source: Source, step: str, legs: Sequence[Leg]) -> None:
+def check_balanced(source: Source | str, step: str, legs: Sequence[Leg]) -> None:
+    """Raise UnbalancedEntryError unless the legs are two or more and net to zero per
+    currency (zero legs left out)."""
+    legs = [leg for leg in legs if leg.amount_minor != 0]
     totals: dict[str, int] = defaultdict(int)
     for leg in legs:
         totals[leg.currency] += leg.amount_minor

@@ -100,10 +100,11 @@ def _withdraw(dispute: Dispute, payment: Payment) -> str:
             operation_id=f"dispute:{dispute.id}:{dispute.withdrawals}:withdrawn",
             kind=LedgerKind.DISPUTE,
             source=_source(dispute),
+            step=f"withdrawn:{dispute.withdrawals}",
+            against=lambda taken: _withdrawal(dispute, payment, taken),
         )
         dispute.withdrawn_minor = taken
         short = dispute.amount_minor - taken
-        _post_withdrawal(dispute, payment, Account.wallet(payment.wallet_id), taken)
         return f"funds withdrawn: {money_text(taken, dispute.currency)} taken from the wallet" + (
             f"; {money_text(short, dispute.currency)} of the {amount} had been spent"
             if short
@@ -111,42 +112,45 @@ def _withdraw(dispute: Dispute, payment: Payment) -> str:
         )
     order = locked_order(payment.order_id)
     dispute.withdrawn_minor = dispute.amount_minor
-    _post_withdrawal(dispute, payment, Account.DISPUTES, dispute.amount_minor)
+    journal.post(
+        _source(dispute), f"withdrawn:{dispute.withdrawals}", _withdrawal(dispute, payment, 0)
+    )
     if order is not None and effects.settle_order(order) == OrderStatus.DISPUTED:
         return f"funds withdrawn ({amount}): order {order.id} disputed"
     return f"funds withdrawn ({amount})"
 
 
-def _post_withdrawal(dispute: Dispute, payment: Payment, taken_from: str, taken: int) -> None:
-    """The books: the provider took the whole amount from what it holds for us; what came
-    out of `taken_from` (a top-up's wallet: what was left of its credit) and the rest is
-    the dispute's loss."""
+def _withdrawal(dispute: Dispute, payment: Payment, from_wallet: int) -> list[journal.Leg]:
+    """The books, but for a wallet's leg: the provider took the whole amount from what it
+    holds for us; what did not come out of the wallet (`from_wallet`: what was left of a
+    top-up's credit) is the dispute's loss."""
     currency, amount = dispute.currency, dispute.amount_minor
-    journal.post(
-        _source(dispute),
-        f"withdrawn:{dispute.withdrawals}",
-        [
-            journal.Leg(taken_from, taken, currency),
-            journal.Leg(Account.DISPUTES, amount - taken, currency),
-            journal.Leg(Account.clearing(payment.provider), -amount, currency),
-        ],
-    )
+    return [
+        journal.Leg(Account.DISPUTES, amount - from_wallet, currency),
+        journal.Leg(Account.clearing(payment.provider), -amount, currency),
+    ]
 
 
 def _give_back(dispute: Dispute, payment: Payment) -> str:
     dispute.is_effect_applied = False
     n = dispute.withdrawals
-    journal.reverse(_source(dispute), f"withdrawn:{n}", f"reinstated:{n}")
     if payment.purpose == PaymentPurpose.WALLET_TOPUP and payment.wallet_id is not None:
+        # The withdrawal's mirror: what the wallet gave is what it gets back.
         given = effects.give_back(
             payment.wallet_id,
             dispute.currency,
             operation_id=f"dispute:{dispute.id}:{dispute.withdrawals}:reinstated",
             kind=LedgerKind.DISPUTE,
             source=_source(dispute),
+            step=f"reinstated:{n}",
+            against=lambda given: [
+                journal.Leg(leg.account, -leg.amount_minor, leg.currency)
+                for leg in _withdrawal(dispute, payment, given)
+            ],
         )
         dispute.withdrawn_minor = 0
         return f"funds reinstated: {money_text(given, dispute.currency)} back in the wallet"
+    journal.reverse(_source(dispute), f"withdrawn:{n}", f"reinstated:{n}")
     dispute.withdrawn_minor = 0
     order = locked_order(payment.order_id)
     if order is not None and order.status == OrderStatus.DISPUTED:

@@ -16,6 +16,7 @@ all of them. Two movements deciding in either order end in the same status.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import and_, exists, func, or_, select
@@ -34,6 +35,7 @@ from models import (
     Wallet,
 )
 from models.types import utcnow
+from services.books import journal
 from services.wallet import ledger
 
 
@@ -82,6 +84,10 @@ def held_by_topup(payment_id: int, wallet_id: int) -> int:
     )
 
 
+# A movement's other legs in the books, for what it moved on the wallet (its own leg).
+Legs = Callable[[int], list[journal.Leg]]
+
+
 def take(
     wallet_id: int,
     at_most: int,
@@ -90,34 +96,62 @@ def take(
     operation_id: str,
     kind: LedgerKind,
     source: Source,
+    step: str,
+    against: Legs,
 ) -> int:
     """Take up to `at_most` out of the wallet (what it holds, if less: the money it
-    credited may have been spent); returns what was taken. Locks the wallet (last in
-    the lock order, services/movements/locks.py)."""
+    credited may have been spent) and post the movement's `step`; returns what was
+    taken. Locks the wallet (last in the lock order, services/movements/locks.py)."""
     balance = db.session.scalar(
         select(Wallet.balance_minor).where(Wallet.id == wallet_id).with_for_update()
     )
-    amount = min(at_most, int(balance or 0))
-    if amount <= 0:
-        return 0
-    ledger.apply_movement(
-        wallet_id, -amount, currency, operation_id=operation_id, kind=kind, source=source
-    )
+    amount = max(0, min(at_most, int(balance or 0)))
+    _book(wallet_id, -amount, currency, operation_id, kind, source, step, against(amount))
     return amount
 
 
 def give_back(
-    wallet_id: int, currency: str, *, operation_id: str, kind: LedgerKind, source: Source
+    wallet_id: int,
+    currency: str,
+    *,
+    operation_id: str,
+    kind: LedgerKind,
+    source: Source,
+    step: str,
+    against: Legs,
 ) -> int:
-    """Return to the wallet what the movement's postings took out of it, and no more;
-    returns how much (0 when nothing is out)."""
-    out = -posted(source, wallet_id)
-    if out <= 0:
-        return 0
-    ledger.apply_movement(
-        wallet_id, out, currency, operation_id=operation_id, kind=kind, source=source
-    )
+    """Return to the wallet what the movement's postings took out of it, and no more,
+    and post the movement's `step`; returns how much (0 when nothing is out)."""
+    out = max(0, -posted(source, wallet_id))
+    _book(wallet_id, out, currency, operation_id, kind, source, step, against(out))
     return out
+
+
+def _book(
+    wallet_id: int,
+    amount: int,
+    currency: str,
+    operation_id: str,
+    kind: LedgerKind,
+    source: Source,
+    step: str,
+    legs: list[journal.Leg],
+) -> None:
+    """The wallet's part of a movement and its entry in the books; only the entry's
+    other legs when the wallet moves nothing (and nothing when they are zero too)."""
+    if amount != 0:
+        ledger.apply_movement(
+            wallet_id,
+            amount,
+            currency,
+            operation_id=operation_id,
+            kind=kind,
+            source=source,
+            step=step,
+            against=legs,
+        )
+    elif any(leg.amount_minor for leg in legs):
+        journal.post(source, step, legs)
 
 
 def wallet_paid(order_id: int) -> int:

@@ -70,8 +70,8 @@ _STILL_WHERE_SEEN = """
 _TOPUP_OPERATION = """('topup:' || p.id || CASE WHEN p.effect_reversals > 0
     THEN ':' || (p.effect_reversals + 1) ELSE '' END)"""
 # Its journal entry (services/books/journal.py: the provider's clearing account debited,
-# revenue or the wallet's account credited), its transition, its receipt (the outbox:
-# services/notifications/outbox.py), the call.
+# revenue or the wallet's account credited, that leg naming the wallet's ledger entry),
+# its transition, its receipt (the outbox: services/notifications/outbox.py), the call.
 _RECORDED = """
 booked AS (
     INSERT INTO journal_entries (source_kind, source_id, step, created_at)
@@ -79,11 +79,12 @@ booked AS (
     ON CONFLICT DO NOTHING
     RETURNING id
 ), posted AS (
-    INSERT INTO postings (entry_id, account, amount_minor, currency)
-    SELECT booked.id, leg.account, leg.amount_minor, paid.currency
+    INSERT INTO postings (entry_id, account, amount_minor, currency, ledger_entry_id)
+    SELECT booked.id, leg.account, leg.amount_minor, paid.currency, leg.ledger_entry_id
     FROM booked CROSS JOIN paid CROSS JOIN LATERAL (VALUES
-        (:clearing, paid.amount_minor),
-        (paid.credit_account, -paid.amount_minor)) AS leg(account, amount_minor)
+        (:clearing, paid.amount_minor, NULL::bigint),
+        (paid.credit_account, -paid.amount_minor, (SELECT id FROM entry)))
+        AS leg(account, amount_minor, ledger_entry_id)
 ), transition AS (
     INSERT INTO payment_transitions (payment_id, from_status, to_status, source, reason,
         actor, created_at)
@@ -116,6 +117,8 @@ WITH ordered AS (
 ), order_paid AS (
     UPDATE orders SET status = :paid_order, paid_at = :now, updated_at = :now
     FROM paid WHERE orders.id = :order_id
+), entry AS (
+    SELECT NULL::bigint AS id  -- no wallet entry: revenue is credited
 ),"""
 _TOPUP = f"""
 WITH paid AS (
@@ -135,7 +138,7 @@ WITH paid AS (
     SELECT wallet.id, paid.operation_id, paid.amount_minor, :credit, :source_payment, paid.id,
         '', wallet.balance_minor + paid.amount_minor, :now
     FROM paid JOIN wallet ON wallet.id = paid.wallet_id
-    RETURNING wallet_id, balance_after_minor
+    RETURNING id, wallet_id, balance_after_minor
 ), credited AS (
     UPDATE wallets SET balance_minor = entry.balance_after_minor, updated_at = :now
     FROM entry WHERE wallets.id = entry.wallet_id

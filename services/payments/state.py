@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from models import (
+    Account,
     EmailKind,
     LedgerKind,
     OrderStatus,
@@ -118,6 +119,8 @@ def reverse_effect(payment: Payment) -> str | None:
         # its part from the wallet, and must not be taken twice.
         left = max(0, effects.held_by_topup(payment.id, payment.wallet_id))
         if left > 0:
+            # The success's entry, mirrored for what is left: the provider's clearing
+            # account gives back what the wallet no longer holds for the customer.
             ledger.apply_movement(
                 payment.wallet_id,
                 -left,
@@ -125,8 +128,9 @@ def reverse_effect(payment: Payment) -> str | None:
                 operation_id=f"reversal:{payment.id}:{generation}",
                 kind=LedgerKind.REVERSAL,
                 source=source,
+                step=reversal,
+                against=[journal.Leg(Account.clearing(payment.provider), -left, payment.currency)],
             )
-        journal.reverse(source, posted, reversal, part=left)
         undone = f"wallet credit of {money_text(left, payment.currency)} taken back" + (
             f" (the rest, {money_text(payment.amount_minor - left, payment.currency)}, "
             "was refunded or disputed already)"

@@ -66,6 +66,7 @@ def pay_order_from_wallet(customer: Customer, order_id: int, operation_id: str) 
             operation_id=operation_id,
             kind=LedgerKind.ORDER,  # the audit counts these as what paid the order
             source=source,
+            step="paid",  # the books: revenue, out of what the wallet's account owed
         )
         if not movement.is_replay:
             effects.settle_order(order)  # paid: the ORDER posting is its effect

@@ -42,6 +42,7 @@ from services.wallet import ledger
 
 log = logging.getLogger(__name__)
 _SUCCEEDED = "succeeded"  # the journal's step of a refund's success
+TAKEN = "taken"  # and of a top-up's refund taking its money out of the wallet
 REFUNDED_ORDER_STATUSES = (OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED)
 
 
@@ -91,48 +92,81 @@ def move_refund(
     return True
 
 
+def _source(refund: Refund) -> Source:
+    return Source(SourceKind.REFUND, refund.id)
+
+
+def _steps(refund: Refund, name: str) -> list[str]:
+    """The refund's posted steps called `name` ("succeeded", "succeeded:2", ...)."""
+    return [step for step in journal.entries_of(_source(refund)) if step.split(":")[0] == name]
+
+
+def _next(refund: Refund, name: str) -> str:
+    """The step a refund's next `name` posts: its first, or its n-th after a reversal (a
+    refund that failed after it succeeded, then confirmed by an admin)."""
+    done = len(_steps(refund, name))
+    return name if done == 0 else f"{name}:{done + 1}"
+
+
+def _is_topup(refund: Refund) -> bool:
+    if refund.payment_id is None:
+        return False
+    payment = db.session.get(Payment, refund.payment_id)
+    return payment is not None and payment.purpose == PaymentPurpose.WALLET_TOPUP
+
+
 def _reverse_success(refund: Refund) -> None:
     """A refund to a card that failed after it succeeded: the money never reached the
     customer, so the order counts it no more (a top-up's refund is undone by `_undo`)."""
-    if refund.payment_id is not None:
-        payment = db.session.get(Payment, refund.payment_id)
-        if payment is not None and payment.purpose == PaymentPurpose.WALLET_TOPUP:
-            return
+    if _is_topup(refund):
+        return
     refund.is_effect_applied = False
-    journal.reverse(Source(SourceKind.REFUND, refund.id), _SUCCEEDED, "failed")
+    succeeded = _steps(refund, _SUCCEEDED)
+    if succeeded:
+        journal.reverse(_source(refund), succeeded[-1], _next(refund, "failed"))
     if refund.order_id is not None:
         _settle_order(refund.order_id)
 
 
 def take_from_wallet(refund: Refund, payment: Payment) -> None:
     """A top-up's refund: the money leaves the wallet first (raises ledger.WalletError,
-    nothing written, when it was spent)."""
+    nothing written, when it was spent), towards the provider's clearing account, which
+    pays it back to the card."""
     assert payment.wallet_id is not None
+    step = _next(refund, TAKEN)
     ledger.apply_movement(
         payment.wallet_id,
         -refund.amount_minor,
         refund.currency,
-        operation_id=f"refund:{refund.id}",
+        operation_id=f"refund:{refund.id}" + step.removeprefix(TAKEN),
         kind=LedgerKind.REFUND,
-        source=Source(SourceKind.REFUND, refund.id),
+        source=_source(refund),
+        step=step,
+        against=[
+            journal.Leg(Account.clearing(payment.provider), -refund.amount_minor, refund.currency)
+        ],
     )
     refund.is_effect_applied = True
 
 
 def _undo(refund: Refund) -> None:
     """A failed top-up refund: what it took from the wallet goes back (its postings say
-    how much: services/movements/effects.py)."""
+    how much: services/movements/effects.py), out of the provider's clearing account."""
     if not refund.is_effect_applied or refund.payment_id is None:
         return
     payment = db.session.get(Payment, refund.payment_id)
     if payment is None or payment.wallet_id is None:
         return
+    step = _next(refund, "failed")
+    clearing = Account.clearing(payment.provider)
     effects.give_back(
         payment.wallet_id,
         refund.currency,
-        operation_id=f"refund:{refund.id}:undone",
+        operation_id=f"refund:{refund.id}:undone" + step.removeprefix("failed"),
         kind=LedgerKind.REFUND,
-        source=Source(SourceKind.REFUND, refund.id),
+        source=_source(refund),
+        step=step,
+        against=lambda out: [journal.Leg(clearing, out, refund.currency)],
     )
     refund.is_effect_applied = False
 
@@ -147,25 +181,31 @@ def _apply_success(refund: Refund) -> None:
             )
         )
         assert target is not None
+        step = _next(refund, _SUCCEEDED)
+        # The books: the wallet's account owes the customer what the refunds account gave.
         ledger.apply_movement(
             target,
             refund.amount_minor,
             refund.currency,
-            operation_id=f"refund:{refund.id}",
+            operation_id=f"refund:{refund.id}" + step.removeprefix(_SUCCEEDED),
             kind=LedgerKind.REFUND,
-            source=Source(SourceKind.REFUND, refund.id),
+            source=_source(refund),
+            step=step,
         )
         refund.is_effect_applied = True
     elif refund.payment_id is not None:
         payment = db.session.get(Payment, refund.payment_id)
         if payment is not None and payment.purpose == PaymentPurpose.WALLET_TOPUP:
+            if not refund.is_effect_applied:
+                # Given back when it failed; an admin now says it reached the card.
+                take_from_wallet(refund, payment)
             return  # its money left the wallet when it was requested
         refund.is_effect_applied = True
         # The books: what the provider gave back to the card left its clearing account.
         amount, currency = refund.amount_minor, refund.currency
         journal.post(
-            Source(SourceKind.REFUND, refund.id),
-            _SUCCEEDED,
+            _source(refund),
+            _next(refund, _SUCCEEDED),
             [
                 journal.Leg(Account.REFUNDS, amount, currency),
                 journal.Leg(Account.clearing(refund.provider), -amount, currency),

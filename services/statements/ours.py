@@ -17,7 +17,10 @@ from models import Account, Dispute, JournalEntry, Payment, Posting, Refund, Sou
 from providers.outcomes import BalanceTxn
 
 CHUNK = 5000  # ids a query, rows a statement: a day of 100,000 in a few dozen
-REFUND_STEPS = {"refund": "succeeded", "refund_failure": "failed"}
+# A refund's balance transactions and the steps of our refund's entries they stand for
+# (a top-up's refund books its money out of the wallet when it is requested: "taken";
+# an admin's later confirmation is "succeeded:2").
+REFUND_STEPS = {"refund": ("succeeded", "taken"), "refund_failure": ("failed",)}
 # A dispute's balance transactions (Stripe's `adjustment`, by reporting category) and the
 # steps of our dispute's entries they stand for.
 DISPUTE_STEPS = {"dispute": "withdrawn:", "dispute_reversal": "reinstated:"}
@@ -76,7 +79,7 @@ KINDS = {
         Refund,
         Refund.provider_refund_id,
         lambda t: t.source_id,
-        lambda t, step: step == REFUND_STEPS[t.type],
+        lambda t, step: step.split(":")[0] in REFUND_STEPS[t.type],
     ),
     "dispute": _Kind(
         SourceKind.DISPUTE,

@@ -2,7 +2,8 @@
 and the ledger agrees with the payments: a top-up's credits add up to its amount
 exactly while its success stands (zero otherwise), and an order is paid by exactly
 one thing (one card payment's success, or one wallet debit); a refund's and a
-dispute's ledger entries agree with their state."""
+dispute's ledger entries agree with their state; and the books (the journal's postings) say
+the same of every wallet and order."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from models import (
 )
 from models.refund import WALLET
 from models.types import utcnow
+from services.books import rebuild
 from services.platform.locales import money_text
 
 log = logging.getLogger(__name__)
@@ -96,6 +98,8 @@ def audit_wallets() -> AuditResult:
     result.mismatches.extend(_refunds_against_ledger())
     result.mismatches.extend(_disputes_against_ledger())
     result.mismatches.extend(_postings_off_their_wallet())
+    # The books tell the same story (services/books/rebuild.py).
+    result.mismatches.extend(rebuild.wallets()[1] + rebuild.orders()[1])
     db.session.rollback()
     try:
         redis_client.client.set(LAST_RESULT_KEY, json.dumps(asdict(result)))

@@ -1,12 +1,20 @@
-"""Wallet money movements: a balance changes only together with its ledger entry.
+"""Wallet money movements: a balance changes only together with its ledger entry and
+the entry's posting in the books.
 
 Each movement runs in the caller's transaction under a row lock on the wallet;
 the ledger entry's UNIQUE operation_id makes a repeated operation return the
 original result and change nothing. The CHECK (balance >= 0) is the last barrier.
+
+A wallet is an account of the books (`wallet:<id>`, services/books/journal.py): every
+ledger entry posts a journal entry in the same transaction, the wallet's leg (linked to
+the ledger entry, the opposite sign: we owe the customer what the wallet holds) against
+the account the money came from or went to. The database refuses a ledger entry without
+its posting at the commit (migration 0030), so a wallet's balance is its account's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,9 +23,19 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
 
 from extensions import db
-from models import SOURCE_OF_KIND, Customer, LedgerEntry, LedgerKind, Source, Wallet
+from models import (
+    SOURCE_OF_KIND,
+    Account,
+    Customer,
+    LedgerEntry,
+    LedgerKind,
+    Source,
+    SourceKind,
+    Wallet,
+)
 from models.money import InvalidAmountError, Money, validate_money
 from models.types import utcnow
+from services.books import journal
 from services.platform import metrics
 from services.platform.errors import ClientError
 from services.platform.locales import money_text
@@ -51,6 +69,19 @@ class WalletNotFoundError(WalletError):
     status = 404
 
 
+# The account a movement of each kind moves against, unless its caller names the legs: what
+# a customer spends from the wallet is revenue, what comes back to it a refund, what a
+# chargeback takes is the dispute's. A top-up and its reversal name their provider's
+# clearing account (services/payments/settling.py, state.py).
+COUNTER: dict[LedgerKind, str] = {
+    LedgerKind.DEBIT: Account.REVENUE,
+    LedgerKind.ORDER: Account.REVENUE,
+    LedgerKind.REFUND: Account.REFUNDS,
+    LedgerKind.DISPUTE: Account.DISPUTES,
+    LedgerKind.ADJUSTMENT: Account.ADJUSTMENTS,
+}
+
+
 @dataclass(frozen=True)
 class Movement:
     """The result of a movement; `is_replay` when the operation id had been applied before."""
@@ -72,18 +103,26 @@ def apply_movement(
     kind: LedgerKind,
     source: Source | None = None,
     memo: str = "",
+    step: str | None = None,
+    against: list[journal.Leg] | None = None,
 ) -> Movement:
-    """Credit (positive) or debit (negative) a wallet exactly once per operation id.
+    """Credit (positive) or debit (negative) a wallet exactly once per operation id, and
+    post it to the books.
 
     `source` is the movement of ours the posting belongs to (the one its kind names:
     SOURCE_OF_KIND); `memo` is text to show (a client's reference), never matched.
-    `currency` None means the wallet's own. Runs in the caller's transaction and
-    does not commit. Raises WalletError subclasses (nothing written) for bad
-    amounts, currency mismatch, insufficient funds or an operation id reused for
+    `currency` None means the wallet's own. The journal entry is the source's `step`
+    (by default the kind and the ledger entry's id; a movement that names no source is
+    its ledger entry's); `against` are its other legs (by default the kind's COUNTER
+    account), which with the wallet's leg must balance. Runs in the caller's
+    transaction and does not commit. Raises WalletError subclasses (nothing written) for
+    bad amounts, currency mismatch, insufficient funds or an operation id reused for
     another movement.
     """
     if SOURCE_OF_KIND[kind] != (source.kind if source else None):
         raise ValueError(f"a {kind.value} posting names {source or 'no source'}")
+    if against is None and kind not in COUNTER:
+        raise ValueError(f"a {kind.value} posting names the account it moves against")
     config = settings().money
     try:
         validate_money(
@@ -121,6 +160,13 @@ def apply_movement(
         )
     balance_after = balance + amount_minor
     now = utcnow()
+    # The books' legs, checked before anything is written: the wallet's (its ledger
+    # entry's id comes with the entry) and the other side's.
+    wallet_leg = journal.Leg(Account.wallet(wallet_id), -amount_minor, wallet_currency)
+    counter = against or [journal.Leg(COUNTER[kind], amount_minor, wallet_currency)]
+    journal.check_balanced(
+        source or "a wallet movement", step or kind.value, [wallet_leg, *counter]
+    )
     # The UNIQUE operation_id decides whether this is a repeat (never SELECT-then-INSERT).
     # ON CONFLICT DO NOTHING instead of catching the violation in a savepoint: the same
     # guarantee without two more round trips inside the lock, and no rollback that
@@ -135,14 +181,23 @@ def apply_movement(
             raise WalletError("the operation id is being used right now; retry")
         return _replay(earlier, wallet_id, amount_minor, kind, source, memo)
     hot.set_balance(wallet_id, balance_after, now)
+    legs = [dataclasses.replace(wallet_leg, ledger_entry_id=entry_id), *counter]
+    book = source or Source(SourceKind.LEDGER, entry_id)
+    if not journal.post_on(hot.cursor, book, step or _step(kind, source, entry_id), legs):
+        raise journal.UnbalancedEntryError(f"{book} {step}: posted before its ledger entry")
     _expire_cached(wallet_id)
     return Movement(entry_id, wallet_id, operation_id, amount_minor, balance_after, is_replay=False)
 
 
+def _step(kind: LedgerKind, source: Source | None, entry_id: int) -> str:
+    return kind.value if source is None else f"{kind.value}:{entry_id}"
+
+
 class _HotPath:
-    """The debit's three statements, straight on the psycopg cursor of the session's own
-    connection and transaction: SQLAlchemy's per-statement CPU cost, paid while holding
-    the row lock, was what limited a hot wallet (bench/wallet_debits.py)."""
+    """The debit's four statements (its posting in the books too), straight on the psycopg
+    cursor of the session's own connection and transaction: SQLAlchemy's per-statement CPU
+    cost, paid while holding the row lock, was what limited a hot wallet
+    (bench/wallet_debits.py)."""
 
     LOCK_SQL = "SELECT balance_minor, currency FROM wallets WHERE id = %s FOR UPDATE"
     INSERT_SQL = (

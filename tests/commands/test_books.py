@@ -1,4 +1,5 @@
 """`flask books trial-balance`: every account's balance, exit 1 unless they sum to zero;
+`flask books rebuild-check`: wallets and orders from postings alone, exit 1 on a difference;
 `flask books reconcile --date`: the day's job on the provider's queue, waited for."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from models import Account, Source, SourceKind
 from models.types import utcnow
 from services.books import journal
 from services.books.journal import Leg
-from tests.helpers import charge_payment, committed_payment, queued_job_ids, run_jobs
+from tests.factories import make_customer, make_order
+from tests.helpers import charge_payment, committed_payment, new_wallet, queued_job_ids, run_jobs
 from tests.sandbox_support import wait_for
 
 
@@ -47,6 +49,28 @@ def test_the_trial_balance_lists_every_account_and_exits_by_the_sum(
     broken = runner.invoke(args=["books", "trial-balance"])
     assert broken.exit_code == 1
     assert broken.output.splitlines()[-1] == "trial balance: broken {'EUR': -1}"
+
+
+def test_the_rebuild_check_says_what_differs_and_exits_by_it(app: Flask, runner: Any) -> None:
+    wallet_id = new_wallet(app, 1500)
+    with app.app_context():
+        order = make_order(make_customer())
+        db.session.commit()
+        order_id = order.id
+    clean = runner.invoke(args=["books", "rebuild-check"])
+    assert clean.exit_code == 0, clean.output
+    assert clean.output.splitlines() == ["rebuild check: 1 wallets, 1 orders, 0 mismatches"]
+    with app.app_context():  # the tables changed behind the books' back
+        db.session.execute(text("UPDATE wallets SET balance_minor = 1400"))
+        db.session.execute(text("UPDATE orders SET status = 'paid'"))
+        db.session.commit()
+    broken = runner.invoke(args=["books", "rebuild-check"])
+    assert broken.exit_code == 1
+    assert broken.output.splitlines() == [
+        f"wallet {wallet_id}: balance €14.00, its account owes €15.00",
+        f"order {order_id} is paid, the books say it was never paid",
+        "rebuild check: 1 wallets, 1 orders, 2 mismatches",
+    ]
 
 
 def _reconciled_by_a_worker(app: Flask, runner: Any, day: str) -> Any:

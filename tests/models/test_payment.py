@@ -15,6 +15,7 @@ from models import LedgerEntry, LedgerKind, Payment, PaymentStatus, ProcessedWeb
 from models.money import InvalidAmountError, validate_money
 from models.types import parse_uuid
 from services.platform.locales import money_text
+from services.wallet import ledger
 from tests.factories import make_customer, make_order, make_payment, make_wallet
 
 
@@ -189,16 +190,8 @@ def test_state_names_are_checked_by_the_database(app_ctx: Flask, sql: str, const
     """Every state name comes from its enum, in Python and in the schema's CHECKs."""
     customer = make_customer()
     target = make_wallet(customer)
-    db.session.add(
-        LedgerEntry(
-            wallet_id=target.id,
-            operation_id="op-check",
-            amount_minor=5,
-            kind=LedgerKind.ADJUSTMENT,
-            balance_after_minor=5,
-        )
-    )
     db.session.commit()
+    ledger.credit(target, 5, "op-check")  # a ledger entry (with its posting) to update
     with pytest.raises(IntegrityError, match=constraint):
         db.session.execute(text(sql))
         db.session.flush()

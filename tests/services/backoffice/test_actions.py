@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models import (
+    Account,
     Customer,
     LedgerEntry,
     LedgerKind,
@@ -27,6 +28,7 @@ from models import (
     Wallet,
 )
 from services.accounts.customers import issue_api_token
+from services.books import journal
 from services.refunds.issue import refund_payment
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
@@ -165,6 +167,7 @@ def test_the_audit_sees_a_top_up_taken_back_twice(app: Flask, sandbox: Any) -> N
             operation_id=f"reversal:{payment_id}:1",
             kind=LedgerKind.REVERSAL,
             source=Source(SourceKind.PAYMENT, payment_id),
+            against=[journal.Leg(Account.clearing("stripe"), -2000, "EUR")],
         )
         found.status, found.is_effect_applied = PaymentStatus.FAILED, False
         db.session.commit()

@@ -76,28 +76,6 @@ def test_one_source_is_its_kind_and_its_id(app_ctx: Flask) -> None:
     }
 
 
-def test_a_part_of_a_one_unit_entry_mirrors_each_leg(app_ctx: Flask) -> None:
-    journal.post(SOURCE, "succeeded", [Leg("clearing:stripe", 1, "EUR"), Leg("revenue", -1, "EUR")])
-    assert journal.reverse(SOURCE, "succeeded", "reversed:1", part=1)
-    assert journal.entries_of(SOURCE)["reversed:1"] == [
-        ("clearing:stripe", -1, "EUR"),
-        ("revenue", 1, "EUR"),
-    ]
-
-
-def test_a_part_of_an_entry_of_three_legs_is_refused(app_ctx: Flask) -> None:
-    three = [
-        Leg("clearing:stripe", 100, "EUR"),
-        Leg("revenue", -60, "EUR"),
-        Leg("refunds", -40, "EUR"),
-    ]
-    journal.post(SOURCE, "succeeded", three)
-    with pytest.raises(
-        journal.UnbalancedEntryError, match=r"^payment 7 succeeded: a part of 3 legs$"
-    ):
-        journal.reverse(SOURCE, "succeeded", "reversed:1", part=10)
-
-
 @pytest.mark.parametrize(
     "legs",
     [
@@ -173,21 +151,29 @@ def test_only_the_chart_of_accounts_can_be_posted_to(app_ctx: Flask, address: st
         Account.clearing("Stripe; DROP")
 
 
-def test_a_reversal_mirrors_what_was_posted_in_full_or_in_part(app_ctx: Flask) -> None:
-    wallet = Account.wallet(3)
-    legs = [Leg(Account.clearing("stripe"), 700, "EUR"), Leg(wallet, -700, "EUR")]
+def test_a_reversal_mirrors_what_was_posted(app_ctx: Flask) -> None:
+    legs = [Leg(Account.clearing("stripe"), 700, "EUR"), Leg(Account.REVENUE, -700, "EUR")]
     journal.post(SOURCE, "succeeded", legs)
-    assert journal.reverse(SOURCE, "succeeded", "reversed:1", part=300)
-    assert not journal.reverse(SOURCE, "succeeded", "reversed:1", part=300)  # a repeat
+    assert journal.reverse(SOURCE, "succeeded", "reversed:1")
+    assert not journal.reverse(SOURCE, "succeeded", "reversed:1")  # a repeat
     assert not journal.reverse(SOURCE, "succeeded:2", "reversed:2")  # never posted
-    assert not journal.reverse(SOURCE, "succeeded", "reversed:3", part=0)  # nothing left
+    assert journal.entries_of(SOURCE)["reversed:1"] == [
+        ("clearing:stripe", -700, "EUR"),
+        ("revenue", 700, "EUR"),
+    ]
     other = Source(SourceKind.PAYMENT, 8)
     journal.post(other, "succeeded", CHARGE)
-    assert journal.reverse(other, "succeeded", "reversed:1")
     db.session.commit()
-    assert journal.balances(wallet) == {(wallet, "EUR"): -400}
-    assert journal.balances(Account.REVENUE) == {("revenue", "EUR"): 0}
+    assert journal.balances(Account.REVENUE) == {("revenue", "EUR"): -1400}
     assert journal.trial_balance() == {"EUR": 0}
+
+
+def test_a_wallets_posting_must_name_its_ledger_entry(app_ctx: Flask) -> None:
+    """A wallet's account moves only with its wallet (services/wallet/ledger.py)."""
+    legs = [Leg(Account.clearing("stripe"), 700, "EUR"), Leg(Account.wallet(3), -700, "EUR")]
+    with pytest.raises(IntegrityError, match="ck_postings_wallet_leg_linked"):
+        journal.post(SOURCE, "succeeded", legs)
+    db.session.rollback()
 
 
 def test_the_success_step_is_named_alike_in_sql_and_python(app_ctx: Flask) -> None:

@@ -177,3 +177,24 @@ def test_a_reversal_then_a_chargeback_takes_nothing_of_the_other_money(
             "withdrawn:1": [("disputes", 700, "EUR"), ("clearing:stripe", -700, "EUR")]
         }
         assert journal.trial_balance() == {"EUR": 0}
+
+
+def test_a_top_up_chargeback_won_gives_the_wallet_back_in_the_books_too(
+    app: Flask, sandbox: Any
+) -> None:
+    payment_id, wallet_id = _topup_with_other_money(app)
+    with app.app_context():
+        payment = db.session.get(Payment, payment_id)
+        assert payment is not None
+        dispute = make_dispute(payment, DisputeStatus.WARNING_NEEDS_RESPONSE)
+        _move(dispute, DisputeStatus.NEEDS_RESPONSE)
+        _move(dispute, DisputeStatus.WON)
+        db.session.commit()  # each wallet movement with its posting, checked at the commit
+        wallet = f"wallet:{wallet_id}"
+        assert journal.entries_of(Source(SourceKind.DISPUTE, dispute.id))["reinstated:1"] == [
+            (wallet, -700, "EUR"),
+            ("clearing:stripe", 700, "EUR"),
+        ]
+        assert _balance(wallet_id) == 1700
+        assert journal.balances(wallet) == {(wallet, "EUR"): -1700}
+        assert audit_wallets().mismatches == []

@@ -10,7 +10,9 @@ import pytest
 from flask import Flask
 
 from extensions import db
-from models import LedgerKind, OrderStatus, RefundStatus, Source, SourceKind, Wallet
+from models import Account, LedgerKind, OrderStatus, RefundStatus, Source, SourceKind, Wallet
+from services.books import journal
+from services.books.journal import Leg
 from services.movements import effects
 from services.wallet import ledger
 from tests.factories import (
@@ -31,6 +33,19 @@ def _wallet(app: Flask, balance: int) -> int:
         return wallet.id
 
 
+CLEARING = Account.clearing("stripe")
+
+
+def _out(step: str, currency: str = "EUR") -> dict[str, Any]:
+    """A take's step, against the provider's clearing account."""
+    return {"step": step, "against": lambda n: [Leg(CLEARING, -n, currency)]}
+
+
+def _in(step: str, currency: str = "EUR") -> dict[str, Any]:
+    """A give-back's step, out of the provider's clearing account."""
+    return {"step": step, "against": lambda n: [Leg(CLEARING, n, currency)]}
+
+
 def _balance(wallet_id: int) -> int:
     wallet = db.session.get(Wallet, wallet_id, populate_existing=True)
     assert wallet is not None
@@ -43,24 +58,53 @@ def test_take_never_more_than_the_wallet_holds_and_give_back_only_what_was_taken
     wallet_id = _wallet(app_ctx, 300)
     dispute = Source(SourceKind.DISPUTE, 1)
     args: Any = {"kind": LedgerKind.DISPUTE, "source": dispute}
-    assert effects.take(wallet_id, 500, "EUR", operation_id="d1:take", **args) == 300
+    assert effects.take(wallet_id, 500, "EUR", operation_id="d1:take", **_out("w1"), **args) == 300
     assert _balance(wallet_id) == 0 and effects.posted(dispute, wallet_id) == -300
-    assert effects.take(wallet_id, 500, "EUR", operation_id="d1:take2", **args) == 0  # empty
+    empty = effects.take(wallet_id, 500, "EUR", operation_id="d1:take2", **_out("w2"), **args)
+    assert empty == 0
     db.session.commit()
-    assert effects.give_back(wallet_id, "EUR", operation_id="d1:back", **args) == 300
+    assert effects.give_back(wallet_id, "EUR", operation_id="d1:back", **_in("r1"), **args) == 300
     assert _balance(wallet_id) == 300 and effects.posted(dispute, wallet_id) == 0
     # Nothing is out any more: a second decision gives nothing back.
-    assert effects.give_back(wallet_id, "EUR", operation_id="d1:back2", **args) == 0
+    assert effects.give_back(wallet_id, "EUR", operation_id="d1:back2", **_in("r2"), **args) == 0
     db.session.commit()
     assert _balance(wallet_id) == 300
+
+
+def test_a_movement_that_moves_no_money_of_the_wallet_still_posts_its_other_legs(
+    app_ctx: Flask,
+) -> None:
+    """A chargeback of a top-up whose credit was spent: the wallet gives nothing, the
+    provider still took the money: the dispute's loss, against clearing."""
+    wallet_id = _wallet(app_ctx, 100)  # (the customer's other money: never the top-up's)
+    dispute = Source(SourceKind.DISPUTE, 4)
+    legs = lambda taken: [  # noqa: E731
+        Leg(Account.DISPUTES, 500 - taken, "EUR"),
+        Leg(CLEARING, -500, "EUR"),
+    ]
+    args: Any = {"kind": LedgerKind.DISPUTE, "source": dispute, "step": "withdrawn:1"}
+    assert effects.take(wallet_id, 0, "EUR", operation_id="d4", against=legs, **args) == 0
+    assert journal.entries_of(dispute) == {
+        "withdrawn:1": [("disputes", 500, "EUR"), ("clearing:stripe", -500, "EUR")]
+    }
+    # Nothing at all to post (a give-back of nothing): no entry.
+    nothing = effects.give_back(
+        wallet_id,
+        "EUR",
+        operation_id="d4:back",
+        kind=LedgerKind.DISPUTE,
+        source=dispute,
+        **_in("r"),
+    )
+    assert nothing == 0 and list(journal.entries_of(dispute)) == ["withdrawn:1"]
 
 
 def test_a_repeated_posting_moves_nothing(app_ctx: Flask) -> None:
     wallet_id = _wallet(app_ctx, 1000)
     dispute = Source(SourceKind.DISPUTE, 2)
     args: Any = {"kind": LedgerKind.DISPUTE, "source": dispute}
-    effects.take(wallet_id, 400, "EUR", operation_id="d2:take", **args)
-    effects.take(wallet_id, 400, "EUR", operation_id="d2:take", **args)  # the same id
+    effects.take(wallet_id, 400, "EUR", operation_id="d2:take", **_out("w1"), **args)
+    effects.take(wallet_id, 400, "EUR", operation_id="d2:take", **_out("w1"), **args)  # again
     db.session.commit()
     assert _balance(wallet_id) == 600 and effects.posted(dispute, wallet_id) == -400
     # Another movement's postings are its own, and so are another wallet's.
@@ -146,11 +190,11 @@ def test_one_minor_unit_is_taken_and_given_back_and_only_in_the_wallets_currency
     dispute = Source(SourceKind.DISPUTE, 9)
     args: Any = {"kind": LedgerKind.DISPUTE, "source": dispute}
     with pytest.raises(ledger.CurrencyMismatchError):
-        effects.take(wallet.id, 5, "EUR", operation_id="d9:eur", **args)
-    assert effects.take(wallet.id, 5, "USD", operation_id="d9:take", **args) == 1
+        effects.take(wallet.id, 5, "EUR", operation_id="d9:eur", **_out("w0", "EUR"), **args)
+    assert effects.take(wallet.id, 5, "USD", operation_id="d9:take", **_out("w1", "USD"), **args)
     with pytest.raises(ledger.CurrencyMismatchError):
-        effects.give_back(wallet.id, "EUR", operation_id="d9:eur-back", **args)
-    assert effects.give_back(wallet.id, "USD", operation_id="d9:back", **args) == 1
+        effects.give_back(wallet.id, "EUR", operation_id="d9:eur-back", **_in("r0", "EUR"), **args)
+    assert effects.give_back(wallet.id, "USD", operation_id="d9:back", **_in("r1", "USD"), **args)
     db.session.commit()
     assert _balance(wallet.id) == 1 and effects.posted(dispute, wallet.id) == 0
 
@@ -183,6 +227,7 @@ def test_a_topup_holds_its_credit_less_its_own_refunds_and_disputes(app_ctx: Fla
         operation_id="t",
         kind=LedgerKind.TOPUP,
         source=Source(SourceKind.PAYMENT, topup.id),
+        against=[Leg(CLEARING, 1000, "EUR")],
     )
     refund, dispute = SourceKind.REFUND, SourceKind.DISPUTE
     postings = [  # (what, amount): the top-up's own, then the other payment's

@@ -84,10 +84,7 @@ def test_a_reversed_topup_takes_its_credit_back_and_a_new_success_is_a_new_credi
     wallet, clearing = Account.wallet(payment.wallet_id), Account.clearing("stripe")
     credit, debit = (
         [(clearing, 500, "EUR"), (wallet, -500, "EUR")],
-        [
-            (clearing, -500, "EUR"),
-            (wallet, 500, "EUR"),
-        ],
+        [(wallet, 500, "EUR"), (clearing, -500, "EUR")],  # (the wallet's movement first)
     )
     assert journal.entries_of(Source(SourceKind.PAYMENT, payment.id)) == {
         "succeeded": credit,

@@ -12,17 +12,22 @@ from models import (
     Account,
     EmailKind,
     OutboxMessage,
+    Payment,
+    PaymentStatus,
     Refund,
     RefundStatus,
     RefundTransition,
     Source,
     SourceKind,
     TransitionSource,
+    Wallet,
 )
-from services.books import journal
+from services.books import journal, rebuild
 from services.notifications.rendering import render_email
-from services.refunds.state import move_refund
-from tests.factories import make_customer, make_order, make_payment, make_refund
+from services.payments.state import move
+from services.refunds.state import move_refund, take_from_wallet
+from tests.factories import make_customer, make_order, make_payment, make_refund, make_topup
+from tests.helpers import got
 
 
 def _refund(app_ctx: Flask) -> Refund:
@@ -107,3 +112,58 @@ def test_a_refund_that_fails_after_it_succeeded_tells_the_customer_in_their_lang
     other = make_refund(payment, RefundStatus.UNKNOWN, amount_minor=100)
     assert move_refund(other, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
     assert len(_emails(EmailKind.REFUND_FAILED)) == 1
+
+
+def test_a_card_refund_an_admin_confirms_after_it_failed_is_booked_again(app_ctx: Flask) -> None:
+    refund = _refund(app_ctx)
+    source, amount = Source(SourceKind.REFUND, refund.id), refund.amount_minor
+    assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.REFUND)
+    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    assert move_refund(refund, RefundStatus.NEEDS_REVIEW, source=TransitionSource.ADMIN)
+    assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.ADMIN, actor="a")
+    db.session.commit()
+    assert list(journal.entries_of(source)) == ["succeeded", "failed", "succeeded:2"]
+    assert journal.balances(Account.REFUNDS) == {("refunds", "EUR"): amount}
+
+
+def _topup_refund(app_ctx: Flask) -> tuple[Refund, Payment]:
+    """A refund of a top-up whose success credited its wallet (with its entry)."""
+    topup = make_topup(make_customer(), amount_minor=1000)
+    topup.provider_payment_id = f"pi_{topup.id}"
+    assert move(topup, PaymentStatus.SUCCEEDED, source=TransitionSource.WEBHOOK)
+    refund = make_refund(topup, amount_minor=300)
+    take_from_wallet(refund, topup)
+    return refund, topup
+
+
+def test_a_top_up_refund_books_its_money_out_of_the_wallet_and_back_when_it_fails(
+    app_ctx: Flask,
+) -> None:
+    refund, topup = _topup_refund(app_ctx)
+    assert topup.wallet_id is not None
+    wallet, clearing = Account.wallet(topup.wallet_id), Account.clearing("stripe")
+    source = Source(SourceKind.REFUND, refund.id)
+    assert journal.entries_of(source) == {"taken": [(wallet, 300, "EUR"), (clearing, -300, "EUR")]}
+    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    db.session.commit()  # every ledger entry has its posting, checked by the database
+    assert journal.entries_of(source)["failed"] == [(wallet, -300, "EUR"), (clearing, 300, "EUR")]
+    assert got(Wallet, topup.wallet_id).balance_minor == 1000
+    assert journal.balances(wallet) == {(wallet, "EUR"): -1000}
+
+
+def test_a_failed_top_up_refund_an_admin_confirms_takes_its_money_again(app_ctx: Flask) -> None:
+    """It went back to the wallet when it failed; the card got it after all: the wallet
+    no longer owes it (before this, the customer kept both)."""
+    refund, topup = _topup_refund(app_ctx)
+    assert topup.wallet_id is not None
+    assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.WEBHOOK)
+    assert move_refund(refund, RefundStatus.NEEDS_REVIEW, source=TransitionSource.ADMIN)
+    assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.ADMIN, actor="a")
+    db.session.commit()
+    assert list(journal.entries_of(Source(SourceKind.REFUND, refund.id))) == [
+        "taken",
+        "failed",
+        "taken:2",
+    ]
+    assert got(Wallet, topup.wallet_id).balance_minor == 700
+    assert rebuild.check().mismatches == []

@@ -74,3 +74,36 @@ def test_each_transaction_finds_its_movement_and_the_step_it_stands_for(app_ctx:
         f"dispute {dispute.id}", "needs_response"
     )
     assert "txn_po_1_payout" not in found and ours.kind_of(txns[-1]) is None
+
+
+def test_a_refunds_transactions_stand_for_its_steps_whatever_their_generation(
+    app_ctx: Flask,
+) -> None:
+    """A top-up's refund books its money out of the wallet when requested ("taken"); a
+    card refund an admin confirmed after it failed is "succeeded:2"."""
+    clearing = Account.clearing("stripe")
+    refunds = []
+    for name, steps in (
+        ("re_topup", ["taken"]),
+        ("re_again", ["succeeded", "failed", "succeeded:2"]),
+    ):
+        refund = make_refund(make_payment(make_order(make_customer())), amount_minor=300)
+        refund.provider_refund_id = name
+        for step in steps:
+            sign = 1 if step == "failed" else -1
+            journal.post(
+                Source(SourceKind.REFUND, refund.id),
+                step,
+                [
+                    journal.Leg(clearing, 300 * sign, "EUR"),
+                    journal.Leg(Account.REFUNDS, -300 * sign, "EUR"),
+                ],
+            )
+        refunds.append(refund)
+    found = ours.ours_for(
+        "stripe",
+        [_txn("refund", "re_topup", -300), _txn("refund_failure", "re_again", 300)],
+    )
+    taken, failed = found["txn_re_topup_refund"], found["txn_re_again_refund_failure"]
+    assert taken is not None and (taken.label, taken.amount) == (f"refund {refunds[0].id}", -300)
+    assert failed is not None and failed.amount == 300

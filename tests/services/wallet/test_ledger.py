@@ -15,8 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from extensions import db
-from models import LedgerEntry, LedgerKind, Source, SourceKind, Wallet
+from models import Account, LedgerEntry, LedgerKind, Source, SourceKind, Wallet
 from models.money import Money
+from services.books import journal
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
 from tests.factories import make_customer, make_wallet
@@ -67,6 +68,8 @@ def test_fifty_concurrent_debits_of_ten_against_a_hundred(app: Flask) -> None:
     with app.app_context():
         balances_seen = db.session.scalars(select(LedgerEntry.balance_after_minor)).all()
         assert min(balances_seen) == 0  # never negative on the way
+        account = Account.wallet(wallet_id)  # the books: its account owes nothing any more
+        assert journal.balances(account) == {(account, "EUR"): 0}
         assert audit_wallets().is_ok
 
 
