@@ -30,6 +30,7 @@ from models.product import Product
 from models.product_change import ProductChange
 from models.provider_call import ProviderCall
 from models.provider_customer import ProviderCustomer
+from models.provider_payout import PayoutStatus, ProviderPayout
 from models.reconciliation import (
     DayStatus,
     ItemOutcome,
@@ -83,6 +84,7 @@ __all__ = [
     "PaymentPurpose",
     "PaymentStatus",
     "PaymentTransition",
+    "PayoutStatus",
     "Posting",
     "ProcessedWebhook",
     "Product",
@@ -90,6 +92,7 @@ __all__ = [
     "ProviderBalanceTxn",
     "ProviderCall",
     "ProviderCustomer",
+    "ProviderPayout",
     "ReconciliationDay",
     "ReconciliationItem",
     "Refund",

@@ -36,6 +36,18 @@ class DisputeFacts:
 
 
 @dataclass(frozen=True)
+class PayoutFacts:
+    """A payout as the provider's event tells it (Stripe's payout object), unchecked: the
+    handler checks each field against what it expects."""
+
+    status: str
+    amount_minor: int | None
+    currency: str | None
+    arrival_date: datetime | None
+    failure_code: str | None
+
+
+@dataclass(frozen=True)
 class ProviderEvent:
     """A provider event reduced to what the payment needs."""
 
@@ -58,6 +70,8 @@ class ProviderEvent:
     # A dispute's event: provider_id is then the provider's dispute id, and
     # parent_payment_id the payment it disputes.
     dispute: DisputeFacts | None = None
+    # A payout's event (kind "payout"): provider_id is then the provider's payout id.
+    payout: PayoutFacts | None = None
 
 
 def check_timestamp(raw: str, now: float) -> int:

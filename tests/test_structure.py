@@ -111,6 +111,7 @@ DOMAIN_RANKS = {
     "movements": 4,
     "payments": 5,
     "disputes": 5,
+    "payouts": 5,
     "refunds": 6,
     "webhooks": 7,
     "backoffice": 8,

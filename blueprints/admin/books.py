@@ -52,7 +52,7 @@ class BooksView(AdminOnly, BaseView):
             day=found,
             to_look_at=[(i, t) for i, t in items if i.outcome not in AGREEING],
             agreeing=[(i, t) for i, t in items if i.outcome in AGREEING],
-            payouts=[(i, t) for i, t in items if t is not None and t.type == "payout"],
+            payouts=days.payouts_of(found.provider, items),
             fees=days.fees_of(provider, found.id),
         )
 

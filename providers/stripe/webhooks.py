@@ -1,4 +1,5 @@
-"""Stripe's webhooks: `Stripe-Signature` verification and payment_intent events."""
+"""Stripe's webhooks: `Stripe-Signature` verification; payment_intent, refund, dispute and
+payout events."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from providers.events import (
     DisputeFacts,
+    PayoutFacts,
     ProviderEvent,
     WebhookError,
     check_timestamp,
@@ -56,7 +58,12 @@ DISPUTE_EVENTS = tuple(
     f"charge.dispute.{name}"
     for name in ("created", "updated", "closed", "funds_withdrawn", "funds_reinstated")
 )
-SUBSCRIBED_EVENTS = (*STRIPE_OUTCOMES, *REFUND_EVENTS, *DISPUTE_EVENTS)
+# A payout's events carry the payout (our money on its way to our bank).
+PAYOUT_EVENTS = tuple(
+    f"payout.{name}"
+    for name in ("created", "updated", "paid", "failed", "canceled", "reconciliation_completed")
+)
+SUBSCRIBED_EVENTS = (*STRIPE_OUTCOMES, *REFUND_EVENTS, *DISPUTE_EVENTS, *PAYOUT_EVENTS)
 REFUND_OUTCOMES = {"succeeded": "succeeded", "failed": "failed", "canceled": "failed"}
 
 
@@ -69,6 +76,8 @@ def parse_stripe(payload: dict[str, Any]) -> ProviderEvent:
         return _refund_event(event_id, event_type, created, obj)
     if event_type in DISPUTE_EVENTS:
         return _dispute_event(event_id, event_type, created, obj)
+    if event_type in PAYOUT_EVENTS:
+        return _payout_event(event_id, event_type, created, obj)
     outcome = STRIPE_OUTCOMES.get(event_type)
     if outcome is None:
         return ProviderEvent(event_id[:255], event_type[:100], created, None, None)
@@ -127,5 +136,31 @@ def _dispute_event(
             else None,
             currency=currency.upper()[:3] if isinstance(currency, str) else None,
             evidence_due_by=event_time(due) if isinstance(due, int) and due > 0 else None,
+        ),
+    )
+
+
+def _payout_event(
+    event_id: str, event_type: str, created: datetime, payout: dict[str, Any]
+) -> ProviderEvent:
+    amount, currency = payout.get("amount"), payout.get("currency")
+    arrival, failure = payout.get("arrival_date"), payout.get("failure_code")
+    return ProviderEvent(
+        event_id[:255],
+        event_type,
+        created,
+        None,
+        required_field(payout, "id", str, "data.object.")[:255],
+        kind="payout",
+        payout=PayoutFacts(
+            status=required_field(payout, "status", str, "data.object.")[:32],
+            amount_minor=amount
+            if isinstance(amount, int) and not isinstance(amount, bool)
+            else None,
+            currency=currency.upper()[:3] if isinstance(currency, str) else None,
+            arrival_date=event_time(arrival)
+            if isinstance(arrival, int) and not isinstance(arrival, bool) and 0 < arrival < 2**33
+            else None,
+            failure_code=failure[:64] if isinstance(failure, str) else None,
         ),
     )

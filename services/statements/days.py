@@ -18,11 +18,13 @@ from models import (
     Payment,
     Posting,
     ProviderBalanceTxn,
+    ProviderPayout,
     ReconciliationDay,
     ReconciliationItem,
     Refund,
     SourceKind,
 )
+from services.payouts import reads as payouts
 from services.platform import job_paths
 from services.platform.queues import enqueue
 from services.statements.reconcile import day_bounds
@@ -83,6 +85,15 @@ def items_of(day_id: int) -> list[tuple[ReconciliationItem, ProviderBalanceTxn |
         .order_by(ReconciliationItem.outcome == "matched", ReconciliationItem.id)
     )
     return [(item, txn) for item, txn in rows]
+
+
+def payouts_of(
+    provider: str, items: list[tuple[ReconciliationItem, ProviderBalanceTxn | None]]
+) -> list[tuple[ReconciliationItem, ProviderBalanceTxn, ProviderPayout | None]]:
+    """The day's payouts, each with what its events said of it (None: no event yet)."""
+    paid_out = [(i, t) for i, t in items if t is not None and t.type == "payout"]
+    told = payouts.told(provider, [t.source_id for _, t in paid_out])
+    return [(i, t, told.get(t.source_id)) for i, t in paid_out]
 
 
 def fees_of(provider: str, day_id: int) -> dict[str, int]:

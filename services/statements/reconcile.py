@@ -11,7 +11,8 @@ Each of the provider's transactions is one item:
 - the provider's fee on a matched one is booked from its record (fees:<p> against
   clearing:<p>, the entry named by the balance transaction): a fee is the provider's to
   say; a payout (clearing:<p> to bank:<p>) and a payout that failed (back) too, as
-  `booked`, once its contents are read and sum to its amount (else `payout_differs`).
+  `booked`, once its contents are read and sum to its amount and the payout's events
+  (services/payouts/) said that amount too (else `payout_differs`).
   Nothing is booked for an item that does not agree: a mismatch never moves money;
 - anything else (an adjustment, a fee we did not expect) is `missing_at_ours`, named by
   its type and category;
@@ -39,6 +40,7 @@ from models import (
     ItemOutcome,
     JournalEntry,
     Posting,
+    ProviderPayout,
     ReconciliationDay,
     ReconciliationItem,
     Source,
@@ -48,6 +50,7 @@ from models.types import utcnow
 from providers.outcomes import BalanceTxn
 from services.backoffice.alerts import raise_alert
 from services.books import journal
+from services.payouts import reads as payouts
 from services.statements import ours, provider_balance
 
 # The providers whose balance the books are reconciled against (their client reads it).
@@ -123,8 +126,11 @@ def reconcile(provider: str, day: date) -> DayResult:
         for txn in read
         if txn.problem is not None
     ]
+    events = payouts.told(provider, contents)
     for txn in good:
         item = _judge(txn, mine.get(txn.txn_id), contents.get(txn.source_id))
+        if item.outcome == ItemOutcome.BOOKED and txn.type == "payout":
+            item = _as_told(item, txn, events.get(txn.source_id))
         item.txn_row_id = row_ids[txn.txn_id]
         result.items.append(item)
     # Only what agrees moves money in the books: a mismatch never does.
@@ -177,6 +183,18 @@ def payout_item(txn: BalanceTxn, contents: list[BalanceTxn]) -> Item:
         detail = f"payout {txn.source_id} of {-txn.amount_minor}: its contents sum to {inside}"
         return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=inside)
     return _item(ItemOutcome.BOOKED, f"payout {txn.source_id}: {len(contents) - 1} inside", txn)
+
+
+def _as_told(item: Item, txn: BalanceTxn, told: ProviderPayout | None) -> Item:
+    """A payout's balance transaction against what its events said (`payout.paid`...):
+    another amount or currency is `payout_differs` (and books nothing)."""
+    if told is None or (told.amount_minor, told.currency) == (-txn.amount_minor, txn.currency):
+        return item
+    detail = (
+        f"payout {txn.source_id} of {-txn.amount_minor} {txn.currency}: its events said "
+        f"{told.amount_minor} {told.currency}"
+    )
+    return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=told.amount_minor)
 
 
 def _item(

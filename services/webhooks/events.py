@@ -22,9 +22,10 @@ from flask import current_app
 from sqlalchemy import select, text
 from sqlalchemy.exc import DataError, IntegrityError
 
-# Every kind's declaration, registered with its event handler (and a dispute's).
+# Every kind's declaration, registered with its event handler (and a dispute's, a payout's).
 import services.disputes.events
 import services.payments.kind
+import services.payouts.events
 import services.refunds.kind  # noqa: F401
 from extensions import db
 from models import ProcessedWebhook, WebhookState

@@ -13,9 +13,18 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
+from models.types import utcnow
+from services.statements import reconcile
 from tests.admin_support import admin_as, admin_csrf
 from tests.books_support import a_red_day
-from tests.helpers import queued_job_ids
+from tests.helpers import (
+    charge_payment,
+    committed_payment,
+    queued_job_ids,
+    run_maintenance_jobs,
+    sandbox_events,
+    signed_post,
+)
 
 
 def _a_red_day(app: Flask, sandbox: Any) -> str:
@@ -105,3 +114,28 @@ def test_a_day_or_provider_that_is_not_there_is_a_404(
     ):
         assert viewer.get(f"/admin/books/{path}").status_code == 404
     assert viewer.get("/admin/books/").status_code == 200
+
+
+def test_a_days_payouts_say_what_their_events_said(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    """Two payouts of the day, one refused by the bank: each with its status as its
+    events (delivered to our endpoint, signed) told it."""
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    sandbox.age_balance(2 * 86400)
+    [refused] = sandbox.pay_out(fail=True)
+    [paid] = sandbox.pay_out()
+    for kind in ("payout.created", "payout.paid", "payout.failed"):
+        for event in sandbox_events(sandbox, kind):
+            assert signed_post(client, event).status_code == 200
+    run_maintenance_jobs(app)
+    today = utcnow().date()
+    with app.app_context():
+        reconcile.reconcile("stripe", today)
+    page = admin_as(app, client, "viewer").get(f"/admin/books/stripe/{today}")
+    listed = page.get_data(as_text=True).split('class="books-payouts"')[1].split("</ul>")[0]
+    assert f"<code>{refused['id']}</code>" in listed and f"<code>{paid['id']}</code>" in listed
+    assert "its events say <strong>failed</strong> (account_closed)" in listed
+    assert "its events say <strong>paid</strong>" in listed and "arriving " in listed

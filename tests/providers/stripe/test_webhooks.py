@@ -1,4 +1,4 @@
-"""Stripe's webhook scheme: Stripe-Signature verification and payment_intent events."""
+"""Stripe's webhook scheme: Stripe-Signature verification; payment_intent and payout events."""
 
 from __future__ import annotations
 
@@ -82,3 +82,44 @@ def test_the_documented_subscription_is_every_event_type_we_apply() -> None:
     listed = text.split("<!-- stripe-events -->")[1].split("<!-- /stripe-events -->")[0]
     assert re.findall(r"`([a-z_.]+)`", listed) == list(SUBSCRIBED_EVENTS)
     assert "charge.refund.updated" in REFUND_EVENTS
+
+
+def test_a_payout_event_carries_stripes_payout_as_published() -> None:
+    """Stripe's own payout object (tests/fixtures/stripe_objects.json, from stripe/openapi)
+    in a payout.paid event: the payout's id, status, amount, currency and arrival date."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "stripe_objects.json"
+    payout = json.loads(fixtures.read_text())["payout"]
+    event = parse_stripe(
+        {"id": "evt_1", "type": "payout.paid", "created": 1_700_000_000, "data": {"object": payout}}
+    )
+    assert (event.kind, event.provider_id) == ("payout", payout["id"])
+    assert event.payout is not None
+    assert (event.payout.status, event.payout.amount_minor, event.payout.currency) == (
+        "in_transit",
+        1100,
+        "USD",
+    )
+    assert event.payout.arrival_date is not None
+    assert event.payout.arrival_date.timestamp() == payout["arrival_date"]
+    assert event.payout.failure_code is None
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"amount": True}, {"amount": "1100"}, {"arrival_date": 10**12}, {"currency": 5}],
+)
+def test_a_payout_event_keeps_no_field_it_cannot_believe(fields: dict) -> None:
+    payout = {"id": "po_1", "status": "paid", "amount": 1100, "currency": "eur", **fields}
+    event = parse_stripe(
+        {"id": "evt_1", "type": "payout.paid", "created": 1_700_000_000, "data": {"object": payout}}
+    )
+    assert event.payout is not None
+    facts = event.payout
+    kept = {
+        "amount": facts.amount_minor,
+        "arrival_date": facts.arrival_date,
+        "currency": facts.currency,
+    }
+    assert kept[next(iter(fields))] is None

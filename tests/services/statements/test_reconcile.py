@@ -24,6 +24,8 @@ from models import (
     ItemOutcome,
     JournalEntry,
     Payment,
+    PayoutStatus,
+    ProviderPayout,
     Source,
     SourceKind,
     TransitionSource,
@@ -170,6 +172,37 @@ def test_payouts_are_booked_to_the_bank_and_their_contents_checked(
         assert balances[(Account.bank("stripe"), "EUR")] == net  # one out, back, out again
         assert balances[(Account.clearing("stripe"), "EUR")] == 0
         assert journal.trial_balance() == {"EUR": 0}
+
+
+def test_a_payout_whose_events_said_another_amount_is_named_and_not_booked(
+    app: Flask, sandbox: Any
+) -> None:
+    _charged(app, 1)
+    sandbox.age_balance(2 * DAY)
+    [paid] = sandbox.pay_out()
+    with app.app_context():  # what its payout.paid event would have said, were it wrong
+        db.session.add(
+            ProviderPayout(
+                provider="stripe",
+                payout_id=paid["id"],
+                amount_minor=paid["amount"] + 1,
+                currency="EUR",
+                status=PayoutStatus.PAID,
+                event_created_at=utcnow(),
+            )
+        )
+        db.session.commit()
+        reconcile.reconcile("stripe", _today() - timedelta(days=2))  # the charge's day
+        today = reconcile.reconcile("stripe", _today())
+        assert today.status == DayStatus.UNRECONCILED
+        assert _outcomes(today) == [
+            (
+                "payout_differs",
+                f"payout {paid['id']} of {paid['amount']} EUR: its events said "
+                f"{paid['amount'] + 1} EUR",
+            )
+        ]
+        assert (Account.bank("stripe"), "EUR") not in journal.balances()
 
 
 def test_a_provider_that_cannot_be_asked_stores_nothing(app: Flask, sandbox: Any) -> None:

@@ -1,0 +1,1 @@
+"""Payouts: the provider sending our money to our bank, as its events tell it."""
