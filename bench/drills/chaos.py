@@ -29,6 +29,7 @@ import requests
 
 from bench.common import RESULTS_DIR, write_results
 from bench.drills import report
+from bench.drills.chaos_books import books_days
 from bench.drills.chaos_checks import disputes_caught_up, invariants, print_report
 from bench.drills.chaos_customers import Customer, Disputer, Traffic, shop
 from bench.drills.stack import Stack, Sweeper, api_customer, running_stack, settle
@@ -280,6 +281,10 @@ def drill(
         disputer.tick()
     settled_at = settle(stack, sweeper, settle_s, also=lambda: disputes_caught_up(stack, sweeper))
     recorder.mark("settled" if settled_at is not None else "settle time over")
+    checked = invariants(stack, sweeper)
+    # Then days pass at the provider, with payouts (and what it plants), each reconciled.
+    books = books_days(stack, sweeper)
+    recorder.mark("books reconciled")
     stop_viewing.set()
     viewing.join(timeout=30)
     recorder.stop()
@@ -303,8 +308,10 @@ def drill(
         "disputes_decided": len(disputer.decided),
         "settle_s": round(settled_at, 1) if settled_at is not None else None,
         "timeline": report.timeline(recorder, pages),
-        **invariants(stack, sweeper),
+        "books": books,
+        **checked,
     }
+    results["violations"] += books.pop("violations")
     sweeper.close()
     results["ok"] = not results["violations"]
     return results

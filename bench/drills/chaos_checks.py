@@ -273,6 +273,7 @@ def print_report(results: dict[str, Any]) -> None:
         "client_responses",
         "client_gave_up",
         "settle_s",
+        "books",
     ):
         print(f"{key:32} {results[key]}")
     if results["violations"]:

@@ -32,7 +32,9 @@ def apply_payout_event(
 ) -> str:
     """Apply a payout event in the caller's transaction; set record.state."""
     facts = event.payout
-    assert facts is not None and event.provider_id is not None
+    if facts is None or not event.provider_id:  # a parser's bug, never a payout
+        record.state, record.note = WebhookState.REJECTED, "a payout event without its payout"
+        return record.state
     status = STATUSES.get(facts.status)
     problem = _cannot_be_a_payout(facts)
     if status is None or problem:

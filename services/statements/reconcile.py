@@ -27,8 +27,10 @@ UNIQUE by their source, so nothing posts twice). Our side is read in batches
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from sqlalchemy import delete, func, insert, select
 
@@ -262,6 +264,13 @@ def _ours_missing(provider: str, start: datetime, end: datetime, result: DayResu
         )
         .order_by(JournalEntry.id)
     )
+    unmatched = [row for row in found if row.id not in matched_here]
+    # A movement undone before it reached the provider (a top-up's refund taken from the
+    # wallet, then refused by the provider's API) moved the clearing account out and back
+    # on our side alone: nothing of it is missing there.
+    net: dict[tuple[Any, int, str], int] = defaultdict(int)
+    for _, kind, source_id, _, amount, currency in unmatched:
+        net[(kind, source_id, currency)] += int(amount)
     return [
         Item(
             ItemOutcome.MISSING_AT_PROVIDER,
@@ -270,8 +279,8 @@ def _ours_missing(provider: str, start: datetime, end: datetime, result: DayResu
             ours=int(amount),
             currency=currency,
         )
-        for entry_id, kind, source_id, step, amount, currency in found
-        if entry_id not in matched_here
+        for entry_id, kind, source_id, step, amount, currency in unmatched
+        if net[(kind, source_id, currency)] != 0
     ]
 
 

@@ -56,6 +56,13 @@ def test_chaos_drill_smoke(app: object) -> None:
         marks = {label for _, label in results["timeline"]["marks"]}
         assert set(chaos.FAULT_KINDS) <= marks
         assert results["timeline"]["series"]["pages"]["p99"]
+        # The books over the days that passed at the provider: each day reconciled, the
+        # payouts (one refused, paid again) booked, the planted discrepancies found.
+        books = results["books"]
+        assert len(books["days"]) == 4 and books["payouts"] >= 2, books
+        assert sum("adjustment (fee)" in item for item in books["unmatched"]) == 1, books
+        assert books["trial_balance"] == "trial balance: zero", books
+        assert books["rebuild_check"].endswith(" 0 mismatches"), books
 
         first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url))
         _charge_behind_our_back(stack.sandbox_url, str(first_payment))

@@ -152,3 +152,13 @@ def test_an_event_that_cannot_be_a_payout_of_ours_records_nothing(
     payload["data"]["object"].update(fields)
     assert _apply(payload) == (state, said)
     assert db.session.scalar(select(ProviderPayout)) is None
+
+
+def test_a_payout_event_without_its_payout_is_set_aside(app_ctx: Flask) -> None:
+    from models.types import utcnow
+    from providers.events import ProviderEvent
+
+    event = ProviderEvent("evt_1", "payout.paid", utcnow(), None, "po_1", kind="payout")
+    record = recorded(event)
+    assert apply_payout_event("stripe", event, record) == WebhookState.REJECTED
+    assert record.note == "a payout event without its payout"

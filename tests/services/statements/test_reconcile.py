@@ -26,6 +26,7 @@ from models import (
     Payment,
     PayoutStatus,
     ProviderPayout,
+    RefundStatus,
     Source,
     SourceKind,
     TransitionSource,
@@ -35,10 +36,18 @@ from providers.outcomes import BalanceTxn
 from services.books import journal
 from services.disputes.state import move_dispute
 from services.refunds.issue import refund_payment
+from services.refunds.state import move_refund
 from services.statements import reconcile
 from services.statements.provider_balance import BalanceUnreadable
 from tests.factories import make_dispute
-from tests.helpers import charge_payment, charged, committed_payment, got, send_refund
+from tests.helpers import (
+    charge_payment,
+    charged,
+    committed_payment,
+    committed_topup,
+    got,
+    send_refund,
+)
 from tests.sandbox_support import sdk_charge
 
 DAY = 86400
@@ -203,6 +212,23 @@ def test_a_payout_whose_events_said_another_amount_is_named_and_not_booked(
             )
         ]
         assert (Account.bank("stripe"), "EUR") not in journal.balances()
+
+
+def test_a_top_up_refund_undone_before_the_provider_had_it_is_missing_nowhere(
+    app: Flask, sandbox: Any
+) -> None:
+    """Taken from the wallet when requested, then refused before it reached the provider:
+    its two entries moved the clearing account out and back on our side alone."""
+    topup_id = committed_topup(app, amount_minor=700)
+    with app.app_context():
+        charge_payment(topup_id)
+        refund, _ = refund_payment(topup_id, 300, "changed their mind", "ops", uuid.uuid4())
+        assert move_refund(refund, RefundStatus.FAILED, source=TransitionSource.REFUND)
+        db.session.commit()
+        assert list(journal.entries_of(Source(SourceKind.REFUND, refund.id))) == ["taken", "failed"]
+        today = reconcile.reconcile("stripe", _today())
+        assert today.status == DayStatus.RECONCILED, _outcomes(today)
+        assert [i.outcome for i in today.items] == [ItemOutcome.MATCHED]
 
 
 def test_a_provider_that_cannot_be_asked_stores_nothing(app: Flask, sandbox: Any) -> None:

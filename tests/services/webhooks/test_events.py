@@ -300,14 +300,14 @@ def test_a_delivery_after_a_database_restart_is_recorded(app: Flask, client: Fla
 
 def test_an_event_of_a_kind_nobody_handles_is_ignored_and_moves_nothing(app: Flask) -> None:
     """The dispatcher hands an event to its kind's handler only; a parser that names a
-    kind no declaration registered (a payout, before payouts exist) moves nothing."""
+    kind no declaration registered (a transfer: none exists) moves nothing."""
     payment_id = committed_payment(app)
     with app.app_context():
         event = ProviderEvent(
-            "evt_payout", "payout.paid", utcnow(), "succeeded", "po_1", kind="payout"
+            "evt_transfer", "transfer.created", utcnow(), "succeeded", "tr_1", kind="transfer"
         )
         record = recorded(event)
         assert apply_event("stripe", event, record) == WebhookState.IGNORED
-        assert record.note == "no movement of kind 'payout'"
+        assert record.note == "no movement of kind 'transfer'"
         db.session.commit()
     assert payment(app, payment_id).status == PaymentStatus.PENDING
