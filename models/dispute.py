@@ -90,10 +90,19 @@ class Dispute(Model):
     # The effect withdrawn from the shop (order disputed, wallet debited) and how much of
     # it the wallet could give (a spent top-up gives less than the dispute takes).
     is_effect_applied: Mapped[bool] = mapped_column(default=False)
+    # An inquiry (Stripe's case_type "inquiry", the warning_* statuses): the bank asks, no
+    # money moves, even when it closes `lost`. Once escalated to a chargeback, never again.
+    is_inquiry: Mapped[bool] = mapped_column(default=False)
     withdrawn_minor: Mapped[int] = mapped_column(BigInteger, default=0)
     withdrawals: Mapped[int] = mapped_column(default=0)  # how many times (ledger ids)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+    @property
+    def holds_funds(self) -> bool:
+        """Whether the provider holds the money now: a chargeback in FUNDS_WITHDRAWN (an
+        inquiry never withdraws any, whatever its status)."""
+        return self.status in FUNDS_WITHDRAWN and not self.is_inquiry
 
 
 class DisputeTransition(Model):

@@ -33,6 +33,8 @@ class DisputeFacts:
     amount_minor: int | None
     currency: str | None
     evidence_due_by: datetime | None
+    # An inquiry, not a chargeback: the bank asks, the provider withdraws nothing.
+    is_inquiry: bool = False
 
 
 @dataclass(frozen=True)

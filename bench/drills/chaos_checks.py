@@ -202,7 +202,7 @@ def _dispute_invariants(stack: Stack, db: Any) -> dict[str, Any]:
     postings of top-ups)."""
     from sqlalchemy import select
 
-    from models import FUNDS_WITHDRAWN, Dispute, Order, OrderStatus, Payment
+    from models import Dispute, Order, OrderStatus, Payment
 
     auth = {"Authorization": "Bearer sk_test_sandbox"}
     theirs: dict[str, str] = {}
@@ -230,7 +230,7 @@ def _dispute_invariants(stack: Stack, db: Any) -> dict[str, Any]:
     for dispute in ours:
         payment = db.session.get(Payment, dispute.payment_id)
         order = db.session.get(Order, payment.order_id) if payment and payment.order_id else None
-        withdrawn = dispute.status in FUNDS_WITHDRAWN
+        withdrawn = dispute.holds_funds  # a chargeback's (an inquiry moves no money)
         if order is not None and (order.status == OrderStatus.DISPUTED) != withdrawn:
             violations.append(
                 f"dispute {dispute.id} is {dispute.status.value}, order {order.status.value}"

@@ -136,8 +136,21 @@ def _dispute_event(
             else None,
             currency=currency.upper()[:3] if isinstance(currency, str) else None,
             evidence_due_by=event_time(due) if isinstance(due, int) and due > 0 else None,
+            is_inquiry=_case_type(dispute) == "inquiry",
         ),
     )
+
+
+def _case_type(dispute: dict[str, Any]) -> str:
+    """Stripe's payment_method_details.card.case_type ("chargeback", "inquiry",
+    "compliance"); without it, an inquiry's warning_* status says so."""
+    details = dispute.get("payment_method_details")
+    card = details.get("card") if isinstance(details, dict) else None
+    case = card.get("case_type") if isinstance(card, dict) else None
+    if isinstance(case, str):
+        return case
+    status = dispute.get("status")
+    return "inquiry" if isinstance(status, str) and status.startswith("warning_") else ""
 
 
 def _payout_event(

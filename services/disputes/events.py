@@ -82,6 +82,9 @@ def apply_dispute_event(
             f" says {facts.amount_minor!r} {facts.currency!r}, the dispute was "
             f"{money_text(dispute.amount_minor, dispute.currency)}"
         )
+    escalated = dispute.is_inquiry and not facts.is_inquiry
+    if escalated:
+        dispute.is_inquiry = False  # a chargeback now: its money moves (never back)
     was = dispute.status
     is_moved = move_dispute(
         dispute,
@@ -91,6 +94,8 @@ def apply_dispute_event(
         reason=reason,
         actor=event.event_id,
     )
+    if escalated and not is_moved:
+        settle_effect(dispute, payment)  # the same status, now of a chargeback
     record.state = WebhookState.APPLIED
     record.note = machine.moved_note(TABLE, dispute, was, is_moved)
     return record.state
@@ -130,6 +135,7 @@ def _open(
         status=status,
         reason=facts.reason,
         evidence_due_by=facts.evidence_due_by,
+        is_inquiry=facts.is_inquiry,
         withdrawn_minor=0,
         withdrawals=0,
         is_effect_applied=False,

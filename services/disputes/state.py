@@ -3,7 +3,8 @@ table) and its effect, in the caller's transaction under the one lock order.
 
 The effect follows the dispute's status, not the event that carried it, so events in
 any order end where the newest status says: while the money is out of our hands
-(models.FUNDS_WITHDRAWN) an order is `disputed` and a top-up's credit is taken back
+(`Dispute.holds_funds`: a chargeback in models.FUNDS_WITHDRAWN; an inquiry moves no
+money, even when it closes lost) an order is `disputed` and a top-up's credit is taken back
 from the wallet (what is left of it: it may have been spent); a dispute won gives back
 exactly what it took (services/movements/effects.py), and the order is paid again.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 from models import (
     DISPUTE_TRANSITIONS,
-    FUNDS_WITHDRAWN,
     Account,
     Dispute,
     DisputeStatus,
@@ -74,7 +74,7 @@ def settle_effect(
     what changed, for the audit trail, or None."""
     if dispute.status == DisputeStatus.NEEDS_REVIEW:
         return None
-    should_withdraw = dispute.status in FUNDS_WITHDRAWN
+    should_withdraw = dispute.holds_funds
     if should_withdraw == dispute.is_effect_applied:
         return None
     what = _withdraw(dispute, payment) if should_withdraw else _give_back(dispute, payment)

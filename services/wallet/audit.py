@@ -262,6 +262,7 @@ def _disputes_against_ledger() -> list[str]:
             Dispute.currency,
             Dispute.withdrawn_minor,
             Dispute.is_effect_applied,
+            Dispute.is_inquiry,
             Payment.purpose,
             func.coalesce(moved.c.net, 0),
         )
@@ -270,7 +271,7 @@ def _disputes_against_ledger() -> list[str]:
         .order_by(Dispute.id)
     ).all()
     problems = []
-    for dispute_id, status, currency, withdrawn, is_applied, purpose, net in rows:
+    for dispute_id, status, currency, withdrawn, is_applied, is_inquiry, purpose, net in rows:
         is_topup = purpose == PaymentPurpose.WALLET_TOPUP
         expected = -withdrawn if is_applied and is_topup else 0
         if net != expected:
@@ -278,7 +279,8 @@ def _disputes_against_ledger() -> list[str]:
                 f"dispute {dispute_id} ({status.value}): ledger moved {money_text(net, currency)}, "
                 f"expected {money_text(expected, currency)}"
             )
-        if is_applied != (status in FUNDS_WITHDRAWN) and status != DisputeStatus.NEEDS_REVIEW:
+        holds = status in FUNDS_WITHDRAWN and not is_inquiry  # (Dispute.holds_funds)
+        if is_applied != holds and status != DisputeStatus.NEEDS_REVIEW:
             problems.append(
                 f"dispute {dispute_id} is {status.value} but its funds are "
                 f"{'withdrawn' if is_applied else 'not withdrawn'}"

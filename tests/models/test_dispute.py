@@ -34,3 +34,13 @@ def test_money_is_out_only_for_chargebacks_not_won() -> None:
     } == FUNDS_WITHDRAWN
     assert not any(status.value.startswith("warning_") for status in FUNDS_WITHDRAWN)
     assert DisputeStatus.LOST.is_open is False and DisputeStatus.UNDER_REVIEW.is_open
+
+
+def test_an_inquiry_holds_no_funds_whatever_its_status() -> None:
+    from models import Dispute
+
+    lost_chargeback = Dispute(status=DisputeStatus.LOST, is_inquiry=False)
+    lost_inquiry = Dispute(status=DisputeStatus.LOST, is_inquiry=True)
+    won_chargeback = Dispute(status=DisputeStatus.WON, is_inquiry=False)
+    assert lost_chargeback.holds_funds
+    assert not lost_inquiry.holds_funds and not won_chargeback.holds_funds

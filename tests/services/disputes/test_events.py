@@ -4,6 +4,7 @@ SDK deciding the dispute as an operator answering in Stripe's Dashboard would.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import stripe
@@ -22,10 +23,12 @@ from models import (
     OutboxMessage,
     Payment,
     ProcessedWebhook,
+    Source,
     SourceKind,
     Wallet,
     WebhookState,
 )
+from services.books import journal
 from services.notifications.rendering import rendered_message
 from services.wallet import ledger
 from services.wallet.audit import audit_wallets
@@ -188,6 +191,55 @@ def test_an_inquiry_moves_no_money_and_closes(
     run_maintenance_jobs(app)
     dispute, order, _ = _dispute(app)
     assert dispute.status == DisputeStatus.WARNING_CLOSED and order == OrderStatus.PAID
+
+
+def test_an_inquiry_closed_lost_moves_no_money_and_the_books_agree_with_the_provider(
+    app: Flask, client: FlaskClient, sandbox: Any, sdk: stripe.StripeClient
+) -> None:
+    """Closing an inquiry "lost" withdraws nothing at Stripe (its balance has no
+    transaction for it): the order stays paid and nothing is posted (the chaos drill's
+    reconciliation found this: it used to be withdrawn like a lost chargeback)."""
+    payment_id = charged(app, committed_payment(app, payment_method="pm_card_createDisputeInquiry"))
+    provider_dispute = _dispute_id(sdk, app, payment_id)
+    sdk.v1.disputes.close(provider_dispute)
+    _deliver(client, sandbox, *KINDS, seen=set())
+    run_maintenance_jobs(app)
+    dispute, order, _ = _dispute(app)
+    assert (dispute.status, dispute.is_inquiry, order) == (
+        DisputeStatus.LOST,
+        True,
+        OrderStatus.PAID,
+    )
+    assert not dispute.is_effect_applied
+    assert sdk.v1.disputes.retrieve(provider_dispute).balance_transactions == []
+    with app.app_context():
+        assert journal.entries_of(Source(SourceKind.DISPUTE, dispute.id)) == {}
+        assert audit_wallets().mismatches == []
+
+
+def test_an_inquiry_escalated_to_a_chargeback_withdraws_its_money_then(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    """The bank escalates: the same dispute, now a chargeback (Stripe's case_type)."""
+    charged(app, committed_payment(app, payment_method="pm_card_createDisputeInquiry"))
+    [created] = sandbox_events(sandbox, "charge.dispute.created")
+    signed_post(client, created)
+    run_maintenance_jobs(app)
+    escalated = json.loads(json.dumps(created))
+    escalated["id"] = f"{created['id']}_escalated"
+    dispute_object = escalated["data"]["object"]
+    dispute_object["payment_method_details"]["card"]["case_type"] = "chargeback"
+    dispute_object["status"] = "needs_response"
+    escalated["type"] = "charge.dispute.funds_withdrawn"
+    signed_post(client, escalated)
+    run_maintenance_jobs(app)
+    dispute, order, _ = _dispute(app)
+    assert (dispute.status, dispute.is_inquiry, order) == (
+        DisputeStatus.NEEDS_RESPONSE,
+        False,
+        OrderStatus.DISPUTED,
+    )
+    assert dispute.is_effect_applied
 
 
 def test_a_dispute_that_cannot_be_of_the_payment_is_rejected_and_moves_nothing(
