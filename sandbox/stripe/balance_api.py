@@ -1,6 +1,7 @@
 """Stripe's balance, read: `GET /v1/balance_transactions` (`created`, `currency`,
 `payout`, `source`, `type`, cursors, `expand[]=data.source`) and `GET /v1/payouts`
-(`created`, `status`, cursors), with their retrieves; what they read is written by
+(`created`, `status`, cursors), with their retrieves, and a PaymentIntent's
+`expand[]=latest_charge.balance_transaction`; what they read is written by
 sandbox/stripe/balance.py."""
 
 from __future__ import annotations
@@ -47,25 +48,80 @@ def _txn(row: sqlite3.Row, now: float) -> dict[str, Any]:
     return txn
 
 
+def charge_object(
+    conn: sqlite3.Connection, charge_id: str, *, with_balance: bool = False
+) -> dict[str, Any] | None:
+    """A succeeded charge as Stripe's Charge object (the fields read here), from its
+    PaymentIntent and its balance transaction (`with_balance`: that object, expanded)."""
+    row = conn.execute(
+        "SELECT body FROM payment_intents WHERE json_extract(body, '$.latest_charge') = ?",
+        (charge_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    intent = json.loads(row["body"])
+    found = conn.execute(
+        "SELECT * FROM balance_transactions WHERE source = ? AND type = 'charge'", (charge_id,)
+    ).fetchone()
+    txn = _txn(found, time.time()) if found is not None else None
+    return {
+        "id": charge_id,
+        "object": "charge",
+        "amount": intent["amount"],
+        "amount_captured": intent.get("amount_received", intent["amount"]),
+        "balance_transaction": (txn if with_balance else txn["id"]) if txn else None,
+        "captured": True,
+        "created": intent.get("created"),
+        "currency": intent["currency"],
+        "livemode": False,
+        "metadata": intent.get("metadata", {}),
+        "paid": True,
+        "payment_intent": intent["id"],
+        "status": "succeeded",
+    }
+
+
+# A PaymentIntent answer's latest charge, expanded (`expand[]=latest_charge`, and with its
+# balance transaction `expand[]=latest_charge.balance_transaction`; `data.` on lists).
+CHARGE_EXPANSIONS = {
+    "latest_charge": False,
+    "data.latest_charge": False,
+    "latest_charge.balance_transaction": True,
+    "data.latest_charge.balance_transaction": True,
+}
+
+
+@bp.after_request
+def expand_latest_charge(response: Response) -> Response:
+    wanted = {
+        value
+        for source in (request.args, request.form)
+        for key, value in source.items(multi=True)
+        if key == "expand" or key.startswith("expand[")
+    } & set(CHARGE_EXPANSIONS)
+    if not wanted or not response.is_json:
+        return response
+    body = response.get_json(silent=True)
+    if not isinstance(body, dict):
+        return response
+    with_balance = any(CHARGE_EXPANSIONS[name] for name in wanted)
+    data = body.get("data")
+    conn = store().connection()
+    for intent in data if isinstance(data, list) else [body]:
+        charge = intent.get("latest_charge") if isinstance(intent, dict) else None
+        if isinstance(charge, str) and intent.get("object") == "payment_intent":
+            intent["latest_charge"] = (
+                charge_object(conn, charge, with_balance=with_balance) or charge
+            )
+    response.set_data(json.dumps(body))
+    return response
+
+
 def _source_object(conn: sqlite3.Connection, txn: dict[str, Any]) -> dict[str, Any] | str:
     """`expand[]=data.source`: the charge, refund, dispute or payout the money moved for."""
     source = str(txn["source"])
     if source.startswith("ch_"):
-        row = conn.execute(
-            "SELECT body FROM payment_intents WHERE json_extract(body, '$.latest_charge') = ?",
-            (source,),
-        ).fetchone()
-        intent = json.loads(row["body"]) if row else {}
-        return {
-            "id": source,
-            "object": "charge",
-            "amount": intent.get("amount", txn["amount"]),
-            "balance_transaction": txn["id"],
-            "currency": txn["currency"],
-            "metadata": intent.get("metadata", {}),
-            "payment_intent": intent.get("id"),
-            "status": "succeeded",
-        }
+        return charge_object(conn, source) or source
     for table in ("refunds", "disputes", "payouts"):
         row = conn.execute(f"SELECT body FROM {table} WHERE id = ?", (source,)).fetchone()
         if row is not None:

@@ -161,3 +161,24 @@ def test_automatic_payouts_run_on_their_interval(tmp_path: Any) -> None:
         wait_for(lambda: len(client.v1.payouts.list().data) == 1)
         [payout] = client.v1.payouts.list().data
         assert payout.amount == 960
+
+
+def test_an_intents_charge_expands_with_its_balance_transaction(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    """`expand[]=latest_charge.balance_transaction`, as Stripe documents for finding a
+    payment's fee: the Charge, and in it the balance transaction with the fee."""
+    intent = _charge(sdk, 1400)
+    seen = sdk.v1.payment_intents.retrieve(
+        intent.id, params={"expand": ["latest_charge.balance_transaction"]}
+    )
+    charge = seen.latest_charge
+    assert isinstance(charge, stripe.Charge) and charge.id == intent.latest_charge
+    assert (charge.amount, charge.payment_intent, charge.status) == (1400, intent.id, "succeeded")
+    txn = charge.balance_transaction
+    assert isinstance(txn, stripe.BalanceTransaction)
+    assert (txn.amount, txn.fee, txn.net, txn.source) == (1400, 46, 1354, charge.id)
+    only_charge = sdk.v1.payment_intents.retrieve(intent.id, params={"expand": ["latest_charge"]})
+    assert only_charge.latest_charge.balance_transaction == txn.id  # not expanded
+    listed = sdk.v1.payment_intents.list(params={"expand": ["data.latest_charge"]})
+    assert {i.latest_charge.id for i in listed.data} == {charge.id}
