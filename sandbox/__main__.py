@@ -98,6 +98,18 @@ def serve(argv: list[str]) -> None:
     )
     parser.add_argument("--fee-fixed", type=int, default=25, help="card fee: fixed, minor units")
     parser.add_argument("--dispute-fee", type=int, default=2000, help="minor units")
+    parser.add_argument(
+        "--braintree-settle-s",
+        type=float,
+        default=10.0,
+        help="Braintree: seconds from a sale's submission to its settlement",
+    )
+    parser.add_argument(
+        "--braintree-duplicate-window-s",
+        type=float,
+        default=30.0,
+        help="Braintree's duplicate checking: the same card and amount within it (0: off)",
+    )
     args = parser.parse_args(argv)
     from sandbox.server import RefusingServer
 
@@ -118,6 +130,8 @@ def serve(argv: list[str]) -> None:
         fee_percent=args.fee_percent,
         fee_fixed=args.fee_fixed,
         dispute_fee=args.dispute_fee,
+        braintree_settle_s=args.braintree_settle_s,
+        braintree_duplicate_window_s=args.braintree_duplicate_window_s,
     )
     RefusingServer(args.host, args.port, config).serve_forever()
 

@@ -1,4 +1,4 @@
-"""The sandbox's Flask app: both provider dialects plus the /_sandbox control API."""
+"""The sandbox's Flask app: the provider dialects plus the /_sandbox control API."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from sandbox.store import Store
 def create_app(config: SandboxConfig) -> Flask:
     from sandbox import control_api
     from sandbox.acquirer import api as acquirer_api
+    from sandbox.braintree import gateway as braintree_gateway
     from sandbox.stripe import api as stripe_api
     from sandbox.stripe import (  # noqa: F401 (routes on stripe_api.bp)
         balance_api,
@@ -28,6 +29,7 @@ def create_app(config: SandboxConfig) -> Flask:
     app.register_blueprint(stripe_3ds.bp)  # the bank's page: no API key, the client secret
     app.register_blueprint(stripe_api.bp)
     app.register_blueprint(acquirer_api.bp, url_prefix="/acquirer")
+    app.register_blueprint(braintree_gateway.bp)  # /merchants/<id>/..., as Braintree's
     app.register_blueprint(control_api.bp, url_prefix="/_sandbox")
     stripe_api.register_errors(app)
     app.register_error_handler(ConnectionDropped, lambda exc: Response(status=499))

@@ -46,6 +46,16 @@ class SandboxConfig:
     dispute_fee: int = 2000
     available_after_s: float = DEFAULT_AVAILABLE_AFTER_S
     payout_interval_s: float = 0.0  # automatic payouts (0: only POST /_sandbox/stripe/payouts)
+    # Braintree's gateway (sandbox/braintree/): the merchant and its API keys, its one
+    # merchant account's currency, how long a submitted sale takes to settle, and the
+    # window of its duplicate checking (0: off).
+    braintree_merchant_id: str = "sandbox_merchant"
+    braintree_public_key: str = "sandbox_public_key"
+    braintree_private_key: str = "sandbox_private_key"
+    braintree_merchant_account_id: str = "sandbox_eur"
+    braintree_currency: str = "EUR"
+    braintree_settle_s: float = 10.0
+    braintree_duplicate_window_s: float = 30.0
     # Set by the server loop: stop listening for N seconds.
     refuse: Callable[[float], None] = field(default=lambda seconds: None)
 

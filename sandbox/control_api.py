@@ -240,6 +240,28 @@ def age_balance() -> Response | tuple[Response, int]:
     return jsonify(aged=aged)
 
 
+@bp.post("/braintree/age")
+def age_braintree() -> Response | tuple[Response, int]:
+    """Every Braintree transaction becomes `seconds` older (created, updated, each status
+    of its history): its settlement comes, its duplicate window passes, without waiting."""
+    seconds = (request.get_json(silent=True) or {}).get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        return jsonify(error="seconds: a number of seconds, 0 or more"), 400
+    with store().transaction() as conn:
+        rows = conn.execute("SELECT id, body FROM braintree_transactions").fetchall()
+        for row in rows:
+            txn = json.loads(row["body"])
+            for key in ("created_at_s", "updated_at_s"):
+                txn[key] -= seconds
+            for event in txn["status_history"]:
+                event["timestamp_s"] -= seconds
+            conn.execute(
+                "UPDATE braintree_transactions SET created = ?, body = ? WHERE id = ?",
+                (txn["created_at_s"], json.dumps(txn), row["id"]),
+            )
+    return jsonify(aged=len(rows))
+
+
 @bp.get("/requests")
 def requests_log() -> Response:
     """Requests received, optionally since a unix time and for one dialect/endpoint."""

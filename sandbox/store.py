@@ -67,6 +67,12 @@ CREATE INDEX IF NOT EXISTS ix_balance_source ON balance_transactions(source);
 CREATE TABLE IF NOT EXISTS payouts (
     id TEXT PRIMARY KEY, created INTEGER NOT NULL, arrival_date INTEGER NOT NULL,
     status TEXT NOT NULL, currency TEXT NOT NULL, amount INTEGER NOT NULL, body TEXT NOT NULL);
+-- Braintree's transactions (sandbox/braintree/): the gateway's object as `body` (JSON).
+CREATE TABLE IF NOT EXISTS braintree_transactions (
+    id TEXT PRIMARY KEY, order_id TEXT, status TEXT NOT NULL, card TEXT NOT NULL,
+    amount TEXT NOT NULL, created REAL NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ix_bt_order ON braintree_transactions(order_id);
+CREATE INDEX IF NOT EXISTS ix_bt_card ON braintree_transactions(card, amount);
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, endpoint TEXT NOT NULL,
     method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL, api_version TEXT);
@@ -214,6 +220,7 @@ class Store:
                 "refund_changes",
                 "disputes",
                 "balance_transactions",
+                "braintree_transactions",
                 "payouts",
                 "events",
                 "faults",

@@ -79,6 +79,14 @@ class Sandbox:
         assert response.status_code == 201, response.text
         return dict(response.json())
 
+    def age_braintree(self, seconds: float) -> int:
+        """Every Braintree transaction `seconds` older: settlement comes, unwaited."""
+        response = requests.post(
+            f"{self.url}/_sandbox/braintree/age", json={"seconds": seconds}, timeout=5
+        )
+        response.raise_for_status()
+        return int(response.json()["aged"])
+
     def age_balance(self, seconds: int) -> int:
         """Every balance transaction and payout `seconds` older: days pass, unwaited."""
         response = requests.post(

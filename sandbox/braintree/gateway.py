@@ -1,0 +1,280 @@
+"""Braintree's gateway, transactions: what its own SDK (`braintree` on PyPI) sends and
+reads, pointed at this sandbox by a `braintree.Environment` of plain HTTP.
+
+- `POST /merchants/{id}/transactions` (a sale): Braintree's test nonces and amounts
+  decide it (sandbox/braintree/testing.py); no idempotency key: a repeat of the same
+  amount with the same card within the duplicate window is `gateway_rejected`,
+  reason `duplicate` (Braintree's duplicate checking), never charged twice;
+- `GET .../transactions/{id}`; `POST .../transactions/advanced_search_ids` and
+  `.../advanced_search` (by `order_id`, or `ids`), which see a transaction only once
+  it is older than the search lag, like Stripe's search here;
+- `PUT .../transactions/{id}/submit_for_settlement`, `.../void`, and
+  `POST .../transactions/{id}/refund` (only a settled or settling transaction: an
+  unsettled one is voided instead, as Braintree requires).
+A submitted transaction settles `--braintree-settle-s` after it was submitted, as it
+is read (`settling`, then `settled`, or `settlement_declined` for the test amounts that
+decline at settlement). Answers are Braintree's XML; its errors are 422
+`api-error-response`s with their codes."""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import json
+import secrets
+import string
+import time
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from flask import Blueprint, Response, request
+
+from sandbox.braintree import testing
+from sandbox.braintree.xml import XmlError, parse, render, render_collection
+from sandbox.context import RequestFaults, settings, store, with_faults
+
+bp = Blueprint("braintree", __name__)
+UNSETTLED = ("authorized", "submitted_for_settlement")
+FAILED = ("processor_declined", "gateway_rejected", "failed", "voided")
+
+
+def _xml(root: str, value: dict[str, Any], status: int = 200) -> Response:
+    return Response(render(root, value), status=status, mimetype="application/xml")
+
+
+def _error(message: str, code: str, attribute: str, *, transaction: Any = None) -> Response:
+    """Braintree's validation error (422): the SDK's ErrorResult."""
+    body: dict[str, Any] = {
+        "errors": {
+            "transaction": {"errors": [{"code": code, "attribute": attribute, "message": message}]},
+            "errors": [],
+        },
+        "message": message,
+        "params": {},
+    }
+    if transaction is not None:
+        body = {"errors": {"errors": []}, "message": message, "params": {}}
+        body["transaction"] = transaction
+    return _xml("api-error-response", body, 422)
+
+
+@bp.before_request
+def authenticate() -> Response | None:
+    """HTTP Basic with the public and private key, for the configured merchant only."""
+    config = settings()
+    expected = f"{config.braintree_public_key}:{config.braintree_private_key}"
+    given = request.headers.get("Authorization", "")
+    token = base64.b64encode(expected.encode()).decode()
+    if not hmac.compare_digest(given, f"Basic {token}"):
+        return Response(status=401)
+    if (request.view_args or {}).get("merchant_id") != config.braintree_merchant_id:
+        return Response(status=403)
+    return None
+
+
+def _body() -> dict[str, Any]:
+    """The request's document as {root: what it holds} ({} when it is not XML)."""
+    try:
+        root, value = parse(request.get_data())
+    except XmlError:
+        return {}
+    return {root: value}
+
+
+def _new_id() -> str:
+    return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(8))
+
+
+def _load(conn: Any, transaction_id: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT body FROM braintree_transactions WHERE id = ?", (transaction_id,)
+    ).fetchone()
+    return _settled(conn, json.loads(row["body"])) if row else None
+
+
+def _save(conn: Any, txn: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO braintree_transactions (id, order_id, status, card, amount, created, body) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
+        "body = excluded.body",
+        (
+            txn["id"],
+            txn.get("order_id"),
+            txn["status"],
+            txn["credit_card"]["unique_number_identifier"],
+            txn["amount"],
+            txn["created_at_s"],
+            json.dumps(txn),
+        ),
+    )
+
+
+def _step(txn: dict[str, Any], status: str, at: float | None = None) -> None:
+    now = at if at is not None else time.time()
+    txn["status"] = status
+    txn["updated_at_s"] = now
+    txn["status_history"].append({"status": status, "timestamp_s": now, "amount": txn["amount"]})
+
+
+def _settled(conn: Any, txn: dict[str, Any]) -> dict[str, Any]:
+    """A submitted transaction settles once its settlement time has come (as it is read)."""
+    if txn["status"] != "submitted_for_settlement":
+        return txn
+    due = txn["updated_at_s"] + settings().braintree_settle_s
+    if time.time() < due:
+        return txn
+    _step(txn, "settling", due)
+    declined = testing.settlement_decline(Decimal(txn["amount"]))
+    if declined is not None:
+        _step(txn, "settlement_declined", due)
+        txn["processor_settlement_response_code"] = declined
+    else:
+        _step(txn, "settled", due)
+    _save(conn, txn)
+    return txn
+
+
+def _shown(txn: dict[str, Any]) -> dict[str, Any]:
+    """The transaction as Braintree's XML has it (times as datetimes)."""
+    shown = {k: v for k, v in txn.items() if not k.endswith("_s")}
+    shown["created_at"] = datetime.fromtimestamp(txn["created_at_s"], UTC)
+    shown["updated_at"] = datetime.fromtimestamp(txn["updated_at_s"], UTC)
+    shown["status_history"] = [
+        {
+            "status": event["status"],
+            "timestamp": datetime.fromtimestamp(event["timestamp_s"], UTC),
+            "amount": event["amount"],
+        }
+        for event in txn["status_history"]
+    ]
+    return shown
+
+
+@bp.post("/merchants/<merchant_id>/transactions")
+@with_faults("braintree", "sale")
+def sale(faults: RequestFaults, merchant_id: str) -> Response:
+    params = _body().get("transaction")
+    if not isinstance(params, dict):
+        return _error("Transaction is required.", "91561", "base")
+    amount = _amount(params.get("amount"))
+    if amount is None:
+        return _error("Amount is an invalid format.", "81503", "amount")
+    card = testing.card_of(params.get("payment_method_nonce"))
+    if card is None:
+        return _error("Unknown or expired payment_method_nonce.", "91565", "payment_method_nonce")
+    faults.slow_down()
+    if faults.internal_error_before():
+        return Response(status=500)
+    now = time.time()
+    given = params.get("options")
+    options: dict[str, Any] = given if isinstance(given, dict) else {}
+    order_id = params.get("order_id") if isinstance(params.get("order_id"), str) else None
+    txn: dict[str, Any] = {
+        "id": _new_id(),
+        "type": "sale",
+        "amount": f"{amount:.2f}",
+        "currency_iso_code": settings().braintree_currency,
+        "merchant_account_id": settings().braintree_merchant_account_id,
+        "order_id": order_id,
+        "credit_card": card.details(),
+        "processor_response_code": "1000",
+        "processor_response_text": "Approved",
+        "processor_response_type": "approved",
+        "gateway_rejection_reason": None,
+        "refund_ids": [],
+        "refunded_transaction_id": None,
+        "created_at_s": now,
+        "updated_at_s": now,
+        "status": "",
+        "status_history": [],
+    }
+    s = store()
+    with s.transaction() as conn:
+        outcome = testing.sale_outcome(amount, card)
+        if outcome.status == "authorized" and _is_duplicate(conn, txn, now):
+            outcome = testing.DUPLICATE
+        txn.update(outcome.fields)
+        _step(txn, outcome.status, now)
+        if outcome.status == "authorized" and options.get("submit_for_settlement"):
+            _step(txn, "submitted_for_settlement", now)
+        _save(conn, txn)
+        charged = txn["status"] in UNSETTLED
+        s.record_charge(
+            conn,
+            "braintree",
+            txn["id"],
+            order_id,
+            None,
+            int(amount * 100),
+            txn["currency_iso_code"],
+            "succeeded" if charged else "failed",
+        )
+    if not charged:
+        return faults.after_commit(_error(outcome.message, "", "base", transaction=_shown(txn)))
+    return faults.after_commit(_xml("transaction", _shown(txn), 201))
+
+
+def _amount(raw: object) -> Decimal | None:
+    try:
+        amount = Decimal(str(raw))
+    except InvalidOperation:
+        return None
+    exponent = amount.as_tuple().exponent
+    if not isinstance(exponent, int) or amount <= 0 or exponent < -2:  # (not NaN or infinity)
+        return None
+    return amount
+
+
+def _is_duplicate(conn: Any, txn: dict[str, Any], now: float) -> bool:
+    """Braintree's duplicate checking: the same card and amount within the window."""
+    window = settings().braintree_duplicate_window_s
+    if window <= 0:
+        return False
+    found = conn.execute(
+        "SELECT 1 FROM braintree_transactions WHERE card = ? AND amount = ? AND created >= ? "
+        "AND status IN ('authorized', 'submitted_for_settlement', 'settling', 'settled')",
+        (txn["credit_card"]["unique_number_identifier"], txn["amount"], now - window),
+    ).fetchone()
+    return found is not None
+
+
+@bp.get("/merchants/<merchant_id>/transactions/<transaction_id>")
+@with_faults("braintree", "find")
+def find(faults: RequestFaults, merchant_id: str, transaction_id: str) -> Response:
+    faults.slow_down()
+    with store().transaction() as conn:
+        txn = _load(conn, transaction_id)
+    if txn is None:
+        return Response(status=404)
+    return faults.after_commit(_xml("transaction", _shown(txn)))
+
+
+@bp.post("/merchants/<merchant_id>/transactions/advanced_search_ids")
+@with_faults("braintree", "search")
+def search_ids(faults: RequestFaults, merchant_id: str) -> Response:
+    criteria = _body().get("search") or {}
+    order = criteria.get("order_id")
+    wanted = order.get("is") if isinstance(order, dict) else None
+    faults.slow_down()
+    seen_before = time.time() - faults.search_lag_s()
+    rows = store().query(
+        "SELECT id FROM braintree_transactions WHERE order_id = ? AND created <= ? "
+        "ORDER BY created",
+        (wanted, seen_before),
+    )
+    ids = [row["id"] for row in rows]
+    return faults.after_commit(_xml("search-results", {"page_size": 50, "ids": ids}))
+
+
+@bp.post("/merchants/<merchant_id>/transactions/advanced_search")
+@with_faults("braintree", "search")
+def search(faults: RequestFaults, merchant_id: str) -> Response:
+    criteria = _body().get("search") or {}
+    listed = criteria.get("ids")  # the SDK's `ids.in_list(...)`: an array of ids
+    ids = [i for i in listed if isinstance(i, str)] if isinstance(listed, list) else []
+    faults.slow_down()
+    with store().transaction() as conn:
+        found = [txn for txn in (_load(conn, i) for i in ids[:50]) if txn is not None]
+    body = render_collection("credit-card-transactions", "transaction", [_shown(t) for t in found])
+    return faults.after_commit(Response(body, mimetype="application/xml"))
