@@ -102,7 +102,7 @@ def post_many(entries: Sequence[tuple[Source, str, Sequence[Leg]]]) -> int:
     before any is written, then written a few thousand at a time; how many were new (a
     repeat of a step writes nothing)."""
     for source, step, legs in entries:
-        check_balanced(source, step, [leg for leg in legs if leg.amount_minor != 0])
+        check_balanced(source, step, legs)
     posted = 0
     for start in range(0, len(entries), MANY):
         legs_of = {

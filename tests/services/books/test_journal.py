@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from flask import Flask
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from extensions import db
@@ -201,7 +203,18 @@ def test_many_entries_are_written_a_chunk_at_a_time_and_all_counted(
     monkeypatch.setattr(journal, "MANY", 2)
     fees = [Leg(Account.fees("stripe"), 46, "EUR"), Leg(Account.clearing("stripe"), -46, "EUR")]
     entries = [(Source(SourceKind.BALANCE, n), "fee", fees) for n in range(1, 6)]
-    assert journal.post_many(entries) == 5  # three statements
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, sql: str, *_: Any) -> None:
+        if sql.startswith("INSERT INTO journal_entries"):
+            statements.append(sql)
+
+    event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        assert journal.post_many(entries) == 5
+    finally:
+        event.remove(db.engine, "before_cursor_execute", seen)
+    assert len(statements) == 3  # two, two and one
     db.session.commit()
     assert (_count(JournalEntry), _count(Posting)) == (5, 10)
     created = db.session.scalars(select(JournalEntry.created_at)).all()
