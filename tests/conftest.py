@@ -12,7 +12,9 @@ import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
+from urllib.parse import urlparse
 
+import braintree
 import pytest
 import stripe
 from flask import Flask
@@ -177,6 +179,22 @@ def admin_client(app: Flask, client: FlaskClient) -> FlaskClient:
     response = admin_login(client)
     assert response.status_code == 302
     return client
+
+
+@pytest.fixture
+def braintree_sdk(sandbox: Any) -> braintree.BraintreeGateway:
+    """Braintree's own SDK, unmodified, on an Environment of plain HTTP at the sandbox (as
+    its own development setup points it at a local gateway): the judge of its gateway."""
+    address = urlparse(sandbox.url)
+    local = braintree.Environment("local", address.hostname, str(address.port), "", False, None)
+    return braintree.BraintreeGateway(
+        braintree.Configuration(
+            local,
+            merchant_id="sandbox_merchant",
+            public_key="sandbox_public_key",
+            private_key="sandbox_private_key",
+        )
+    )
 
 
 @pytest.fixture

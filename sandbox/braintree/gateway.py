@@ -39,11 +39,11 @@ UNSETTLED = ("authorized", "submitted_for_settlement")
 FAILED = ("processor_declined", "gateway_rejected", "failed", "voided")
 
 
-def _xml(root: str, value: dict[str, Any], status: int = 200) -> Response:
+def answer(root: str, value: dict[str, Any], status: int = 200) -> Response:
     return Response(render(root, value), status=status, mimetype="application/xml")
 
 
-def _error(message: str, code: str, attribute: str, *, transaction: Any = None) -> Response:
+def invalid(message: str, code: str, attribute: str, *, transaction: Any = None) -> Response:
     """Braintree's validation error (422): the SDK's ErrorResult."""
     body: dict[str, Any] = {
         "errors": {
@@ -56,7 +56,7 @@ def _error(message: str, code: str, attribute: str, *, transaction: Any = None) 
     if transaction is not None:
         body = {"errors": {"errors": []}, "message": message, "params": {}}
         body["transaction"] = transaction
-    return _xml("api-error-response", body, 422)
+    return answer("api-error-response", body, 422)
 
 
 @bp.before_request
@@ -73,7 +73,7 @@ def authenticate() -> Response | None:
     return None
 
 
-def _body() -> dict[str, Any]:
+def body_of() -> dict[str, Any]:
     """The request's document as {root: what it holds} ({} when it is not XML)."""
     try:
         root, value = parse(request.get_data())
@@ -82,18 +82,18 @@ def _body() -> dict[str, Any]:
     return {root: value}
 
 
-def _new_id() -> str:
+def new_id() -> str:
     return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(8))
 
 
-def _load(conn: Any, transaction_id: str) -> dict[str, Any] | None:
+def load(conn: Any, transaction_id: str) -> dict[str, Any] | None:
     row = conn.execute(
         "SELECT body FROM braintree_transactions WHERE id = ?", (transaction_id,)
     ).fetchone()
     return _settled(conn, json.loads(row["body"])) if row else None
 
 
-def _save(conn: Any, txn: dict[str, Any]) -> None:
+def save(conn: Any, txn: dict[str, Any]) -> None:
     conn.execute(
         "INSERT INTO braintree_transactions (id, order_id, status, card, amount, created, body) "
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, "
@@ -110,7 +110,7 @@ def _save(conn: Any, txn: dict[str, Any]) -> None:
     )
 
 
-def _step(txn: dict[str, Any], status: str, at: float | None = None) -> None:
+def step(txn: dict[str, Any], status: str, at: float | None = None) -> None:
     now = at if at is not None else time.time()
     txn["status"] = status
     txn["updated_at_s"] = now
@@ -124,18 +124,18 @@ def _settled(conn: Any, txn: dict[str, Any]) -> dict[str, Any]:
     due = txn["updated_at_s"] + settings().braintree_settle_s
     if time.time() < due:
         return txn
-    _step(txn, "settling", due)
+    step(txn, "settling", due)
     declined = testing.settlement_decline(Decimal(txn["amount"]))
     if declined is not None:
-        _step(txn, "settlement_declined", due)
+        step(txn, "settlement_declined", due)
         txn["processor_settlement_response_code"] = declined
     else:
-        _step(txn, "settled", due)
-    _save(conn, txn)
+        step(txn, "settled", due)
+    save(conn, txn)
     return txn
 
 
-def _shown(txn: dict[str, Any]) -> dict[str, Any]:
+def shown(txn: dict[str, Any]) -> dict[str, Any]:
     """The transaction as Braintree's XML has it (times as datetimes)."""
     shown = {k: v for k, v in txn.items() if not k.endswith("_s")}
     shown["created_at"] = datetime.fromtimestamp(txn["created_at_s"], UTC)
@@ -154,15 +154,15 @@ def _shown(txn: dict[str, Any]) -> dict[str, Any]:
 @bp.post("/merchants/<merchant_id>/transactions")
 @with_faults("braintree", "sale")
 def sale(faults: RequestFaults, merchant_id: str) -> Response:
-    params = _body().get("transaction")
+    params = body_of().get("transaction")
     if not isinstance(params, dict):
-        return _error("Transaction is required.", "91561", "base")
-    amount = _amount(params.get("amount"))
+        return invalid("Transaction is required.", "91561", "base")
+    amount = amount_of(params.get("amount"))
     if amount is None:
-        return _error("Amount is an invalid format.", "81503", "amount")
+        return invalid("Amount is an invalid format.", "81503", "amount")
     card = testing.card_of(params.get("payment_method_nonce"))
     if card is None:
-        return _error("Unknown or expired payment_method_nonce.", "91565", "payment_method_nonce")
+        return invalid("Unknown or expired payment_method_nonce.", "91565", "payment_method_nonce")
     faults.slow_down()
     if faults.internal_error_before():
         return Response(status=500)
@@ -171,7 +171,7 @@ def sale(faults: RequestFaults, merchant_id: str) -> Response:
     options: dict[str, Any] = given if isinstance(given, dict) else {}
     order_id = params.get("order_id") if isinstance(params.get("order_id"), str) else None
     txn: dict[str, Any] = {
-        "id": _new_id(),
+        "id": new_id(),
         "type": "sale",
         "amount": f"{amount:.2f}",
         "currency_iso_code": settings().braintree_currency,
@@ -195,10 +195,10 @@ def sale(faults: RequestFaults, merchant_id: str) -> Response:
         if outcome.status == "authorized" and _is_duplicate(conn, txn, now):
             outcome = testing.DUPLICATE
         txn.update(outcome.fields)
-        _step(txn, outcome.status, now)
+        step(txn, outcome.status, now)
         if outcome.status == "authorized" and options.get("submit_for_settlement"):
-            _step(txn, "submitted_for_settlement", now)
-        _save(conn, txn)
+            step(txn, "submitted_for_settlement", now)
+        save(conn, txn)
         charged = txn["status"] in UNSETTLED
         s.record_charge(
             conn,
@@ -211,11 +211,11 @@ def sale(faults: RequestFaults, merchant_id: str) -> Response:
             "succeeded" if charged else "failed",
         )
     if not charged:
-        return faults.after_commit(_error(outcome.message, "", "base", transaction=_shown(txn)))
-    return faults.after_commit(_xml("transaction", _shown(txn), 201))
+        return faults.after_commit(invalid(outcome.message, "", "base", transaction=shown(txn)))
+    return faults.after_commit(answer("transaction", shown(txn), 201))
 
 
-def _amount(raw: object) -> Decimal | None:
+def amount_of(raw: object) -> Decimal | None:
     try:
         amount = Decimal(str(raw))
     except InvalidOperation:
@@ -233,7 +233,8 @@ def _is_duplicate(conn: Any, txn: dict[str, Any], now: float) -> bool:
         return False
     found = conn.execute(
         "SELECT 1 FROM braintree_transactions WHERE card = ? AND amount = ? AND created >= ? "
-        "AND status IN ('authorized', 'submitted_for_settlement', 'settling', 'settled')",
+        "AND status IN ('authorized', 'submitted_for_settlement', 'settling', 'settled') "
+        "AND json_extract(body, '$.type') = 'sale'",
         (txn["credit_card"]["unique_number_identifier"], txn["amount"], now - window),
     ).fetchone()
     return found is not None
@@ -244,16 +245,16 @@ def _is_duplicate(conn: Any, txn: dict[str, Any], now: float) -> bool:
 def find(faults: RequestFaults, merchant_id: str, transaction_id: str) -> Response:
     faults.slow_down()
     with store().transaction() as conn:
-        txn = _load(conn, transaction_id)
+        txn = load(conn, transaction_id)
     if txn is None:
         return Response(status=404)
-    return faults.after_commit(_xml("transaction", _shown(txn)))
+    return faults.after_commit(answer("transaction", shown(txn)))
 
 
 @bp.post("/merchants/<merchant_id>/transactions/advanced_search_ids")
 @with_faults("braintree", "search")
 def search_ids(faults: RequestFaults, merchant_id: str) -> Response:
-    criteria = _body().get("search") or {}
+    criteria = body_of().get("search") or {}
     order = criteria.get("order_id")
     wanted = order.get("is") if isinstance(order, dict) else None
     faults.slow_down()
@@ -264,17 +265,17 @@ def search_ids(faults: RequestFaults, merchant_id: str) -> Response:
         (wanted, seen_before),
     )
     ids = [row["id"] for row in rows]
-    return faults.after_commit(_xml("search-results", {"page_size": 50, "ids": ids}))
+    return faults.after_commit(answer("search-results", {"page_size": 50, "ids": ids}))
 
 
 @bp.post("/merchants/<merchant_id>/transactions/advanced_search")
 @with_faults("braintree", "search")
 def search(faults: RequestFaults, merchant_id: str) -> Response:
-    criteria = _body().get("search") or {}
+    criteria = body_of().get("search") or {}
     listed = criteria.get("ids")  # the SDK's `ids.in_list(...)`: an array of ids
     ids = [i for i in listed if isinstance(i, str)] if isinstance(listed, list) else []
     faults.slow_down()
     with store().transaction() as conn:
-        found = [txn for txn in (_load(conn, i) for i in ids[:50]) if txn is not None]
-    body = render_collection("credit-card-transactions", "transaction", [_shown(t) for t in found])
+        found = [txn for txn in (load(conn, i) for i in ids[:50]) if txn is not None]
+    body = render_collection("credit-card-transactions", "transaction", [shown(t) for t in found])
     return faults.after_commit(Response(body, mimetype="application/xml"))

@@ -13,25 +13,8 @@ import braintree
 import pytest
 
 
-@pytest.fixture
-def gateway(sandbox: Any) -> braintree.BraintreeGateway:
-    """Braintree's SDK, unmodified, on a local Environment (as its own development setup)."""
-    address = urlparse(sandbox.url)
-    local = braintree.Environment(
-        "sandbox-local", address.hostname, str(address.port), "", False, None
-    )
-    return braintree.BraintreeGateway(
-        braintree.Configuration(
-            local,
-            merchant_id="sandbox_merchant",
-            public_key="sandbox_public_key",
-            private_key="sandbox_private_key",
-        )
-    )
-
-
-def _sale(gateway: braintree.BraintreeGateway, amount: str, **more: Any) -> Any:
-    return gateway.transaction.sale(
+def _sale(braintree_sdk: braintree.BraintreeGateway, amount: str, **more: Any) -> Any:
+    return braintree_sdk.transaction.sale(
         {
             "amount": amount,
             "payment_method_nonce": more.pop("nonce", "fake-valid-nonce"),
@@ -43,9 +26,9 @@ def _sale(gateway: braintree.BraintreeGateway, amount: str, **more: Any) -> Any:
 
 
 def test_a_sale_is_submitted_and_settles_later(
-    gateway: braintree.BraintreeGateway, sandbox: Any
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
 ) -> None:
-    result = _sale(gateway, "14.00", order_id="payment-7")
+    result = _sale(braintree_sdk, "14.00", order_id="payment-7")
     assert result.is_success
     txn = result.transaction
     assert (txn.status, txn.amount, txn.order_id, txn.currency_iso_code, txn.type) == (
@@ -57,9 +40,9 @@ def test_a_sale_is_submitted_and_settles_later(
     )
     assert (txn.credit_card_details.last_4, txn.credit_card_details.card_type) == ("1111", "Visa")
     assert [e.status for e in txn.status_history] == ["authorized", "submitted_for_settlement"]
-    assert gateway.transaction.find(txn.id).status == "submitted_for_settlement"
+    assert braintree_sdk.transaction.find(txn.id).status == "submitted_for_settlement"
     sandbox.age_braintree(60)
-    settled = gateway.transaction.find(txn.id)
+    settled = braintree_sdk.transaction.find(txn.id)
     assert settled.status == "settled"
     assert [e.status for e in settled.status_history][-2:] == ["settling", "settled"]
 
@@ -74,14 +57,14 @@ def test_a_sale_is_submitted_and_settles_later(
     ],
 )
 def test_the_published_test_values_decline(
-    gateway: braintree.BraintreeGateway,
+    braintree_sdk: braintree.BraintreeGateway,
     amount: str,
     nonce: str,
     status: str,
     code: str,
     text: str | None,
 ) -> None:
-    result = _sale(gateway, amount, nonce=nonce)
+    result = _sale(braintree_sdk, amount, nonce=nonce)
     assert not result.is_success
     assert (result.transaction.status, result.transaction.processor_response_code) == (
         status,
@@ -92,24 +75,24 @@ def test_the_published_test_values_decline(
 
 
 def test_a_repeat_within_the_window_is_rejected_as_a_duplicate_and_charges_once(
-    gateway: braintree.BraintreeGateway, sandbox: Any
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
 ) -> None:
     """No idempotency key: a repeat after a cut connection is refused, not charged."""
-    first = _sale(gateway, "21.00", order_id="payment-9")
-    again = _sale(gateway, "21.00", order_id="payment-9")
+    first = _sale(braintree_sdk, "21.00", order_id="payment-9")
+    again = _sale(braintree_sdk, "21.00", order_id="payment-9")
     assert first.is_success and not again.is_success
     assert again.transaction.status == "gateway_rejected"
     assert again.transaction.gateway_rejection_reason == "duplicate"
-    assert _sale(gateway, "21.01").is_success  # another amount is another sale
+    assert _sale(braintree_sdk, "21.01").is_success  # another amount is another sale
     sandbox.age_braintree(31)  # past the window: the same sale again is a new one
-    assert _sale(gateway, "21.00").is_success
+    assert _sale(braintree_sdk, "21.00").is_success
     assert sandbox.succeeded_charges("payment-9") == 1
 
 
 def test_application_incomplete_is_a_gateway_rejection(
-    gateway: braintree.BraintreeGateway,
+    braintree_sdk: braintree.BraintreeGateway,
 ) -> None:
-    result = _sale(gateway, "5001.00")
+    result = _sale(braintree_sdk, "5001.00")
     assert (result.transaction.status, result.transaction.gateway_rejection_reason) == (
         "gateway_rejected",
         "application_incomplete",
@@ -117,33 +100,33 @@ def test_application_incomplete_is_a_gateway_rejection(
 
 
 def test_a_search_by_order_id_finds_the_sale_once_the_index_has_it(
-    gateway: braintree.BraintreeGateway, sandbox: Any
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
 ) -> None:
-    made = _sale(gateway, "15.00", order_id="payment-11").transaction
-    lagging = gateway.transaction.search(braintree.TransactionSearch.order_id == "payment-11")
+    made = _sale(braintree_sdk, "15.00", order_id="payment-11").transaction
+    lagging = braintree_sdk.transaction.search(braintree.TransactionSearch.order_id == "payment-11")
     assert lagging.ids == []  # younger than the search lag: not proof of absence
     sandbox.age_braintree(5)
-    found = gateway.transaction.search(braintree.TransactionSearch.order_id == "payment-11")
+    found = braintree_sdk.transaction.search(braintree.TransactionSearch.order_id == "payment-11")
     assert [t.id for t in found.items] == [made.id]
     assert [t.order_id for t in found.items] == ["payment-11"]
 
 
 def test_a_bad_request_gets_braintrees_validation_errors(
-    gateway: braintree.BraintreeGateway,
+    braintree_sdk: braintree.BraintreeGateway,
 ) -> None:
-    unknown = _sale(gateway, "10.00", nonce="not-a-nonce")
+    unknown = _sale(braintree_sdk, "10.00", nonce="not-a-nonce")
     assert not unknown.is_success and unknown.transaction is None
     [error] = unknown.errors.for_object("transaction").on("payment_method_nonce")
     assert error.code == "91565"
-    bad = _sale(gateway, "10.001")
+    bad = _sale(braintree_sdk, "10.001")
     assert bad.errors.for_object("transaction").on("amount")[0].code == "81503"
 
 
 def test_wrong_keys_and_an_unknown_transaction_raise_the_sdks_errors(
-    gateway: braintree.BraintreeGateway, sandbox: Any
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
 ) -> None:
     with pytest.raises(braintree.exceptions.NotFoundError):
-        gateway.transaction.find("nosuchid")
+        braintree_sdk.transaction.find("nosuchid")
     address = urlparse(sandbox.url)
     local = braintree.Environment("l", address.hostname, str(address.port), "", False, None)
     stranger = braintree.BraintreeGateway(
