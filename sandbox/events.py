@@ -14,9 +14,11 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 import requests
 
+from sandbox.braintree.notifications import notification_xml, signed_form
 from sandbox.faults import WEBHOOK_KINDS, draw_faults
 from sandbox.store import Store
 from sandbox.stripe.objects import event_object
@@ -54,6 +56,9 @@ def create_event(
     if dialect == "stripe":
         body = event_object(event_type, obj, *request_info)
         event_id = body["id"]
+    elif dialect == "braintree":  # a notification: its kind and subject (notifications.py)
+        event_id = "bte_" + secrets.token_hex(12)
+        body = {"kind": event_type, "created": now, **obj}
     else:
         event_id = "aev_" + secrets.token_hex(12)
         kind = "refund" if event_type.startswith("refund.") else "payment"
@@ -94,12 +99,14 @@ class Deliverer(threading.Thread):
         webhook_url: str,
         secrets_by_dialect: dict[str, str],
         on_tick: Callable[[], object] = lambda: None,
+        braintree_keys: tuple[str, str] = ("", ""),
     ):
         super().__init__(name="webhook-deliverer", daemon=True)
         self.store = store
         self.on_tick = on_tick  # what else changes with time (refunds that settle later)
         self.webhook_url = webhook_url.rstrip("/")
         self.secrets = secrets_by_dialect
+        self.braintree_keys = braintree_keys  # (public, private): Braintree signs with both
         self.session = requests.Session()
 
     def run(self) -> None:
@@ -128,15 +135,21 @@ class Deliverer(threading.Thread):
     def deliver(self, row: sqlite3.Row) -> None:
         body = row["body"].encode()
         timestamp = int(time.time())
-        secret = self.secrets[row["dialect"]]
-        if row["dialect"] == "stripe":
+        if row["dialect"] == "braintree":
+            xml = notification_xml(json.loads(row["body"]))
+            body = urlencode(signed_form(*self.braintree_keys, xml)).encode()
+            headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        elif row["dialect"] == "stripe":
+            secret = self.secrets["stripe"]
             headers = {"Stripe-Signature": stripe_signature(secret, body, timestamp)}
+            headers["Content-Type"] = "application/json"
         else:
+            secret = self.secrets[row["dialect"]]
             headers = {
                 "X-Acquirer-Timestamp": str(timestamp),
                 "X-Acquirer-Signature": acquirer_signature(secret, body, timestamp),
+                "Content-Type": "application/json",
             }
-        headers["Content-Type"] = "application/json"
         try:
             response = self.session.post(
                 f"{self.webhook_url}/{row['dialect']}",

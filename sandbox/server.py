@@ -9,6 +9,7 @@ import time
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from sandbox.app import create_app
+from sandbox.braintree import gateway as braintree_gateway
 from sandbox.context import SandboxConfig
 from sandbox.events import Deliverer
 from sandbox.stripe.balance import AutomaticPayouts
@@ -41,11 +42,13 @@ class RefusingServer:
             threading.Thread(target=server.shutdown, daemon=True).start()
 
     def _tick(self) -> None:
-        """What changes with time: refunds that settle later, automatic payouts."""
+        """What changes with time: refunds that settle later, automatic payouts, Braintree's
+        settlements."""
         store = self.app.extensions["sandbox_store"]
         with self.app.app_context():
             settle_due(store)
             self._payouts(store)
+            braintree_gateway.settle_due(store)
 
     def serve_forever(self) -> None:
         if self.config.webhook_url:
@@ -57,6 +60,10 @@ class RefusingServer:
                     "acquirer": self.config.acquirer_webhook_secret,
                 },
                 on_tick=self._tick,
+                braintree_keys=(
+                    self.config.braintree_public_key,
+                    self.config.braintree_private_key,
+                ),
             ).start()
         while not self._stopped.is_set():
             wait_s = self._refuse_until - time.time()

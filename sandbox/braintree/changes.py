@@ -20,9 +20,8 @@ from sandbox.braintree.gateway import (
     load,
     new_id,
     save,
-    shown,
-    step,
 )
+from sandbox.braintree.objects import shown, step
 from sandbox.context import RequestFaults, store, with_faults
 
 REFUNDABLE = ("settled", "settling")

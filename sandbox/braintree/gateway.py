@@ -24,15 +24,18 @@ import json
 import secrets
 import string
 import time
-from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from flask import Blueprint, Response, request
 
 from sandbox.braintree import testing
+from sandbox.braintree.notifications import SETTLEMENT_KINDS
+from sandbox.braintree.objects import shown, step
 from sandbox.braintree.xml import XmlError, parse, render, render_collection
 from sandbox.context import RequestFaults, settings, store, with_faults
+from sandbox.events import create_event
+from sandbox.store import Store
 
 bp = Blueprint("braintree", __name__)
 UNSETTLED = ("authorized", "submitted_for_settlement")
@@ -110,13 +113,6 @@ def save(conn: Any, txn: dict[str, Any]) -> None:
     )
 
 
-def step(txn: dict[str, Any], status: str, at: float | None = None) -> None:
-    now = at if at is not None else time.time()
-    txn["status"] = status
-    txn["updated_at_s"] = now
-    txn["status_history"].append({"status": status, "timestamp_s": now, "amount": txn["amount"]})
-
-
 def _settled(conn: Any, txn: dict[str, Any]) -> dict[str, Any]:
     """A submitted transaction settles once its settlement time has come (as it is read)."""
     if txn["status"] != "submitted_for_settlement":
@@ -132,23 +128,23 @@ def _settled(conn: Any, txn: dict[str, Any]) -> dict[str, Any]:
     else:
         step(txn, "settled", due)
     save(conn, txn)
+    create_event(store(), conn, "braintree", SETTLEMENT_KINDS[txn["status"]], {"transaction": txn})
     return txn
 
 
-def shown(txn: dict[str, Any]) -> dict[str, Any]:
-    """The transaction as Braintree's XML has it (times as datetimes)."""
-    shown = {k: v for k, v in txn.items() if not k.endswith("_s")}
-    shown["created_at"] = datetime.fromtimestamp(txn["created_at_s"], UTC)
-    shown["updated_at"] = datetime.fromtimestamp(txn["updated_at_s"], UTC)
-    shown["status_history"] = [
-        {
-            "status": event["status"],
-            "timestamp": datetime.fromtimestamp(event["timestamp_s"], UTC),
-            "amount": event["amount"],
-        }
-        for event in txn["status_history"]
-    ]
-    return shown
+def settle_due(db: Store) -> int:
+    """Settle every submitted transaction whose time has come (the webhook loop's tick),
+    each with its notification; how many."""
+    due_before = time.time() - settings().braintree_settle_s
+    rows = db.query(
+        "SELECT id FROM braintree_transactions WHERE status = 'submitted_for_settlement' "
+        "AND json_extract(body, '$.updated_at_s') <= ?",
+        (due_before,),
+    )
+    with db.transaction() as conn:
+        for row in rows:
+            load(conn, row["id"])
+    return len(rows)
 
 
 @bp.post("/merchants/<merchant_id>/transactions")

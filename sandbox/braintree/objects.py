@@ -1,0 +1,32 @@
+"""A Braintree transaction as the sandbox keeps it (JSON, times as epoch seconds in
+`*_s` fields) and as the gateway shows it (Braintree's fields, times as datetimes)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+
+def step(txn: dict[str, Any], status: str, at: float | None = None) -> None:
+    """Move the transaction to `status`, in its status history."""
+    now = at if at is not None else time.time()
+    txn["status"] = status
+    txn["updated_at_s"] = now
+    txn["status_history"].append({"status": status, "timestamp_s": now, "amount": txn["amount"]})
+
+
+def shown(txn: dict[str, Any]) -> dict[str, Any]:
+    """The transaction as Braintree's XML has it."""
+    found = {k: v for k, v in txn.items() if not k.endswith("_s")}
+    found["created_at"] = datetime.fromtimestamp(txn["created_at_s"], UTC)
+    found["updated_at"] = datetime.fromtimestamp(txn["updated_at_s"], UTC)
+    found["status_history"] = [
+        {
+            "status": event["status"],
+            "timestamp": datetime.fromtimestamp(event["timestamp_s"], UTC),
+            "amount": event["amount"],
+        }
+        for event in txn["status_history"]
+    ]
+    return found
