@@ -199,6 +199,7 @@ DECLARATIVE = {
     "services/payments/table.py",  # the payment's states as data (tests/services/movements)
     "services/platform/errors.py",
     "services/platform/queues.py",
+    "sandbox/stripe/blueprint.py",  # the dialect's Blueprint, for its modules' routes
 }
 
 
@@ -283,3 +284,48 @@ def test_a_charges_success_is_written_in_one_place() -> None:
             ):
                 posting.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert posting == []
+
+
+def _module_imports(path: Path) -> set[str]:
+    """The modules a module imports, anywhere in it (`from a import b` names `a.b` when
+    that is a module)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                inner = f"{node.module}.{alias.name}"
+                is_module = (ROOT / (inner.replace(".", "/") + ".py")).exists()
+                names.add(inner if is_module else node.module)
+    return names
+
+
+def import_circles(root: str) -> list[list[str]]:
+    """The circles of imports among the modules under `root` (each found once)."""
+    graph = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts): _module_imports(path)
+        for path in _modules(root)
+        if path.name != "__init__.py"
+    }
+    circles, done = [], set()
+
+    def visit(module: str, trail: list[str]) -> None:
+        for other in sorted(graph.get(module, ())):
+            if other in trail:
+                circle = trail[trail.index(other) :]
+                if frozenset(circle) not in done:
+                    done.add(frozenset(circle))
+                    circles.append(circle)
+            elif other in graph and len(trail) < 30:
+                visit(other, [*trail, other])
+
+    for module in sorted(graph):
+        visit(module, [module])
+    return circles
+
+
+def test_the_sandbox_imports_no_circle() -> None:
+    """A module of the sandbox never needs itself through another (its dialects' modules
+    add routes to one blueprint each, a leaf)."""
+    assert import_circles("sandbox") == []

@@ -14,19 +14,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Flask, Response, g, jsonify, request
+from flask import Flask, Response, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from sandbox.context import RequestFaults, settings, store, with_faults
 from sandbox.stripe import params as params_of
+from sandbox.stripe.blueprint import bp
 from sandbox.stripe.cards import payment_method_object
 from sandbox.stripe.charges import cancel, capture, confirm, update
 from sandbox.stripe.idempotency import idempotent, stripe_error
 from sandbox.stripe.lists import decode_page, encode_page, page, search_condition
 from sandbox.stripe.objects import API_VERSION, list_object, new_intent, search_object
 from sandbox.stripe.params import ParamError
-
-bp = Blueprint("stripe", __name__)
 
 
 def _is_authorized() -> bool:

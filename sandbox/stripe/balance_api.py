@@ -15,7 +15,7 @@ from flask import Response, jsonify, request
 
 from sandbox.context import RequestFaults, store, with_faults
 from sandbox.stripe import params as params_of
-from sandbox.stripe.api import bp
+from sandbox.stripe.blueprint import bp
 from sandbox.stripe.idempotency import stripe_error
 from sandbox.stripe.lists import page
 from sandbox.stripe.objects import list_object

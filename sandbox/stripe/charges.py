@@ -17,6 +17,7 @@ from sandbox.events import create_event
 from sandbox.stripe import balance
 from sandbox.stripe import params as params_of
 from sandbox.stripe.cards import card_outcome, payment_method_object
+from sandbox.stripe.disputes import open_for
 from sandbox.stripe.idempotency import stripe_error
 from sandbox.stripe.objects import CANCELABLE, PAYMENT_METHODS, card_error, new_id
 from sandbox.stripe.params import ParamError
@@ -85,8 +86,6 @@ def _ledger(conn: sqlite3.Connection, intent: dict[str, Any], amount: int, statu
 
 def _succeeded(conn: sqlite3.Connection, intent: dict[str, Any]) -> None:
     """Stripe's event of a charge that went through; a dispute test card's dispute."""
-    from sandbox.stripe.disputes import open_for  # its routes import this module's users
-
     amount = int(intent["amount_received"] or intent["amount"])
     fee = balance.card_fee(amount)
     balance.record(conn, "charge", intent["latest_charge"], amount, intent["currency"], fee=fee)

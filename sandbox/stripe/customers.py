@@ -12,7 +12,7 @@ from flask import Response, jsonify, request
 
 from sandbox.context import RequestFaults, store, with_faults
 from sandbox.stripe import params as params_of
-from sandbox.stripe.api import bp
+from sandbox.stripe.blueprint import bp
 from sandbox.stripe.idempotency import idempotent, stripe_error
 from sandbox.stripe.objects import new_id
 

@@ -27,7 +27,7 @@ from sandbox.events import create_event
 from sandbox.store import dumps
 from sandbox.stripe import balance
 from sandbox.stripe import params as params_of
-from sandbox.stripe.api import bp
+from sandbox.stripe.blueprint import bp
 from sandbox.stripe.cards import payment_method_object
 from sandbox.stripe.idempotency import idempotent, stripe_error
 from sandbox.stripe.lists import page

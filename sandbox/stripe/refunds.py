@@ -21,7 +21,7 @@ from sandbox.events import create_event
 from sandbox.store import Store, dumps
 from sandbox.stripe import balance
 from sandbox.stripe import params as params_of
-from sandbox.stripe.api import bp
+from sandbox.stripe.blueprint import bp
 from sandbox.stripe.idempotency import idempotent, stripe_error
 from sandbox.stripe.lists import page
 from sandbox.stripe.objects import list_object, new_id
