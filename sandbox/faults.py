@@ -96,8 +96,8 @@ def add_fault(store: Store, spec: dict[str, Any]) -> int:
     if count is not None and (not isinstance(count, int) or count < 1):
         raise FaultError("count must be a positive integer")
     dialect = spec.get("dialect")
-    if dialect not in (None, "stripe", "acquirer"):
-        raise FaultError("dialect must be 'stripe' or 'acquirer'")
+    if dialect not in (None, "stripe", "braintree", "acquirer"):
+        raise FaultError("dialect must be 'stripe', 'braintree' or 'acquirer'")
     if kind == "error" and params["status"] not in (400, 401, 403, 404, 429, 500, 502, 503):
         raise FaultError("status must be 400, 401, 403, 404, 429, 500, 502 or 503")
     if kind == "error" and params["phase"] not in ("before", "after", "stored"):

@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 import braintree
 import pytest
+import requests
 
 
 def _sale(braintree_sdk: braintree.BraintreeGateway, amount: str, **more: Any) -> Any:
@@ -136,3 +137,35 @@ def test_wrong_keys_and_an_unknown_transaction_raise_the_sdks_errors(
     )
     with pytest.raises(braintree.exceptions.AuthenticationError):
         _sale(stranger, "10.00")
+
+
+def test_a_sale_whose_answer_was_cut_is_rejected_as_a_duplicate_when_sent_again(
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
+) -> None:
+    """The connection cut after the sale went through: the client cannot know; sending it
+    again is refused as a duplicate (never "the first one failed"), and the search by its
+    order id finds the one that was made, once the index has it."""
+    sandbox.add_fault("reset_after", dialect="braintree", endpoint="sale", count=1)
+    with pytest.raises(requests.exceptions.ConnectionError):  # (the SDK's default: unwrapped)
+        _sale(braintree_sdk, "17.00", order_id="payment-13")
+    again = _sale(braintree_sdk, "17.00", order_id="payment-13")
+    assert (again.transaction.status, again.transaction.gateway_rejection_reason) == (
+        "gateway_rejected",
+        "duplicate",
+    )
+    assert sandbox.succeeded_charges("payment-13") == 1
+    sandbox.age_braintree(5)
+    found = braintree_sdk.transaction.search(braintree.TransactionSearch.order_id == "payment-13")
+    assert [t.status for t in found.items] == ["submitted_for_settlement", "gateway_rejected"]
+
+
+def test_a_hang_and_a_500_are_what_the_sdk_sees(
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
+) -> None:
+    sandbox.add_fault("error", dialect="braintree", endpoint="find", status=503, count=1)
+    with pytest.raises(braintree.exceptions.ServiceUnavailableError):
+        braintree_sdk.transaction.find("abcdefgh")
+    sandbox.add_fault("error", dialect="braintree", endpoint="sale", status=500, count=1)
+    with pytest.raises(braintree.exceptions.ServerError):
+        _sale(braintree_sdk, "18.00", order_id="payment-15")
+    assert sandbox.succeeded_charges("payment-15") == 0  # refused before it was processed
