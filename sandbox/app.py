@@ -12,6 +12,7 @@ def create_app(config: SandboxConfig) -> Flask:
     from sandbox import control_api
     from sandbox.acquirer import api as acquirer_api
     from sandbox.braintree import changes as _braintree_changes  # noqa: F401 (its routes)
+    from sandbox.braintree import disputes as _braintree_disputes  # noqa: F401 (its routes)
     from sandbox.braintree import gateway as braintree_gateway
     from sandbox.stripe import api as stripe_api
     from sandbox.stripe import (  # noqa: F401 (routes on stripe_api.bp)

@@ -7,6 +7,7 @@ import time
 
 from flask import Blueprint, Response, jsonify, request
 
+from sandbox.braintree.disputes import open_dispute
 from sandbox.context import settings, store
 from sandbox.faults import FAULT_KINDS, FaultError, add_fault, clear_faults, list_faults
 from sandbox.stripe import balance
@@ -260,6 +261,25 @@ def age_braintree() -> Response | tuple[Response, int]:
                 (txn["created_at_s"], json.dumps(txn), row["id"]),
             )
     return jsonify(aged=len(rows))
+
+
+@bp.post("/braintree/disputes")
+def braintree_dispute() -> Response | tuple[Response, int]:
+    """A cardholder's bank disputes a settled Braintree sale (`{"transaction_id"}`): a
+    chargeback of its whole amount, `dispute_opened` sent. 201 with the dispute."""
+    transaction_id = (request.get_json(silent=True) or {}).get("transaction_id")
+    if not isinstance(transaction_id, str):
+        return jsonify(error="transaction_id: a Braintree transaction's id"), 400
+    with store().transaction() as conn:
+        dispute = open_dispute(conn, transaction_id)
+    if dispute is None:
+        return jsonify(error=f"no settled sale {transaction_id[:40]}"), 404
+    return jsonify(
+        id=dispute["id"],
+        status=dispute["status"],
+        amount=dispute["amount"],
+        transaction_id=transaction_id,
+    ), 201
 
 
 @bp.get("/requests")

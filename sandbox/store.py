@@ -73,6 +73,8 @@ CREATE TABLE IF NOT EXISTS braintree_transactions (
     amount TEXT NOT NULL, created REAL NOT NULL, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS ix_bt_order ON braintree_transactions(order_id);
 CREATE INDEX IF NOT EXISTS ix_bt_card ON braintree_transactions(card, amount);
+CREATE TABLE IF NOT EXISTS braintree_disputes (
+    id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
     id INTEGER PRIMARY KEY, dialect TEXT NOT NULL, endpoint TEXT NOT NULL,
     method TEXT NOT NULL, idempotency_key TEXT, at REAL NOT NULL, api_version TEXT);
@@ -221,6 +223,7 @@ class Store:
                 "disputes",
                 "balance_transactions",
                 "braintree_transactions",
+                "braintree_disputes",
                 "payouts",
                 "events",
                 "faults",

@@ -87,6 +87,16 @@ class Sandbox:
         response.raise_for_status()
         return int(response.json()["aged"])
 
+    def braintree_dispute(self, transaction_id: str) -> dict[str, Any]:
+        """A cardholder's bank disputes a settled Braintree sale."""
+        response = requests.post(
+            f"{self.url}/_sandbox/braintree/disputes",
+            json={"transaction_id": transaction_id},
+            timeout=5,
+        )
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
     def age_balance(self, seconds: int) -> int:
         """Every balance transaction and payout `seconds` older: days pass, unwaited."""
         response = requests.post(

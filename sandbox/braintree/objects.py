@@ -30,3 +30,16 @@ def shown(txn: dict[str, Any]) -> dict[str, Any]:
         for event in txn["status_history"]
     ]
     return found
+
+
+def shown_dispute(dispute: dict[str, Any]) -> dict[str, Any]:
+    """A dispute as Braintree's XML has it."""
+    found = {k: v for k, v in dispute.items() if not k.endswith("_s")}
+    found["created_at"] = datetime.fromtimestamp(dispute["created_at_s"], UTC)
+    found["updated_at"] = datetime.fromtimestamp(dispute["updated_at_s"], UTC)
+    found["received_date"] = datetime.fromtimestamp(dispute["created_at_s"], UTC).date()
+    found["status_history"] = [
+        {"status": event["status"], "timestamp": datetime.fromtimestamp(event["at_s"], UTC)}
+        for event in dispute["status_history"]
+    ]
+    return found

@@ -6,7 +6,7 @@ expanding entities (defusedxml's rule: a request is client input)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 from xml.etree import ElementTree
@@ -93,6 +93,9 @@ def _element(name: str, value: Any) -> ElementTree.Element:
     elif isinstance(value, datetime):
         node.set("type", "datetime")
         node.text = value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    elif isinstance(value, date):
+        node.set("type", "date")
+        node.text = value.isoformat()
     elif isinstance(value, Decimal):
         node.text = f"{value:.2f}"
     else:
