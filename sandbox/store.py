@@ -73,6 +73,8 @@ CREATE TABLE IF NOT EXISTS braintree_transactions (
     amount TEXT NOT NULL, created REAL NOT NULL, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS ix_bt_order ON braintree_transactions(order_id);
 CREATE INDEX IF NOT EXISTS ix_bt_card ON braintree_transactions(card, amount);
+CREATE TABLE IF NOT EXISTS braintree_nonces (
+    nonce TEXT PRIMARY KEY, number TEXT NOT NULL, created REAL NOT NULL, spent REAL);
 CREATE TABLE IF NOT EXISTS braintree_disputes (
     id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
@@ -224,6 +226,7 @@ class Store:
                 "balance_transactions",
                 "braintree_transactions",
                 "braintree_disputes",
+                "braintree_nonces",
                 "payouts",
                 "events",
                 "faults",

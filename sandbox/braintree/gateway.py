@@ -29,7 +29,7 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from sandbox.braintree import testing
+from sandbox.braintree import nonces, testing
 from sandbox.braintree.notifications import SETTLEMENT_KINDS
 from sandbox.braintree.objects import shown, step
 from sandbox.braintree.xml import XmlError, parse, render, render_collection
@@ -156,8 +156,9 @@ def sale(faults: RequestFaults, merchant_id: str) -> Response:
     amount = amount_of(params.get("amount"))
     if amount is None:
         return invalid("Amount is an invalid format.", "81503", "amount")
-    card = testing.card_of(params.get("payment_method_nonce"))
-    if card is None:
+    nonce = params.get("payment_method_nonce")
+    fixed = testing.card_of(nonce)
+    if fixed is None and not nonces.is_client_nonce(nonce):
         return invalid("Unknown or expired payment_method_nonce.", "91565", "payment_method_nonce")
     faults.slow_down()
     if faults.internal_error_before():
@@ -173,7 +174,7 @@ def sale(faults: RequestFaults, merchant_id: str) -> Response:
         "currency_iso_code": settings().braintree_currency,
         "merchant_account_id": settings().braintree_merchant_account_id,
         "order_id": order_id,
-        "credit_card": card.details(),
+        "credit_card": {},
         "processor_response_code": "1000",
         "processor_response_text": "Approved",
         "processor_response_type": "approved",
@@ -187,6 +188,16 @@ def sale(faults: RequestFaults, merchant_id: str) -> Response:
     }
     s = store()
     with s.transaction() as conn:
+        card, was_spent = (fixed, False) if fixed is not None else nonces.spend(conn, str(nonce))
+        if was_spent:
+            return invalid(
+                "Cannot use a payment_method_nonce more than once.", "93107", "payment_method_nonce"
+            )
+        if card is None:
+            return invalid(
+                "Unknown or expired payment_method_nonce.", "91565", "payment_method_nonce"
+            )
+        txn["credit_card"] = card.details()
         outcome = testing.sale_outcome(amount, card)
         if outcome.status == "authorized" and _is_duplicate(conn, txn, now):
             outcome = testing.DUPLICATE

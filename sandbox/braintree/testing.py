@@ -48,8 +48,17 @@ RESPONSE_TEXTS = {
 HARD_DECLINES = {"2004", "2005", "2007", "2015", "2019", "2041", "2043", "2044", "2047"}
 
 
+# Braintree's test card numbers, as its client SDK tokenizes them.
+NUMBERS = {card.number: card for card in NONCES.values()}
+
+
 def card_of(nonce: object) -> Card | None:
+    """The card of one of Braintree's fixed test nonces."""
     return NONCES.get(nonce) if isinstance(nonce, str) else None
+
+
+def card_of_number(number: str) -> Card | None:
+    return NUMBERS.get(number)
 
 
 @dataclass(frozen=True)
