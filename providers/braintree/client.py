@@ -1,0 +1,277 @@
+"""Braintree's gateway over plain requests (the same client talks to Braintree and the
+sandbox), its XML written and read by Braintree's own SDK's codec (`braintree.util`).
+
+Braintree has no idempotency keys: a sale sent twice may charge twice, so a payment that
+may have been sent is looked up by our reference (`order_id`) before anything is sent
+again. Its answers, read as the movement engine needs them:
+- a sale `submitted_for_settlement` (or `authorized`, `settling`, `settled`) is a success:
+  the money is taken; a `settlement_declined` later comes as its own event;
+- `processor_declined` and `failed` are declines, with the processor's code;
+- `gateway_rejected` for `duplicate` is NOT a decline: the same card and amount went
+  through moments ago, most likely our own first send: Unknown, so the lookup decides;
+  other rejections (fraud, application incomplete) are declines with the reason;
+- a nonce used before (93107) means a send got through before: Unknown, looked up;
+- the search by `order_id` is not read-after-write (Braintree's index lags): a search that
+  finds nothing proves absence only `ABSENT_AFTER_S` after our last send."""
+
+from __future__ import annotations
+
+import logging
+import time
+from decimal import Decimal
+from typing import Any
+
+import requests
+from braintree.util.xml_util import XmlUtil
+
+from providers.base import Capabilities, ChargeRequest
+from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
+from providers.outcomes import (
+    Absent,
+    CardShown,
+    Declined,
+    EventPage,
+    LookupOutcome,
+    NotSent,
+    Outcome,
+    Report,
+    Succeeded,
+    Unknown,
+)
+
+log = logging.getLogger(__name__)
+
+TAKEN = ("authorized", "submitted_for_settlement", "settling", "settled", "settlement_pending")
+DECLINED = ("processor_declined", "failed", "gateway_rejected", "voided", "settlement_declined")
+# A sale can still be running at Braintree this long after we stopped waiting for it,
+# and its search index lags behind: until then, a search that finds nothing proves nothing.
+ABSENT_AFTER_S = 180
+NONCE_USED = "93107"  # Cannot use a payment_method_nonce more than once.
+API_VERSION = "6"
+
+
+class BraintreeProvider:
+    name = "braintree"
+    capabilities = Capabilities(
+        supports_idempotency_keys=False,
+        key_lifetime_s=None,
+        replay_window_s=None,
+        can_replay=False,
+        can_lookup_by_id=True,
+        can_lookup_by_reference=True,
+    )
+
+    def __init__(
+        self,
+        api_base: str,
+        merchant_id: str,
+        public_key: str,
+        private_key: str,
+        currency: str,
+        policy: HttpPolicy,
+    ) -> None:
+        self.base = f"{api_base.rstrip('/')}/merchants/{merchant_id}"
+        self.currency = currency.upper()
+        self.policy = policy
+        self.session = build_session(policy, is_keyed_post_retryable=False)  # GETs only
+        self.session.auth = (public_key, private_key)
+        self.session.headers.update(
+            {
+                "Accept": "application/xml",
+                "Content-Type": "application/xml",
+                "X-ApiVersion": API_VERSION,
+            }
+        )
+
+    # -- the calls ------------------------------------------------------------------
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """The answer as (status, dict), or the transport's NotSent/Unknown."""
+        data = XmlUtil.xml_from_dict(body).encode() if body is not None else None
+        try:
+            response = self.session.request(
+                method, f"{self.base}{path}", data=data, timeout=self.policy.timeout
+            )
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        return response
+
+    def _read(self, response: requests.Response) -> dict[str, Any]:
+        text = response.content.strip()
+        if not text:
+            return {}
+        try:
+            return dict(XmlUtil.dict_from_xml(text))
+        except Exception as exc:  # the SDK's parser: any malformed answer
+            return {"_malformed": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
+    # -- charging -------------------------------------------------------------------
+
+    def charge(self, request: ChargeRequest) -> Outcome:
+        if request.first_sent_at is not None:
+            # It may have gone through: only Braintree knows. Ask, never guess.
+            found = self.lookup(request)
+            if not isinstance(found, Absent):
+                return found
+        if request.currency.upper() != self.currency:
+            return Declined("currency_not_accepted", f"the merchant account takes {self.currency}")
+        sale = {
+            "transaction": {
+                "type": "sale",
+                "amount": str(Decimal(request.amount_minor) / 100),
+                "payment_method_nonce": request.payment_method or "",
+                "order_id": request.reference,
+                "options": {"submit_for_settlement": True},
+            }
+        }
+        answer = self._call("POST", "/transactions", sale)
+        if isinstance(answer, NotSent | Unknown):
+            return answer
+        return self._sale_outcome(answer)
+
+    def _sale_outcome(self, response: requests.Response) -> Outcome:
+        status = response.status_code
+        body = self._read(response)
+        if status in (200, 201) and isinstance(body.get("transaction"), dict):
+            return transaction_outcome(body["transaction"])
+        if status == 422 and isinstance(body.get("api_error_response"), dict):
+            return _error_outcome(body["api_error_response"])
+        return _http_outcome(response, body)
+
+    def lookup(self, request: ChargeRequest) -> LookupOutcome:
+        if request.provider_payment_id:
+            answer = self._call("GET", f"/transactions/{request.provider_payment_id}")
+            if isinstance(answer, NotSent | Unknown):
+                return answer
+            if answer.status_code == 404:
+                return Absent(f"no transaction {request.provider_payment_id}")
+            body = self._read(answer)
+            if answer.status_code == 200 and isinstance(body.get("transaction"), dict):
+                return transaction_outcome(body["transaction"])
+            return _http_outcome(answer, body)
+        return self._search(request)
+
+    def _search(self, request: ChargeRequest) -> LookupOutcome:
+        criteria = {"search": {"order_id": {"is": request.reference}}}
+        answer = self._call("POST", "/transactions/advanced_search_ids", criteria)
+        if isinstance(answer, NotSent | Unknown):
+            return answer
+        body = self._read(answer)
+        results = body.get("search_results")
+        ids = results.get("ids") if isinstance(results, dict) else None
+        if answer.status_code != 200 or not isinstance(ids, list):
+            return _http_outcome(answer, body)
+        if not ids:
+            sent = request.last_sent_at or request.first_sent_at
+            if sent is not None and time.time() - sent.timestamp() < ABSENT_AFTER_S:
+                return Unknown(
+                    "not found by search yet (its index lags)", is_provider_failure=False
+                )
+            return Absent(f"no transaction with order id {request.reference}")
+        found = self._call("POST", "/transactions/advanced_search", {"search": {"ids": ids[:50]}})
+        if isinstance(found, NotSent | Unknown):
+            return found
+        listed = self._read(found).get("credit_card_transactions")
+        items = listed.get("transaction") if isinstance(listed, dict) else None
+        transactions = [items] if isinstance(items, dict) else items or []
+        sales = [t for t in transactions if isinstance(t, dict) and t.get("type") == "sale"]
+        taken = [t for t in sales if t.get("status") in TAKEN]
+        if len(taken) > 1:
+            log.error(
+                "braintree charged order id %s %d times (payment %s)",
+                request.reference,
+                len(taken),
+                request.payment_id,
+            )
+        if taken:
+            return transaction_outcome(taken[0])
+        if sales:
+            return transaction_outcome(sales[-1])
+        return Unknown("the search answered no sale", is_provider_failure=False)
+
+    def cancel(self, request: ChargeRequest) -> Outcome:
+        """Braintree never waits for the customer here: what it knows is the answer."""
+        found = self.lookup(request)
+        if isinstance(found, Absent):
+            return Unknown(found.reason, is_provider_failure=False)
+        return found
+
+    def undelivered_events(self, after: str | None = None) -> EventPage | None:
+        """Braintree has no list of undelivered notifications: its webhooks are retried by
+        Braintree, and a missed one is read again by the lookups."""
+        return None
+
+
+def transaction_outcome(txn: dict[str, Any]) -> Outcome:
+    """What a sale says, checked: its id, amount and our reference as echoed."""
+    txn_id = txn.get("id")
+    if not isinstance(txn_id, str) or not txn_id:
+        return Unknown("malformed answer: a transaction without an id")
+    report = transaction_report(txn)
+    status = txn.get("status")
+    given = txn.get("credit_card")
+    card: dict[str, Any] = given if isinstance(given, dict) else {}
+    if status in TAKEN:
+        brand = str(card.get("card_type") or "").lower().replace(" ", "_")
+        return Succeeded(txn_id, report, CardShown.of(brand, card.get("last_4")))
+    if status == "gateway_rejected":
+        reason = str(txn.get("gateway_rejection_reason") or "")
+        if reason == "duplicate":
+            # Not "the first failed": the same sale went through moments ago.
+            return Unknown("rejected as a duplicate: look it up", is_provider_failure=False)
+        return Declined(f"gateway_rejected_{reason or 'unknown'}", reason, txn_id, report)
+    if status in DECLINED:
+        code = str(txn.get("processor_response_code") or status)
+        text = str(txn.get("processor_response_text") or status)
+        return Declined(code, text, txn_id, report)
+    return Unknown(f"transaction {txn_id} is {status}", is_provider_failure=False)
+
+
+def transaction_report(txn: dict[str, Any]) -> Report:
+    """Braintree's decimal amount as minor units, its currency, our reference echoed."""
+    raw = txn.get("amount")
+    try:
+        amount = Decimal(str(raw)) * 100
+    except ArithmeticError:
+        amount = None
+    minor = int(amount) if amount is not None and amount == amount.to_integral() else None
+    return Report.of(minor, txn.get("currency_iso_code"), reference=txn.get("order_id"))
+
+
+def _error_outcome(error: dict[str, Any]) -> Outcome:
+    """A 422: a declined sale (with its transaction) or a validation error."""
+    if isinstance(error.get("transaction"), dict):
+        return transaction_outcome(error["transaction"])
+    codes = _codes(error.get("errors"))
+    if NONCE_USED in codes:
+        return Unknown(
+            "the card's nonce was used before: look the sale up", is_provider_failure=False
+        )
+    message = str(error.get("message") or "validation error")
+    return Declined(f"validation_{'_'.join(sorted(codes)) or 'error'}", message)
+
+
+def _codes(errors: Any) -> set[str]:
+    """Every validation error's code, however deep."""
+    found: set[str] = set()
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            if key == "errors" and isinstance(value, list):
+                found |= {str(e.get("code")) for e in value if isinstance(e, dict)}
+            else:
+                found |= _codes(value)
+    return found
+
+
+def _http_outcome(response: requests.Response, body: dict[str, Any]) -> Outcome:
+    status = response.status_code
+    if status == 429:
+        return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
+    if status == 503:
+        return NotSent("Braintree is down for maintenance (503)")
+    if status in (401, 403):
+        log.error("braintree refused our keys (%s): check the BRAINTREE_* settings", status)
+        return NotSent(f"authentication failed ({status})", is_provider_failure=False)
+    if status >= 500:
+        return Unknown(f"provider error {status}")
+    return Unknown(f"unexpected answer {status}: {str(body)[:200]}")
