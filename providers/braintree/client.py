@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -25,6 +26,8 @@ import requests
 from braintree.util.xml_util import XmlUtil
 
 from providers.base import Capabilities, ChargeRequest
+from providers.braintree.answers import DECLINED, TAKEN, error_codes, transaction_report
+from providers.braintree.refunds import BraintreeRefunds
 from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
 from providers.outcomes import (
     Absent,
@@ -34,15 +37,12 @@ from providers.outcomes import (
     LookupOutcome,
     NotSent,
     Outcome,
-    Report,
     Succeeded,
     Unknown,
 )
 
 log = logging.getLogger(__name__)
 
-TAKEN = ("authorized", "submitted_for_settlement", "settling", "settled", "settlement_pending")
-DECLINED = ("processor_declined", "failed", "gateway_rejected", "voided", "settlement_declined")
 # A sale can still be running at Braintree this long after we stopped waiting for it,
 # and its search index lags behind: until then, a search that finds nothing proves nothing.
 ABSENT_AFTER_S = 180
@@ -50,7 +50,7 @@ NONCE_USED = "93107"  # Cannot use a payment_method_nonce more than once.
 API_VERSION = "6"
 
 
-class BraintreeProvider:
+class BraintreeProvider(BraintreeRefunds):
     name = "braintree"
     capabilities = Capabilities(
         supports_idempotency_keys=False,
@@ -152,29 +152,12 @@ class BraintreeProvider:
         return self._search(request)
 
     def _search(self, request: ChargeRequest) -> LookupOutcome:
-        criteria = {"search": {"order_id": {"is": request.reference}}}
-        answer = self._call("POST", "/transactions/advanced_search_ids", criteria)
-        if isinstance(answer, NotSent | Unknown):
-            return answer
-        body = self._read(answer)
-        results = body.get("search_results")
-        ids = results.get("ids") if isinstance(results, dict) else None
-        if answer.status_code != 200 or not isinstance(ids, list):
-            return _http_outcome(answer, body)
-        if not ids:
-            sent = request.last_sent_at or request.first_sent_at
-            if sent is not None and time.time() - sent.timestamp() < ABSENT_AFTER_S:
-                return Unknown(
-                    "not found by search yet (its index lags)", is_provider_failure=False
-                )
-            return Absent(f"no transaction with order id {request.reference}")
-        found = self._call("POST", "/transactions/advanced_search", {"search": {"ids": ids[:50]}})
-        if isinstance(found, NotSent | Unknown):
+        found = self.transactions_of(
+            request.reference, request.last_sent_at or request.first_sent_at
+        )
+        if not isinstance(found, list):
             return found
-        listed = self._read(found).get("credit_card_transactions")
-        items = listed.get("transaction") if isinstance(listed, dict) else None
-        transactions = [items] if isinstance(items, dict) else items or []
-        sales = [t for t in transactions if isinstance(t, dict) and t.get("type") == "sale"]
+        sales = [t for t in found if t.get("type") == "sale"]
         taken = [t for t in sales if t.get("status") in TAKEN]
         if len(taken) > 1:
             log.error(
@@ -188,6 +171,34 @@ class BraintreeProvider:
         if sales:
             return transaction_outcome(sales[-1])
         return Unknown("the search answered no sale", is_provider_failure=False)
+
+    def transactions_of(
+        self, reference: str, last_sent: datetime | None
+    ) -> list[dict[str, Any]] | LookupOutcome:
+        """The transactions with our reference as their order id (a sale's, a refund's),
+        oldest first; absence proven only `ABSENT_AFTER_S` after the last send."""
+        criteria = {"search": {"order_id": {"is": reference}}}
+        answer = self._call("POST", "/transactions/advanced_search_ids", criteria)
+        if isinstance(answer, NotSent | Unknown):
+            return answer
+        body = self._read(answer)
+        results = body.get("search_results")
+        ids = results.get("ids") if isinstance(results, dict) else None
+        if answer.status_code != 200 or not isinstance(ids, list):
+            return _http_outcome(answer, body)
+        if not ids:
+            if last_sent is not None and time.time() - last_sent.timestamp() < ABSENT_AFTER_S:
+                return Unknown(
+                    "not found by search yet (its index lags)", is_provider_failure=False
+                )
+            return Absent(f"no transaction with order id {reference}")
+        found = self._call("POST", "/transactions/advanced_search", {"search": {"ids": ids[:50]}})
+        if isinstance(found, NotSent | Unknown):
+            return found
+        listed = self._read(found).get("credit_card_transactions")
+        items = listed.get("transaction") if isinstance(listed, dict) else None
+        transactions = [items] if isinstance(items, dict) else items or []
+        return [t for t in transactions if isinstance(t, dict)]
 
     def cancel(self, request: ChargeRequest) -> Outcome:
         """Braintree never waits for the customer here: what it knows is the answer."""
@@ -227,40 +238,17 @@ def transaction_outcome(txn: dict[str, Any]) -> Outcome:
     return Unknown(f"transaction {txn_id} is {status}", is_provider_failure=False)
 
 
-def transaction_report(txn: dict[str, Any]) -> Report:
-    """Braintree's decimal amount as minor units, its currency, our reference echoed."""
-    raw = txn.get("amount")
-    try:
-        amount = Decimal(str(raw)) * 100
-    except ArithmeticError:
-        amount = None
-    minor = int(amount) if amount is not None and amount == amount.to_integral() else None
-    return Report.of(minor, txn.get("currency_iso_code"), reference=txn.get("order_id"))
-
-
 def _error_outcome(error: dict[str, Any]) -> Outcome:
     """A 422: a declined sale (with its transaction) or a validation error."""
     if isinstance(error.get("transaction"), dict):
         return transaction_outcome(error["transaction"])
-    codes = _codes(error.get("errors"))
+    codes = error_codes(error.get("errors"))
     if NONCE_USED in codes:
         return Unknown(
             "the card's nonce was used before: look the sale up", is_provider_failure=False
         )
     message = str(error.get("message") or "validation error")
     return Declined(f"validation_{'_'.join(sorted(codes)) or 'error'}", message)
-
-
-def _codes(errors: Any) -> set[str]:
-    """Every validation error's code, however deep."""
-    found: set[str] = set()
-    if isinstance(errors, dict):
-        for key, value in errors.items():
-            if key == "errors" and isinstance(value, list):
-                found |= {str(e.get("code")) for e in value if isinstance(e, dict)}
-            else:
-                found |= _codes(value)
-    return found
 
 
 def _http_outcome(response: requests.Response, body: dict[str, Any]) -> Outcome:

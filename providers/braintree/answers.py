@@ -1,0 +1,36 @@
+"""What Braintree's answers say, shared by the client's calls: the statuses of a
+transaction that took the money, and of one that did not; its amount and our reference as
+echoed; a validation error's codes."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from providers.outcomes import Report
+
+TAKEN = ("authorized", "submitted_for_settlement", "settling", "settled", "settlement_pending")
+DECLINED = ("processor_declined", "failed", "gateway_rejected", "voided", "settlement_declined")
+
+
+def transaction_report(txn: dict[str, Any]) -> Report:
+    """Braintree's decimal amount as minor units, its currency, our reference echoed."""
+    raw = txn.get("amount")
+    try:
+        amount = Decimal(str(raw)) * 100
+    except ArithmeticError:
+        amount = None
+    minor = int(amount) if amount is not None and amount == amount.to_integral() else None
+    return Report.of(minor, txn.get("currency_iso_code"), reference=txn.get("order_id"))
+
+
+def error_codes(errors: Any) -> set[str]:
+    """Every validation error's code in an `api-error-response`, however deep."""
+    found: set[str] = set()
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            if key == "errors" and isinstance(value, list):
+                found |= {str(e.get("code")) for e in value if isinstance(e, dict)}
+            else:
+                found |= error_codes(value)
+    return found

@@ -1,0 +1,118 @@
+"""Braintree's refunds, a part of BraintreeProvider. A refund is a `credit` transaction of
+its own, made only once its sale has settled; before that, Braintree requires a void of
+the whole sale instead (a part of an unsettled sale waits for its settlement). No
+idempotency keys: a refund that may have been sent is looked up by our reference (its
+`order_id`) first, and sent again only when Braintree has none."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import requests
+
+from providers.base import RefundRequest
+from providers.braintree.answers import TAKEN, error_codes, transaction_report
+from providers.outcomes import (
+    Absent,
+    Declined,
+    LookupOutcome,
+    NotSent,
+    Outcome,
+    Succeeded,
+    Unknown,
+)
+
+NOT_SETTLED = "91506"  # Cannot refund transaction unless it is settled.
+SETTLE_WAIT_S = 3600.0  # a part of an unsettled sale is asked again after this
+
+
+class BraintreeRefunds:
+    """The refund calls of BraintreeProvider (which provides these attributes)."""
+
+    _call: Callable[..., Any]
+    _read: Callable[[requests.Response], dict[str, Any]]
+    transactions_of: Callable[[str, datetime | None], Any]
+
+    def refund(self, request: RefundRequest) -> Outcome:
+        if request.first_sent_at is not None:
+            found = self.lookup_refund(request)  # may have been sent: ask, never guess
+            if not isinstance(found, Absent):
+                return found
+        credit = {
+            "transaction": {
+                "amount": str(Decimal(request.amount_minor) / 100),
+                "order_id": request.reference,
+            }
+        }
+        sale_path = f"/transactions/{request.provider_payment_id}"
+        answer = self._call("POST", f"{sale_path}/refund", credit)
+        if isinstance(answer, NotSent | Unknown):
+            return answer
+        body = self._read(answer)
+        if answer.status_code == 201 and isinstance(body.get("transaction"), dict):
+            return _credit_outcome(body["transaction"])
+        error = body.get("api_error_response")
+        codes = error_codes(error)
+        if answer.status_code == 422 and NOT_SETTLED in codes:
+            return self._void_instead(request, sale_path)
+        if answer.status_code == 422:
+            message = str(error.get("message") if isinstance(error, dict) else "refused")
+            return Declined(f"validation_{'_'.join(sorted(codes)) or 'error'}", message)
+        return Unknown(f"unexpected answer {answer.status_code} to a refund")
+
+    def _void_instead(self, request: RefundRequest, sale_path: str) -> Outcome:
+        """An unsettled sale: the whole of it is voided; a part waits for its settlement."""
+        answer = self._call("GET", sale_path)
+        if isinstance(answer, NotSent | Unknown):
+            return answer
+        sale = self._read(answer).get("transaction")
+        if answer.status_code != 200 or not isinstance(sale, dict):
+            return Unknown(f"the sale could not be read ({answer.status_code})")
+        if Decimal(str(sale.get("amount"))) * 100 != request.amount_minor:
+            return NotSent(
+                "the sale has not settled yet: a part waits", retry_after_s=SETTLE_WAIT_S
+            )
+        voided = self._call("PUT", f"{sale_path}/void")
+        if isinstance(voided, NotSent | Unknown):
+            return voided
+        txn = self._read(voided).get("transaction")
+        if voided.status_code == 200 and isinstance(txn, dict) and txn.get("status") == "voided":
+            return Succeeded(str(txn.get("id")))
+        return Unknown(f"the void answered {voided.status_code}")
+
+    def lookup_refund(self, request: RefundRequest) -> LookupOutcome:
+        if request.first_sent_at is None:
+            return Absent("never sent")
+        found = self.transactions_of(
+            request.reference, request.last_sent_at or request.first_sent_at
+        )
+        if isinstance(found, list):
+            credits = [t for t in found if t.get("type") == "credit"]
+            if credits:
+                return _credit_outcome(credits[0])
+            return Unknown("the search answered no refund", is_provider_failure=False)
+        if not isinstance(found, Absent):
+            return found  # the search could not answer
+        # No credit: it may have been a void of the whole sale.
+        answer = self._call("GET", f"/transactions/{request.provider_payment_id}")
+        if isinstance(answer, NotSent | Unknown):
+            return answer
+        sale = self._read(answer).get("transaction")
+        if isinstance(sale, dict) and sale.get("status") == "voided":
+            return Succeeded(str(sale.get("id")))
+        return found
+
+
+def _credit_outcome(txn: dict[str, Any]) -> Outcome:
+    """A refund's credit transaction: going back to the card (submitted, settling,
+    settled), or refused."""
+    credit_id = txn.get("id")
+    if not isinstance(credit_id, str) or not credit_id:
+        return Unknown("malformed answer: a credit without an id")
+    if txn.get("status") in TAKEN:
+        return Succeeded(credit_id, transaction_report(txn))
+    code = str(txn.get("processor_response_code") or txn.get("status"))
+    return Declined(code, str(txn.get("status")), credit_id, transaction_report(txn))
