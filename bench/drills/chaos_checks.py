@@ -49,7 +49,9 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
                 PaymentStatus.FAILED,
                 PaymentStatus.NEEDS_REVIEW,
             ):
-                violations.append(f"payment {payment.id} left {payment.status.value}")
+                violations.append(
+                    f"payment {payment.id} left {payment.status.value} ({_where(payment)})"
+                )
             elif payment.status == PaymentStatus.SUCCEEDED and charged != 1:
                 violations.append(f"payment {payment.id} succeeded with {charged} charges")
             elif payment.status == PaymentStatus.FAILED and charged:
@@ -164,7 +166,7 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
     for refund in refunds:
         times = at_provider.get(str(refund.id), 0)
         if not refund.status.is_final:
-            violations.append(f"refund {refund.id} left {refund.status.value}")
+            violations.append(f"refund {refund.id} left {refund.status.value} ({_where(refund)})")
         elif refund.status == RefundStatus.SUCCEEDED and times != 1:
             violations.append(f"refund {refund.id} succeeded with {times} refunds at the provider")
         elif refund.status == RefundStatus.FAILED and times:
@@ -181,6 +183,14 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
         "refund_statuses": dict(Counter(r.status.value for r in refunds)),
         "provider_refunds": len(made),
     }
+
+
+def _where(row: Any) -> str:
+    """Where a movement left unfinished stands: the evidence a failed run leaves."""
+    names = ("send_count", "lease_expires_at", "next_attempt_at", "next_reconcile_at")
+    facts = [f"{name} {getattr(row, name, None)}" for name in names]
+    facts.append(f"last error {str(getattr(row, 'last_error', None))[:200]}")
+    return ", ".join(facts)
 
 
 def disputes_caught_up(stack: Stack, sweeper: Sweeper) -> bool:

@@ -38,7 +38,7 @@ def _charge_behind_our_back(
 def test_chaos_drill_smoke(app: object) -> None:
     with running_stack(settings=chaos.SETTINGS) as stack:
         results = chaos.drill(
-            stack, seed=20261130, operations=32, customers=4, fault_every_s=0.8, settle_s=45
+            stack, seed=20261130, operations=32, customers=4, fault_every_s=0.8, settle_s=90
         )
         assert {fault["fault"] for fault in results["faults"]} == set(chaos.FAULT_KINDS)
         assert results["payments"] > 0 and results["webhooks_delivered"] > 0
