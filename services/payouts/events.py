@@ -72,7 +72,12 @@ def apply_payout_event(
 def _cannot_be_a_payout(facts: PayoutFacts) -> str | None:
     amount, currency = facts.amount_minor, facts.currency
     if amount is None or amount <= 0:
-        return f"a payout of {amount!r}: not a payout of ours"
+        said = (
+            money_text(amount, currency)
+            if amount is not None and currency in KNOWN_CURRENCIES
+            else repr(amount)
+        )
+        return f"a payout of {said}: not a payout of ours"
     if currency not in KNOWN_CURRENCIES:
         return f"a payout in {currency!r}: not a currency we know"
     return None

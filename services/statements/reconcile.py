@@ -53,6 +53,7 @@ from providers.outcomes import BalanceTxn
 from services.backoffice.alerts import raise_alert
 from services.books import journal
 from services.payouts import reads as payouts
+from services.platform.locales import money_text
 from services.statements import ours, provider_balance
 
 # The providers whose balance the books are reconciled against (their client reads it).
@@ -182,7 +183,11 @@ def payout_item(txn: BalanceTxn, contents: list[BalanceTxn]) -> Item:
     it paid out; else `payout_differs`, with the sum."""
     inside = sum(t.amount_minor - t.fee_minor for t in contents if t.type != "payout")
     if inside != -txn.amount_minor:
-        detail = f"payout {txn.source_id} of {-txn.amount_minor}: its contents sum to {inside}"
+        cur = txn.currency
+        detail = (
+            f"payout {txn.source_id} of {money_text(-txn.amount_minor, cur)}: "
+            f"its contents sum to {money_text(inside, cur)}"
+        )
         return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=inside)
     return _item(ItemOutcome.BOOKED, f"payout {txn.source_id}: {len(contents) - 1} inside", txn)
 
@@ -193,8 +198,8 @@ def _as_told(item: Item, txn: BalanceTxn, told: ProviderPayout | None) -> Item:
     if told is None or (told.amount_minor, told.currency) == (-txn.amount_minor, txn.currency):
         return item
     detail = (
-        f"payout {txn.source_id} of {-txn.amount_minor} {txn.currency}: its events said "
-        f"{told.amount_minor} {told.currency}"
+        f"payout {txn.source_id} of {money_text(-txn.amount_minor, txn.currency)}: its events "
+        f"said {money_text(told.amount_minor, told.currency)}"
     )
     return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=told.amount_minor)
 
@@ -223,7 +228,9 @@ def _against(txn: BalanceTxn, mine: ours.Ours | None) -> Item:
         detail = f"{what}: {mine.label} in {mine.currency}, theirs in {txn.currency}"
         return _item(ItemOutcome.CURRENCY_DIFFERS, detail, txn, **said)
     if mine.amount != txn.amount_minor:
-        detail = f"{what}: {mine.label} moved {mine.amount}, theirs {txn.amount_minor}"
+        moved = "nothing" if mine.amount is None else money_text(mine.amount, txn.currency)
+        theirs = money_text(txn.amount_minor, txn.currency)
+        detail = f"{what}: {mine.label} moved {moved}, theirs {theirs}"
         return _item(ItemOutcome.AMOUNT_DIFFERS, detail, txn, **said)
     return _item(ItemOutcome.MATCHED, f"{what}: {mine.label}", txn, **said)
 

@@ -140,7 +140,7 @@ def test_an_event_that_tells_another_amount_changes_nothing(
     ("fields", "state", "said"),
     [
         ({"amount": None}, WebhookState.REJECTED, "a payout of None: not a payout of ours"),
-        ({"amount": -5}, WebhookState.REJECTED, "a payout of -5: not a payout of ours"),
+        ({"amount": -5}, WebhookState.REJECTED, "a payout of -€0.05: not a payout of ours"),
         ({"currency": "xx"}, WebhookState.REJECTED, "a payout in 'XX': not a currency we know"),
         ({"status": "lost"}, WebhookState.IGNORED, "unknown payout status 'lost': nothing changed"),
     ],

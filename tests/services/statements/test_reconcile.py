@@ -35,6 +35,7 @@ from models.types import utcnow
 from providers.outcomes import BalanceTxn
 from services.books import journal
 from services.disputes.state import move_dispute
+from services.platform.locales import money_text
 from services.refunds.issue import refund_payment
 from services.refunds.state import move_refund
 from services.statements import reconcile
@@ -158,7 +159,7 @@ def test_an_amount_that_differs_is_named_with_both_sides(
         db.session.commit()
         [item] = reconcile.reconcile("stripe", _today()).items
         assert (item.outcome, item.theirs, item.ours) == (ItemOutcome.AMOUNT_DIFFERS, 999, 1000)
-        assert f"payment {payment_id} moved 1000, theirs 999" in item.detail
+        assert f"payment {payment_id} moved €10.00, theirs €9.99" in item.detail
 
 
 def test_payouts_are_booked_to_the_bank_and_their_contents_checked(
@@ -207,8 +208,8 @@ def test_a_payout_whose_events_said_another_amount_is_named_and_not_booked(
         assert _outcomes(today) == [
             (
                 "payout_differs",
-                f"payout {paid['id']} of {paid['amount']} EUR: its events said "
-                f"{paid['amount'] + 1} EUR",
+                f"payout {paid['id']} of {money_text(paid['amount'], 'EUR')}: its events said "
+                f"{money_text(paid['amount'] + 1, 'EUR')}",
             )
         ]
         assert (Account.bank("stripe"), "EUR") not in journal.balances()
@@ -303,4 +304,4 @@ def test_a_payout_whose_contents_do_not_sum_to_it_is_named() -> None:
     assert reconcile.payout_item(payout, inside).outcome == ItemOutcome.BOOKED
     short = reconcile.payout_item(payout, inside[1:])
     assert (short.outcome, short.ours, short.theirs) == (ItemOutcome.PAYOUT_DIFFERS, 960, -1920)
-    assert "payout po_1 of 1920: its contents sum to 960" in short.detail
+    assert "payout po_1 of €19.20: its contents sum to €9.60" in short.detail
