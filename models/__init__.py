@@ -12,7 +12,7 @@ from models.dispute import (
 )
 from models.journal import ACCOUNT_PATTERN, Account, JournalEntry, Posting
 from models.ledger_entry import SOURCE_OF_KIND, LedgerEntry, LedgerKind, Source, SourceKind
-from models.order import Order, OrderStatus
+from models.order import PAID_LIKE, Order, OrderStatus
 from models.order_line import OrderLine
 from models.outbox import EmailKind, OutboxMessage, OutboxStatus
 from models.payment import (
@@ -55,6 +55,7 @@ __all__ = [
     "FINAL_STATUSES",
     "FUNDS_WITHDRAWN",
     "OPEN_REFUND_STATUSES",
+    "PAID_LIKE",
     "REFUND_TRANSITIONS",
     "SETTLED_STATUSES",
     "SOURCE_OF_KIND",

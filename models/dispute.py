@@ -100,9 +100,13 @@ class Dispute(Model):
 
     @property
     def holds_funds(self) -> bool:
-        """Whether the provider holds the money now: a chargeback in FUNDS_WITHDRAWN (an
-        inquiry never withdraws any, whatever its status)."""
-        return self.status in FUNDS_WITHDRAWN and not self.is_inquiry
+        return holds_funds(self.status, self.is_inquiry)
+
+
+def holds_funds(status: DisputeStatus, is_inquiry: bool) -> bool:
+    """Whether the provider holds a dispute's money now: a chargeback in FUNDS_WITHDRAWN
+    (an inquiry never withdraws any, whatever its status)."""
+    return status in FUNDS_WITHDRAWN and not is_inquiry
 
 
 class DisputeTransition(Model):

@@ -23,6 +23,12 @@ class OrderStatus(enum.StrEnum):
     DISPUTED = "disputed"  # paid; a chargeback holds the money (back to paid if won)
 
 
+# An order in these states was paid once, whatever went back since.
+PAID_LIKE = frozenset(
+    {OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED, OrderStatus.REFUNDED, OrderStatus.DISPUTED}
+)
+
+
 class Order(Model):
     """What a customer wants to buy; `total_minor` is computed on the server from its lines."""
 

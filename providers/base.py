@@ -22,6 +22,18 @@ class Capabilities:
     can_lookup_by_reference: bool
 
 
+# A provider without idempotency keys (the acquirer, Braintree): a payment that may have
+# been sent is looked up, by its id or our reference, before anything is sent again.
+KEYLESS = Capabilities(
+    supports_idempotency_keys=False,
+    key_lifetime_s=None,
+    replay_window_s=None,
+    can_replay=False,
+    can_lookup_by_id=True,
+    can_lookup_by_reference=True,
+)
+
+
 @dataclass(frozen=True)
 class ChargeRequest:
     """Everything a provider needs to charge one payment; built from the payment row."""

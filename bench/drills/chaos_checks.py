@@ -19,6 +19,7 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
 
     from extensions import db
     from models import (
+        PAID_LIKE,
         LedgerEntry,
         LedgerKind,
         Order,
@@ -100,10 +101,9 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
             )
         )
         orders = db.session.execute(select(Order.id, Order.status)).all()
-        paid_like = ("paid", "partially_refunded", "refunded", "disputed")
         for order_id, status in orders:
             times = paid_by_card[order_id] + paid_by_wallet[order_id]
-            if times != (1 if status.value in paid_like else 0):
+            if times != (1 if status in PAID_LIKE else 0):
                 violations.append(f"order {order_id} is {status.value} and was paid {times}x")
         recorded = Counter(
             db.session.scalars(

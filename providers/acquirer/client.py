@@ -13,7 +13,7 @@ from typing import Any
 import requests
 
 from providers.acquirer.refunds import AcquirerRefunds
-from providers.base import Capabilities, ChargeRequest
+from providers.base import KEYLESS, ChargeRequest
 from providers.http import (
     HttpPolicy,
     build_session,
@@ -39,14 +39,7 @@ log = logging.getLogger(__name__)
 
 class AcquirerProvider(AcquirerRefunds):
     name = "acquirer"
-    capabilities = Capabilities(
-        supports_idempotency_keys=False,
-        key_lifetime_s=None,
-        replay_window_s=None,
-        can_replay=False,
-        can_lookup_by_id=True,
-        can_lookup_by_reference=True,
-    )
+    capabilities = KEYLESS
 
     def __init__(self, api_base: str, api_key: str, policy: HttpPolicy) -> None:
         self.api_base = api_base.rstrip("/")

@@ -25,7 +25,7 @@ from typing import Any
 import requests
 from braintree.util.xml_util import XmlUtil
 
-from providers.base import Capabilities, ChargeRequest
+from providers.base import KEYLESS, ChargeRequest
 from providers.braintree.answers import DECLINED, TAKEN, error_codes, transaction_report
 from providers.braintree.refunds import BraintreeRefunds
 from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
@@ -52,14 +52,7 @@ API_VERSION = "6"
 
 class BraintreeProvider(BraintreeRefunds):
     name = "braintree"
-    capabilities = Capabilities(
-        supports_idempotency_keys=False,
-        key_lifetime_s=None,
-        replay_window_s=None,
-        can_replay=False,
-        can_lookup_by_id=True,
-        can_lookup_by_reference=True,
-    )
+    capabilities = KEYLESS
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import Row, text
 
 from extensions import db
-from models import OrderStatus
+from models import PAID_LIKE, OrderStatus
 from services.platform.locales import money_text
 
 _WALLETS = text("""
@@ -70,11 +70,6 @@ SELECT told.order_id, told.status, told.currency,
 FROM told LEFT JOIN booked USING (order_id)
 ORDER BY told.order_id
 """)
-
-# An order in these states was paid once, whatever went back since.
-PAID_LIKE = frozenset(
-    {OrderStatus.PAID, OrderStatus.PARTIALLY_REFUNDED, OrderStatus.REFUNDED, OrderStatus.DISPUTED}
-)
 
 
 @dataclass

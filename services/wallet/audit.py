@@ -17,13 +17,12 @@ from sqlalchemy import func, select
 
 from extensions import db, redis_client
 from models import (
-    FUNDS_WITHDRAWN,
+    PAID_LIKE,
     Dispute,
     DisputeStatus,
     LedgerEntry,
     LedgerKind,
     Order,
-    OrderStatus,
     Payment,
     PaymentPurpose,
     PaymentStatus,
@@ -32,6 +31,7 @@ from models import (
     SourceKind,
     Wallet,
 )
+from models.dispute import holds_funds
 from models.refund import WALLET
 from models.types import utcnow
 from services.books import rebuild
@@ -41,13 +41,6 @@ log = logging.getLogger(__name__)
 LAST_RESULT_KEY = "wallet:audit:last"  # read by the admin dashboard
 # A payment in these states may or may not have its effect: a person is deciding.
 UNDECIDED = (PaymentStatus.NEEDS_REVIEW,)
-# An order paid once, whatever went back since.
-PAID_LIKE = (
-    OrderStatus.PAID,
-    OrderStatus.PARTIALLY_REFUNDED,
-    OrderStatus.REFUNDED,
-    OrderStatus.DISPUTED,
-)
 
 
 @dataclass
@@ -279,7 +272,7 @@ def _disputes_against_ledger() -> list[str]:
                 f"dispute {dispute_id} ({status.value}): ledger moved {money_text(net, currency)}, "
                 f"expected {money_text(expected, currency)}"
             )
-        holds = status in FUNDS_WITHDRAWN and not is_inquiry  # (Dispute.holds_funds)
+        holds = holds_funds(status, is_inquiry)
         if is_applied != holds and status != DisputeStatus.NEEDS_REVIEW:
             problems.append(
                 f"dispute {dispute_id} is {status.value} but its funds are "
