@@ -182,8 +182,12 @@ def apply_movement(
         return _replay(earlier, wallet_id, amount_minor, kind, source, memo)
     hot.set_balance(wallet_id, balance_after, now)
     legs = [dataclasses.replace(wallet_leg, ledger_entry_id=entry_id), *counter]
-    book = source or Source(SourceKind.LEDGER, entry_id)
-    if not journal.post_on(hot.cursor, book, step or _step(kind, source, entry_id), legs):
+    book, step = (
+        source or Source(SourceKind.LEDGER, entry_id),
+        step or _step(kind, source, entry_id),
+    )
+    if not journal.post_on(hot.cursor, book, step, legs):
+        # A step posted before its ledger entry existed: a caller reused a step (a bug).
         raise journal.UnbalancedEntryError(f"{book} {step}: posted before its ledger entry")
     _expire_cached(wallet_id)
     return Movement(entry_id, wallet_id, operation_id, amount_minor, balance_after, is_replay=False)
