@@ -5,7 +5,7 @@ never a string key: a misspelt name fails mypy, not a payment at 3 a.m.
 
 Flask's and its extensions' own keys (SECRET_KEY, SQLALCHEMY_*, MAX_CONTENT_LENGTH,
 REDIS_URL) stay in `app.config`, where those libraries read them; each provider's own
-settings (STRIPE_*, ACQUIRER_*) are read by its package (providers/<name>/)."""
+settings (STRIPE_*, BRAINTREE_*) are read by its package (providers/<name>/)."""
 
 from __future__ import annotations
 

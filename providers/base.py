@@ -22,7 +22,7 @@ class Capabilities:
     can_lookup_by_reference: bool
 
 
-# A provider without idempotency keys (the acquirer, Braintree): a payment that may have
+# A provider without idempotency keys (Braintree): a payment that may have
 # been sent is looked up, by its id or our reference, before anything is sent again.
 KEYLESS = Capabilities(
     supports_idempotency_keys=False,
@@ -80,7 +80,7 @@ class RefundRequest:
 
     @property
     def reference(self) -> str:
-        """Our reference of the refund at the provider (the key-less acquirer's lookup)."""
+        """Our reference of the refund at the provider (Braintree's order_id)."""
         return self.idempotency_key
 
 

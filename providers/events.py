@@ -63,7 +63,7 @@ class ProviderEvent:
     decline_code: str | None = None
     # What the event is about, the movement kind whose handler applies it: "charge" (a
     # payment), "refund" (provider_id is then the provider's refund id, and the
-    # report echoes our refund: Stripe's metadata.refund_id, the acquirer's reference)
+    # report echoes our refund: Stripe's metadata.refund_id, Braintree's order_id)
     # or "dispute".
     kind: str = "charge"
     # A refund's event: the provider's id of the payment it refunds (Stripe: the

@@ -18,7 +18,7 @@ class Report:
     currency: str | None = None  # upper-case ISO 4217 code
     # Our id of the row as echoed (Stripe's metadata.payment_id, or refund_id for a refund).
     our_id: str | None = None
-    reference: str | None = None  # our merchant reference as echoed (the acquirer's)
+    reference: str | None = None  # our merchant reference as echoed (Braintree's order_id)
     received_minor: int | None = None  # what actually moved, where the provider says (Stripe)
 
     @classmethod

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from providers import acquirer, stripe
+from providers import braintree, stripe
 from providers.base import Provider
 from providers.http import HttpPolicy
 from providers.spec import ProviderSpec
 
 PROVIDERS: dict[str, ProviderSpec] = {
     "stripe": stripe.SPEC,
-    "acquirer": acquirer.SPEC,
+    "braintree": braintree.SPEC,
 }
 
 

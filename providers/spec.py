@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from providers.base import Provider
-from providers.events import ProviderEvent
+from providers.events import ProviderEvent, load_json_object
 from providers.http import HttpPolicy
 from providers.settings import ConfigError, provider_base, secret
 
@@ -61,6 +61,9 @@ class WebhookScheme:
     verify: Callable[[Mapping[str, str], bytes, str, float], None]  # raises WebhookError
     parse: Callable[[dict[str, Any]], ProviderEvent]  # raises WebhookError
     secret_setting: str  # the setting holding the signing secret
+    # The verified body as the JSON object `parse` reads and the record stores (raises
+    # WebhookError): JSON for most; Braintree's is a form around base64 XML.
+    load: Callable[[bytes], dict[str, Any]] = load_json_object
 
 
 @dataclass(frozen=True)

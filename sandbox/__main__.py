@@ -42,7 +42,7 @@ def serve(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m sandbox",
         description="A stateful, fault-injecting payment provider simulator (Stripe "
-        "PaymentIntents dialect at /v1, key-less acquirer dialect at /acquirer, "
+        "PaymentIntents dialect at /v1, Braintree's gateway at /merchants/<id>, "
         "control API at /_sandbox). Dev and test only.",
         epilog="Fault kinds (python -m sandbox faults add KIND [key=value ...]):\n" + FAULTS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -53,12 +53,10 @@ def serve(argv: list[str]) -> None:
     parser.add_argument(
         "--webhook-url",
         default=os.environ.get("SANDBOX_WEBHOOK_URL"),
-        help="events are POSTed to <url>/stripe and <url>/acquirer",
+        help="events are POSTed to <url>/stripe and <url>/braintree",
     )
     parser.add_argument("--secret-key", default="sk_test_sandbox", help="Stripe API key")
     parser.add_argument("--webhook-secret", default="whsec_sandbox", help="Stripe signing secret")
-    parser.add_argument("--acquirer-api-key", default="acq_test_sandbox")
-    parser.add_argument("--acquirer-webhook-secret", default="acqwh_sandbox")
     parser.add_argument(
         "--key-lifetime-s",
         type=float,
@@ -119,8 +117,6 @@ def serve(argv: list[str]) -> None:
         db_path=db_path,
         stripe_secret_key=args.secret_key,
         stripe_webhook_secret=args.webhook_secret,
-        acquirer_api_key=args.acquirer_api_key,
-        acquirer_webhook_secret=args.acquirer_webhook_secret,
         webhook_url=args.webhook_url,
         key_lifetime_s=args.key_lifetime_s,
         search_lag_s=args.search_lag_s,

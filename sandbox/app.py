@@ -10,7 +10,6 @@ from sandbox.store import Store
 
 def create_app(config: SandboxConfig) -> Flask:
     from sandbox import control_api
-    from sandbox.acquirer import api as acquirer_api
     from sandbox.braintree import cards as braintree_cards
     from sandbox.braintree import changes as _braintree_changes  # noqa: F401 (its routes)
     from sandbox.braintree import disputes as _braintree_disputes  # noqa: F401 (its routes)
@@ -31,7 +30,6 @@ def create_app(config: SandboxConfig) -> Flask:
     app.register_blueprint(stripe_cards.bp)  # before /v1's secret-key check: Stripe.js's routes
     app.register_blueprint(stripe_3ds.bp)  # the bank's page: no API key, the client secret
     app.register_blueprint(stripe_api.bp)
-    app.register_blueprint(acquirer_api.bp, url_prefix="/acquirer")
     app.register_blueprint(braintree_cards.client_bp)  # before the gateway's key check
     app.register_blueprint(braintree_gateway.bp)  # /merchants/<id>/..., as Braintree's
     app.register_blueprint(control_api.bp, url_prefix="/_sandbox")

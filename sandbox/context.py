@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Response, current_app, jsonify, request
 
+from sandbox.braintree import xml as braintree_xml
 from sandbox.faults import REQUEST_KINDS, Fault, draw_faults, fault_exists, tamper
 from sandbox.store import Store
 
@@ -32,8 +33,6 @@ class SandboxConfig:
     db_path: str
     stripe_secret_key: str = "sk_test_sandbox"
     stripe_webhook_secret: str = "whsec_sandbox"
-    acquirer_api_key: str = "acq_test_sandbox"
-    acquirer_webhook_secret: str = "acqwh_sandbox"
     webhook_url: str | None = None
     key_lifetime_s: float = DEFAULT_KEY_LIFETIME_S
     search_lag_s: float = DEFAULT_SEARCH_LAG_S  # a search_lag fault overrides it
@@ -206,6 +205,11 @@ class RequestFaults:
         if changed and response.is_json and isinstance(response.get_json(), dict):
             body = tamper(response.get_json(), changed.params["field"], changed.params["value"])
             response.set_data(json.dumps(body))
+        elif changed and response.mimetype == "application/xml":  # Braintree's
+            params = changed.params
+            response.set_data(
+                braintree_xml.tampered(response.get_data(), params["field"], params["value"])
+            )
         for fault in self.faults:
             if fault.kind == "error" and fault.params.get("phase") == "after":
                 error = jsonify(

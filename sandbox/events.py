@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
@@ -36,12 +35,6 @@ def stripe_signature(secret: str, body: bytes, timestamp: int) -> str:
     return f"t={timestamp},v1={mac.hexdigest()}"
 
 
-def acquirer_signature(secret: str, body: bytes, timestamp: int) -> str:
-    """The acquirer's scheme: base64 HMAC-SHA256 of "<timestamp>\\n<body>"."""
-    mac = hmac.new(secret.encode(), f"{timestamp}\n".encode() + body, hashlib.sha256)
-    return base64.b64encode(mac.digest()).decode()
-
-
 def create_event(
     store: Store,
     conn: sqlite3.Connection,
@@ -56,13 +49,9 @@ def create_event(
     if dialect == "stripe":
         body = event_object(event_type, obj, *request_info)
         event_id = body["id"]
-    elif dialect == "braintree":  # a notification: its kind and subject (notifications.py)
+    else:  # braintree: a notification, its kind and subject (notifications.py)
         event_id = "bte_" + secrets.token_hex(12)
         body = {"kind": event_type, "created": now, **obj}
-    else:
-        event_id = "aev_" + secrets.token_hex(12)
-        kind = "refund" if event_type.startswith("refund.") else "payment"
-        body = {"event_id": event_id, "type": event_type, "created": now, kind: obj}
     copies, delay_s, is_dropped = 1, 0.0, 0
     for fault in draw_faults(store, WEBHOOK_KINDS, dialect, "webhooks", conn):
         if fault.kind == "webhook_duplicate":
@@ -139,17 +128,10 @@ class Deliverer(threading.Thread):
             xml = notification_xml(json.loads(row["body"]))
             body = urlencode(signed_form(*self.braintree_keys, xml)).encode()
             headers = {"Content-Type": "application/x-www-form-urlencoded"}
-        elif row["dialect"] == "stripe":
+        else:
             secret = self.secrets["stripe"]
             headers = {"Stripe-Signature": stripe_signature(secret, body, timestamp)}
             headers["Content-Type"] = "application/json"
-        else:
-            secret = self.secrets[row["dialect"]]
-            headers = {
-                "X-Acquirer-Timestamp": str(timestamp),
-                "X-Acquirer-Signature": acquirer_signature(secret, body, timestamp),
-                "Content-Type": "application/json",
-            }
         try:
             response = self.session.post(
                 f"{self.webhook_url}/{row['dialect']}",

@@ -1,6 +1,6 @@
 """Fault injection: what can go wrong between a client and a provider, on demand.
 
-A fault has a kind, an optional target (dialect `stripe`/`acquirer`, endpoint
+A fault has a kind, an optional target (dialect `stripe`/`braintree`, endpoint
 `create`/`retrieve`/`search`/`list`/`events`), a share of matching requests
 (`rate`, 0..1) and optionally a number of requests it applies to (`count`).
 """
@@ -96,8 +96,8 @@ def add_fault(store: Store, spec: dict[str, Any]) -> int:
     if count is not None and (not isinstance(count, int) or count < 1):
         raise FaultError("count must be a positive integer")
     dialect = spec.get("dialect")
-    if dialect not in (None, "stripe", "braintree", "acquirer"):
-        raise FaultError("dialect must be 'stripe', 'braintree' or 'acquirer'")
+    if dialect not in (None, "stripe", "braintree"):
+        raise FaultError("dialect must be 'stripe' or 'braintree'")
     if kind == "error" and params["status"] not in (400, 401, 403, 404, 429, 500, 502, 503):
         raise FaultError("status must be 400, 401, 403, 404, 429, 500, 502 or 503")
     if kind == "error" and params["phase"] not in ("before", "after", "stored"):

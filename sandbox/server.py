@@ -55,10 +55,7 @@ class RefusingServer:
             Deliverer(
                 self.app.extensions["sandbox_store"],
                 self.config.webhook_url,
-                {
-                    "stripe": self.config.stripe_webhook_secret,
-                    "acquirer": self.config.acquirer_webhook_secret,
-                },
+                {"stripe": self.config.stripe_webhook_secret},
                 on_tick=self._tick,
                 braintree_keys=(
                     self.config.braintree_public_key,

@@ -16,11 +16,6 @@ CREATE TABLE IF NOT EXISTS payment_intents (
     status TEXT NOT NULL, payment_method TEXT, metadata TEXT NOT NULL,
     last_payment_error TEXT, created INTEGER NOT NULL,
     body TEXT);  -- the whole PaymentIntent object as the API returns it
-CREATE TABLE IF NOT EXISTS acquirer_payments (
-    id TEXT PRIMARY KEY, reference TEXT NOT NULL, amount INTEGER NOT NULL,
-    currency TEXT NOT NULL, status TEXT NOT NULL, decline_reason TEXT,
-    created INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS ix_acq_reference ON acquirer_payments(reference);
 -- Stripe's idempotency layer: a key is in flight until its first request finishes.
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     key TEXT PRIMARY KEY, params_hash TEXT NOT NULL, state TEXT NOT NULL,
@@ -217,7 +212,6 @@ class Store:
             for table in (
                 "payment_intents",
                 "payment_methods",
-                "acquirer_payments",
                 "idempotency_keys",
                 "charges",
                 "refunds",

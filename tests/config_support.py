@@ -13,7 +13,7 @@ PRODUCTION = {
     "STRIPE_PUBLISHABLE_KEY": "pk_live_x",
     "PUBLIC_URL": "https://shop.example",
     "SMTP_URL": "smtps://shop:mail-secret@mail.example:465",
-    "ACQUIRER_API_BASE": "https://acquirer.example/v1",
-    "ACQUIRER_API_KEY": "acq_x",
-    "ACQUIRER_WEBHOOK_SECRET": "acqwh_x",
+    "BRAINTREE_MERCHANT_ID": "shop_merchant",
+    "BRAINTREE_PUBLIC_KEY": "bt_public_x",
+    "BRAINTREE_PRIVATE_KEY": "bt_private_x",
 }

@@ -23,8 +23,12 @@ from models import (
 )
 
 # The card token a test payment carries, per provider: Stripe's test PaymentMethod that
-# succeeds, the acquirer sandbox's approved card.
-TEST_CARDS = {"stripe": "pm_card_visa", "acquirer": "card_ok", "toy": "card_toy"}
+# succeeds, Braintree's published test nonce that does.
+TEST_CARDS = {
+    "stripe": "pm_card_visa",
+    "braintree": "fake-valid-nonce",
+    "toy": "card_toy",
+}
 
 _seq = itertools.count(1)
 

@@ -195,7 +195,7 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
     }
     if "sandbox" in server_urls:
         config["STRIPE_API_BASE"] = server_urls["sandbox"]
-        config["ACQUIRER_API_BASE"] = server_urls["sandbox"] + "/acquirer"
+        config["BRAINTREE_API_BASE"] = server_urls["sandbox"]
         config["STRIPE_JS_URL"] = server_urls["sandbox"] + "/js/v3"
     if "mail" in server_urls:
         config["SMTP_URL"] = server_urls["mail"]

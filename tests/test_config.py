@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 
 from config import DEV_SECRET_KEY, ConfigError, settings_from_env
-from providers.acquirer import DEV_API_KEY as DEV_ACQUIRER_API_KEY
-from providers.acquirer import DEV_WEBHOOK_SECRET as DEV_ACQUIRER_WEBHOOK_SECRET
+from providers.braintree import DEV_MERCHANT_ID as DEV_BRAINTREE_MERCHANT_ID
+from providers.braintree import DEV_PRIVATE_KEY as DEV_BRAINTREE_PRIVATE_KEY
 from providers.stripe import DEV_SECRET_KEY as DEV_STRIPE_SECRET_KEY
 from providers.stripe import DEV_WEBHOOK_SECRET as DEV_STRIPE_WEBHOOK_SECRET
 from tests.config_support import PRODUCTION
@@ -67,9 +67,7 @@ def test_production_settings_are_read_from_the_environment() -> None:
     assert settings["SESSION_COOKIE_SECURE"] is True
 
 
-@pytest.mark.parametrize(
-    "missing", sorted(set(PRODUCTION) - {"APP_ENV", "STRIPE_API_BASE", "ACQUIRER_API_BASE"})
-)
+@pytest.mark.parametrize("missing", sorted(set(PRODUCTION) - {"APP_ENV", "STRIPE_API_BASE"}))
 def test_production_refuses_to_start_without_a_required_setting(missing: str) -> None:
     env = {k: v for k, v in PRODUCTION.items() if k != missing}
     with pytest.raises(ConfigError, match=missing):
@@ -105,13 +103,13 @@ def test_session_cookies_are_httponly_and_samesite() -> None:
 
 def test_breaker_settings_can_be_set_per_provider() -> None:
     settings = settings_from_env(
-        {"BREAKER_OPEN_S": "20", "BREAKER_OPEN_S_ACQUIRER": "90", "BREAKER_OPEN_S_SMTP": "45"}
+        {"BREAKER_OPEN_S": "20", "BREAKER_OPEN_S_BRAINTREE": "90", "BREAKER_OPEN_S_SMTP": "45"}
     )
     # The mail server's breaker has settings of its own, never the first provider's.
     breakers = settings["BREAKERS"]
     assert {name: b.open_s for name, b in breakers.items()} == {
         "stripe": 20.0,
-        "acquirer": 90.0,
+        "braintree": 90.0,
         "smtp": 45.0,
     }
     assert breakers["stripe"].failure_threshold == breakers["smtp"].failure_threshold  # defaults
@@ -137,11 +135,14 @@ def test_the_job_timeout_outlives_a_provider_call() -> None:
         ("STRIPE_SECRET_KEY", DEV_STRIPE_SECRET_KEY, "STRIPE_SECRET_KEY is a development"),
         ("STRIPE_WEBHOOK_SECRET", DEV_STRIPE_WEBHOOK_SECRET, "STRIPE_WEBHOOK_SECRET is a dev"),
         # A development secret under another name is still a development secret.
-        ("STRIPE_WEBHOOK_SECRET", DEV_ACQUIRER_WEBHOOK_SECRET, "STRIPE_WEBHOOK_SECRET is a dev"),
-        ("ACQUIRER_API_KEY", DEV_ACQUIRER_API_KEY, "ACQUIRER_API_KEY is a development"),
-        ("ACQUIRER_WEBHOOK_SECRET", DEV_STRIPE_SECRET_KEY, "ACQUIRER_WEBHOOK_SECRET is a dev"),
+        ("STRIPE_WEBHOOK_SECRET", DEV_BRAINTREE_PRIVATE_KEY, "STRIPE_WEBHOOK_SECRET is a dev"),
+        ("BRAINTREE_PRIVATE_KEY", DEV_BRAINTREE_PRIVATE_KEY, "BRAINTREE_PRIVATE_KEY is a dev"),
+        ("BRAINTREE_PUBLIC_KEY", DEV_STRIPE_SECRET_KEY, "BRAINTREE_PUBLIC_KEY is a dev"),
+        ("BRAINTREE_MERCHANT_ID", DEV_BRAINTREE_MERCHANT_ID, "BRAINTREE_MERCHANT_ID is a dev"),
+        ("BRAINTREE_PRIVATE_KEY_PREVIOUS", DEV_BRAINTREE_PRIVATE_KEY, "_PREVIOUS is a dev"),
+        ("BRAINTREE_CURRENCY", "euro", "BRAINTREE_CURRENCY must be"),
         ("STRIPE_API_BASE", "http://127.0.0.1:8099", "STRIPE_API_BASE='http://127.0.0.1:8099' is "),
-        ("ACQUIRER_API_BASE", "http://acquirer.example", "ACQUIRER_API_BASE='http://acq"),
+        ("BRAINTREE_API_BASE", "http://bt.example", "BRAINTREE_API_BASE='http://bt"),
     ],
 )
 def test_production_refuses_development_secrets_and_plain_http(
@@ -160,10 +161,10 @@ def test_production_leaves_provider_urls_to_the_sandbox_only_when_told() -> None
 
 
 def test_production_asks_only_for_the_enabled_providers_settings() -> None:
-    env = {k: v for k, v in PRODUCTION.items() if not k.startswith("ACQUIRER_")}
+    env = {k: v for k, v in PRODUCTION.items() if not k.startswith("BRAINTREE_")}
     settings = settings_from_env({**env, "PAYMENTS_PROVIDERS": "stripe"})
-    assert "ACQUIRER_API_KEY" not in settings
-    with pytest.raises(ConfigError, match="ACQUIRER_"):
+    assert "BRAINTREE_PRIVATE_KEY" not in settings
+    with pytest.raises(ConfigError, match="BRAINTREE_"):
         settings_from_env(env)  # both providers enabled (the default)
 
 

@@ -30,7 +30,7 @@ def test_only_live_keys_and_public_https_addresses_look_like_production() -> Non
         {
             "STRIPE_SECRET_KEY": "sk_live_1",
             "STRIPE_API_BASE": "https://api.stripe.com",
-            "ACQUIRER_API_BASE": "https://127.0.0.1:9000",
+            "BRAINTREE_API_BASE": "https://127.0.0.1:9000",
             "PUBLIC_URL": "http://shop.test",
             "OTHER": "https://example.com",
         }

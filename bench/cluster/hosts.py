@@ -164,7 +164,7 @@ def running_cluster(net: Network, workers_per_host: int = 2) -> Iterator[Cluster
             "SECRET_KEY": "cluster",
             "SANDBOX_URL": sandbox_url,
             "STRIPE_API_BASE": sandbox_url,
-            "ACQUIRER_API_BASE": f"{sandbox_url}/acquirer",
+            "BRAINTREE_API_BASE": sandbox_url,
             "PUBLIC_URL": f"http://{net.address('web-1')}:8000",
             "SMTP_URL": f"smtp://{provider}:2525",
             "PROMETHEUS_MULTIPROC_DIR": str(tmp / "prometheus"),

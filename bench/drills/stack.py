@@ -143,7 +143,7 @@ def running_stack(
             "SECRET_KEY": "drill",
             "SANDBOX_URL": sandbox_url,
             "STRIPE_API_BASE": sandbox_url,
-            "ACQUIRER_API_BASE": f"{sandbox_url}/acquirer",
+            "BRAINTREE_API_BASE": sandbox_url,
             # The bank sends 3-D Secure customers back to this web server.
             "PUBLIC_URL": f"http://127.0.0.1:{web_port}",
             "SMTP_URL": f"smtp://127.0.0.1:{mail_port}",  # the development sink

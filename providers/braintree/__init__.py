@@ -1,2 +1,77 @@
-"""Braintree (PayPal's card gateway, no idempotency keys): its client, being built
-(issue 51); not registered as a provider yet."""
+"""Braintree (PayPal's card gateway, no idempotency keys): client, webhooks and settings,
+one spec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from providers.braintree.client import BraintreeProvider
+from providers.braintree.webhooks import load_braintree, parse_braintree, verify_braintree
+from providers.http import HttpPolicy
+from providers.settings import ConfigError
+from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
+
+DEV_MERCHANT_ID = "sandbox_merchant"
+DEV_PUBLIC_KEY = "sandbox_public_key"
+DEV_PRIVATE_KEY = "sandbox_private_key"
+PRODUCTION_API_BASE = "https://api.braintreegateway.com"
+
+
+def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
+    currency = env.get("BRAINTREE_CURRENCY", "EUR").strip().upper()
+    if len(currency) != 3 or not currency.isalpha():
+        raise ConfigError("BRAINTREE_CURRENCY must be the ISO 4217 code of the merchant account")
+    return {
+        # Braintree's gateway (production: its own; the sandbox's Braintree dialect here).
+        "BRAINTREE_API_BASE": context.base_url(
+            env,
+            "BRAINTREE_API_BASE",
+            context.sandbox_url,  # the sandbox answers at /merchants/<id>/... as Braintree
+            production_default=PRODUCTION_API_BASE,
+        ),
+        # Not a secret, but the sandbox's in production would send every call astray.
+        "BRAINTREE_MERCHANT_ID": context.secret(env, "BRAINTREE_MERCHANT_ID", DEV_MERCHANT_ID),
+        "BRAINTREE_PUBLIC_KEY": context.secret(env, "BRAINTREE_PUBLIC_KEY", DEV_PUBLIC_KEY),
+        # Signs our calls and Braintree's webhooks alike (bt_signature).
+        "BRAINTREE_PRIVATE_KEY": context.secret(env, "BRAINTREE_PRIVATE_KEY", DEV_PRIVATE_KEY),
+        # During a key rotation: the private key being retired, its webhooks still accepted.
+        "BRAINTREE_PRIVATE_KEY_PREVIOUS": context.optional_secret(
+            env, "BRAINTREE_PRIVATE_KEY_PREVIOUS"
+        ),
+        # The merchant account's one currency: a payment in another is refused before it
+        # is created (Braintree would charge the account's currency).
+        "BRAINTREE_CURRENCY": currency,
+    }
+
+
+def build(config: Mapping[str, Any], policy: HttpPolicy) -> BraintreeProvider:
+    return BraintreeProvider(
+        config["BRAINTREE_API_BASE"],
+        config["BRAINTREE_MERCHANT_ID"],
+        config["BRAINTREE_PUBLIC_KEY"],
+        config["BRAINTREE_PRIVATE_KEY"],
+        config["BRAINTREE_CURRENCY"],
+        policy,
+    )
+
+
+SPEC = ProviderSpec(
+    name="braintree",
+    read_settings=read_settings,
+    build=build,
+    webhook=WebhookScheme(
+        verify_braintree, parse_braintree, "BRAINTREE_PRIVATE_KEY", load=load_braintree
+    ),
+    dev_secrets=frozenset({DEV_MERCHANT_ID, DEV_PUBLIC_KEY, DEV_PRIVATE_KEY}),
+    slots=16,
+    # A payment method nonce: the card entry's (tokencc_...) or a published test nonce.
+    payment_method_re=r"tokencc_[A-Za-z0-9_]{1,240}|fake-[a-z0-9-]{1,100}",
+    card_entry="braintree_js",
+    test_cards=(
+        ("fake-valid-nonce", "Test card: approved"),
+        ("fake-processor-declined-visa-nonce", "Test card: declined"),
+    ),
+)
+
+__all__ = ["SPEC", "BraintreeProvider"]

@@ -63,6 +63,23 @@ def render(root: str, value: dict[str, Any]) -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(element)
 
 
+# A tamper fault's field (sandbox/faults.py) by its name in a Braintree transaction.
+TAMPERED_FIELDS = {"reference": "order_id", "currency": "currency_iso_code"}
+
+
+def tampered(body: bytes, field: str, value: Any) -> bytes:
+    """A transaction's answer with one field changed (a tamper fault); any other body as
+    it was."""
+    try:
+        root, found = parse(body)
+    except XmlError:
+        return body
+    if root != "transaction" or not isinstance(found, dict):
+        return body
+    found[TAMPERED_FIELDS.get(field, field)] = value if field != "amount" else str(value)
+    return render(root, found)
+
+
 def render_collection(root: str, item: str, values: list[dict[str, Any]]) -> bytes:
     """A search's page: `root` holding one `item` element per value (Braintree's
     `credit-card-transactions`, which its SDKs read as a list of `transaction`s)."""

@@ -123,7 +123,7 @@ def schedule_lookup(
     due = utcnow() + timedelta(seconds=delay_s)
     deadline = key_deadline(row)
     if attempts >= config.max_attempts or (deadline is not None and due > deadline):
-        # A provider without replayable keys (the acquirer) has no deadline to name.
+        # A provider without replayable keys (Braintree) has no deadline to name.
         forgets = (
             f"; the provider forgets the key at {deadline:%Y-%m-%d %H:%M} UTC" if deadline else ""
         )

@@ -1,5 +1,5 @@
 """Which row of ours an event or answer names, by the one rule every movement kind
-follows: our own reference first (Stripe's metadata id, or the acquirer's reference:
+follows: our own reference first (Stripe's metadata id, or Braintree's order_id:
 our idempotency key), then the provider's id. Not locked (the caller locks in the one
 order, services/movements/locks.py)."""
 

@@ -1,6 +1,7 @@
 """How the pages take a card: the provider's own card entry, so no card number, CVC or
 expiry ever reaches this server (PCI SAQ A). Stripe: Stripe.js's card element, which
-turns the card into a PaymentMethod (pm_...) in the browser; the acquirer: a token."""
+turns the card into a PaymentMethod (pm_...) in the browser; Braintree: its client SDK's
+card entry, which hands the page a single-use nonce (tokencc_...)."""
 
 from __future__ import annotations
 

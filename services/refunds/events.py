@@ -100,7 +100,7 @@ def apply_refund_event(
 
 
 def _find(provider: str, event: ProviderEvent) -> Refund | None:
-    """Our refund id (Stripe's metadata.refund_id) or key (the acquirer's reference) first,
+    """Our refund id (Stripe's metadata.refund_id) or key (Braintree's order_id) first,
     then the provider's refund id (services/movements/locate.py); locked in the one lock
     order. Raises ValueError for a reference that cannot be ours (the event is set aside)."""
     found = locate.find(Refund, provider, event, Refund.provider_refund_id, Refund.id)

@@ -30,7 +30,7 @@ import services.refunds.kind  # noqa: F401
 from extensions import db
 from models import ProcessedWebhook, WebhookState
 from models.types import utcnow
-from providers.events import ProviderEvent, WebhookError, load_json_object
+from providers.events import ProviderEvent, WebhookError
 from providers.registry import PROVIDERS
 from providers.spec import WebhookScheme
 from services.movements import kinds
@@ -75,7 +75,7 @@ def receive(
     """
     scheme = scheme_for(provider)
     _verify(scheme, headers, body, time.time() if now is None else now)
-    payload = load_json_object(body)
+    payload = scheme.load(body)
     return ingest(provider, scheme.parse(payload), payload)
 
 

@@ -51,7 +51,7 @@ def _card(sandbox: Any, number: str = "4242424242424242") -> str:
         ({"payment_method": "4242424242424242"}, "payment_method_invalid"),
         ({"payment_method": "pm_bad token"}, "payment_method_invalid"),
         ({"payment_method": 42}, "payment_method_invalid"),
-        ({"payment_method": "card_ok"}, "payment_method_invalid"),  # the acquirer's
+        ({"payment_method": "fake-valid-nonce"}, "payment_method_invalid"),  # Braintree's
     ],
 )
 def test_a_missing_or_malformed_payment_method_is_422_and_writes_nothing(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from flask import Flask
@@ -19,7 +21,9 @@ from models import (
     PaymentStatus,
     ProcessedWebhook,
 )
-from sandbox.events import acquirer_signature, stripe_signature
+from sandbox.braintree.notifications import signed_form
+from sandbox.braintree.xml import render
+from sandbox.events import stripe_signature
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import (
     committed_payment,
@@ -33,40 +37,29 @@ from tests.helpers import (
 SECRET = "whsec_sandbox"
 
 
-def test_acquirer_webhooks_use_its_scheme_and_our_reference(
+def test_braintree_webhooks_use_its_scheme_and_our_reference(
     app: Flask, client: FlaskClient
 ) -> None:
     with app.app_context():
-        created = make_payment(make_order(make_customer()), provider="acquirer")
+        created = make_payment(make_order(make_customer()), provider="braintree")
+        created.status = PaymentStatus.UNKNOWN  # its sale's answer was lost
         db.session.commit()
         payment_id, key = created.id, str(created.idempotency_key)
-    body = json.dumps(
-        {
-            "event_id": "aev_1",
-            "type": "payment.declined",
-            "created": int(time.time()),
-            "payment": {
-                "id": "acq_1",
-                "reference": key,
-                "status": "declined",
-                "decline_reason": "do_not_honour",
-            },
-        }
-    ).encode()
-    t = int(time.time())
+    sale = {"id": "bt_1", "type": "sale", "status": "settled", "order_id": key}
+    subject = {"transaction": {**sale, "amount": "10.00", "currency_iso_code": "EUR"}}
+    xml = render(
+        "notification",
+        {"timestamp": datetime.now(UTC), "kind": "transaction_settled", "subject": subject},
+    )
     response = client.post(
-        "/webhooks/acquirer",
-        data=body,
-        content_type="application/json",
-        headers={
-            "X-Acquirer-Timestamp": str(t),
-            "X-Acquirer-Signature": acquirer_signature("acqwh_sandbox", body, t),
-        },
+        "/webhooks/braintree",
+        data=urlencode(signed_form("sandbox_public_key", "sandbox_private_key", xml)),
+        content_type="application/x-www-form-urlencoded",
     )
     assert response.get_json() == {"status": "accepted"}
     assert last_state(app) == "applied"
-    failed = payment(app, payment_id)
-    assert failed.status == PaymentStatus.FAILED and failed.decline_code == "do_not_honour"
+    settled = payment(app, payment_id)
+    assert settled.status == PaymentStatus.SUCCEEDED and settled.provider_payment_id == "bt_1"
 
 
 BAD_DELIVERIES = [
@@ -160,9 +153,7 @@ def test_database_down_answers_503_so_the_provider_redelivers(make_app: Any) -> 
     assert response.get_json()["error"]["code"] == "temporarily_unavailable"
 
 
-HEADER_NAMES = st.sampled_from(
-    ["Stripe-Signature", "Content-Type", "X-Acquirer-Signature", "X-Acquirer-Timestamp", "X-Other"]
-)
+HEADER_NAMES = st.sampled_from(["Stripe-Signature", "Content-Type", "X-Other"])
 
 
 @settings(
@@ -176,12 +167,16 @@ HEADER_NAMES = st.sampled_from(
             lambda c: st.lists(c) | st.dictionaries(st.text(), c),
             max_leaves=20,
         ).map(lambda v: json.dumps(v).encode()),
+        # Braintree's shape: a form of bt_signature and bt_payload, whatever they hold
+        st.fixed_dictionaries(
+            {"bt_signature": st.text(max_size=80), "bt_payload": st.text(max_size=300)}
+        ).map(lambda form: urlencode(form).encode()),
     ),
     headers=st.dictionaries(
         HEADER_NAMES,
         st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=200),
     ),
-    provider=st.sampled_from(["stripe", "acquirer", "other"]),
+    provider=st.sampled_from(["stripe", "braintree", "other"]),
 )
 def test_arbitrary_requests_never_5xx_and_write_nothing(
     app: Flask, body: bytes, headers: dict[str, str], provider: str

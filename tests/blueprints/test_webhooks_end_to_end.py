@@ -29,9 +29,7 @@ def wired(make_app: Any, tmp_path: Any, app: Flask) -> Iterator[tuple[Flask, Any
     with running_sandbox(
         str(tmp_path), "--webhook-url", f"http://127.0.0.1:{port}/webhooks"
     ) as sandbox:
-        wired_app = make_app(
-            STRIPE_API_BASE=sandbox.url, ACQUIRER_API_BASE=f"{sandbox.url}/acquirer"
-        )
+        wired_app = make_app(STRIPE_API_BASE=sandbox.url, BRAINTREE_API_BASE=sandbox.url)
         server = make_server("127.0.0.1", port, wired_app, threaded=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()

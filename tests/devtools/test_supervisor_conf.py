@@ -30,20 +30,20 @@ def test_one_worker_program_per_provider_queue() -> None:
         is_dev=False,
         web_bind="0.0.0.0:8000",
         web_workers=2,
-        providers=["stripe", "acquirer"],
+        providers=["stripe", "braintree"],
     )
     parser = configparser.RawConfigParser()
     parser.read_string(render(layout))
     workers = {s: parser[s] for s in parser.sections() if s.startswith("program:worker-")}
     assert set(workers) == {
         "program:worker-stripe",
-        "program:worker-acquirer",
+        "program:worker-braintree",
         "program:worker-maintenance",
         "program:worker-notifications",  # the emails' bulkhead
     }
     # One threaded worker per provider queue, with the slots of the provider's spec.
-    assert workers["program:worker-acquirer"]["command"].endswith(
-        "worker payments-acquirer --slots 16"
+    assert workers["program:worker-braintree"]["command"].endswith(
+        "worker payments-braintree --slots 16"
     )
     assert workers["program:worker-notifications"]["command"].endswith("worker notifications")
     assert "program:mail" not in parser.sections()  # the sink is for development only

@@ -24,11 +24,12 @@ from tests.helpers import (
 
 
 def test_a_queued_refund_is_sent_by_the_providers_worker(app: Flask, sandbox: Any) -> None:
-    payment_id = charged(app, committed_payment(app, provider="acquirer"))
+    payment_id = charged(app, committed_payment(app, provider="braintree"))
+    sandbox.age_braintree(3600)  # settled: Braintree refunds part of a settled sale only
     with app.app_context():
         refund, _ = refund_payment(payment_id, 100, "worker test", "ops", uuid.uuid4())
         refund_id = refund.id
-    run_jobs(app, "acquirer")
+    run_jobs(app, "braintree")
     with app.app_context():
         assert got(Refund, refund_id).status == RefundStatus.SUCCEEDED
         assert sweep_job() == 0  # nothing left to pick up

@@ -16,10 +16,10 @@ def test_every_builder_makes_an_address_the_database_admits() -> None:
         Account.DISPUTES,
         Account.wallet(12),
         Account.clearing("stripe"),
-        Account.fees("acquirer"),
+        Account.fees("braintree"),
         Account.bank("stripe"),
     ]
-    assert built[3:] == ["wallet:12", "clearing:stripe", "fees:acquirer", "bank:stripe"]
+    assert built[3:] == ["wallet:12", "clearing:stripe", "fees:braintree", "bank:stripe"]
     assert all(re.match(ACCOUNT_PATTERN, address) for address in built)
 
 

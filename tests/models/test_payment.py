@@ -72,7 +72,7 @@ def test_webhook_event_is_unique_per_provider(app_ctx: Flask) -> None:
     def event(provider: str) -> ProcessedWebhook:
         return ProcessedWebhook(provider=provider, event_id="evt_1", event_type="x", payload={})
 
-    db.session.add_all([event("stripe"), event("acquirer")])
+    db.session.add_all([event("stripe"), event("braintree")])
     db.session.flush()  # the same id from another provider is a different event
     db.session.add(event("stripe"))
     with pytest.raises(IntegrityError):

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import requests
+from braintree.util.xml_util import XmlUtil
 
 from devtools.servers import free_port
 from providers.http import HttpPolicy, build_session, classify_exception
@@ -153,13 +154,23 @@ def test_unresolvable_host_is_not_sent() -> None:
 
 
 def test_reset_after_sending_is_unknown(sandbox: Any) -> None:
-    sandbox.add_fault("reset_after", dialect="acquirer", endpoint="create")
+    sandbox.add_fault("reset_after", dialect="braintree", endpoint="sale")
     session = build_session(FAST, is_keyed_post_retryable=False)
+    sale = XmlUtil.xml_from_dict(
+        {
+            "transaction": {
+                "amount": "1.00",
+                "payment_method_nonce": "fake-valid-nonce",
+                "order_id": "r1",
+            }
+        }
+    )
     with pytest.raises(requests.RequestException) as caught:
         session.post(
-            f"{sandbox.url}/acquirer/payments",
-            json={"reference": "r1", "amount": 100, "currency": "EUR", "card": "card_ok"},
-            headers={"X-Api-Key": "acq_test_sandbox"},
+            f"{sandbox.url}/merchants/sandbox_merchant/transactions",
+            data=sale.encode(),
+            headers={"Content-Type": "application/xml", "X-ApiVersion": "6"},
+            auth=("sandbox_public_key", "sandbox_private_key"),
             timeout=FAST.timeout,
         )
     assert isinstance(classify_exception(caught.value), Unknown)

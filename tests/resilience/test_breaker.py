@@ -222,7 +222,7 @@ def test_admin_overrides_are_audited(redis: Redis) -> None:
 def test_breakers_are_per_provider(redis: Redis) -> None:
     fail(breaker(redis, provider="stripe"), 3)
     assert breaker(redis, provider="stripe").allow().verdict == Verdict.REJECT
-    assert breaker(redis, provider="acquirer").allow().verdict == Verdict.ALLOW
+    assert breaker(redis, provider="braintree").allow().verdict == Verdict.ALLOW
 
 
 def test_a_fast_success_is_recorded_only_when_failures_are_in_the_window(

@@ -4,6 +4,7 @@ re-send during reconciliation, and the webhook backfill."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from flask import Flask
@@ -12,6 +13,7 @@ from extensions import db
 from jobs.webhooks import backfill_webhooks_job
 from models import Payment, PaymentStatus
 from models.types import utcnow
+from providers.braintree.client import ABSENT_AFTER_S
 from resilience.gateway import PROVIDER_CALLS
 from services.platform.provider_clients import breaker_for
 from tests.helpers import committed_topup, payment, reconcile_payment
@@ -27,43 +29,46 @@ def _failures(app: Flask, provider: str) -> int:
         return int(breaker_for(provider).snapshot()["window_failures"])
 
 
-def _unknown_acquirer_payment(app: Flask) -> int:
-    """May have been sent (the answer was lost), but the acquirer never got it."""
-    payment_id = committed_topup(app, 800, provider="acquirer")
+def _unknown_braintree_payment(app: Flask) -> int:
+    """May have been sent (the answer was lost) long enough ago that Braintree's search
+    proves it absent, and Braintree never got it."""
+    payment_id = committed_topup(app, 800, provider="braintree")
     with app.app_context():
         found = db.session.get(Payment, payment_id)
         assert found is not None
-        found.status, found.first_sent_at, found.send_count = PaymentStatus.UNKNOWN, utcnow(), 1
+        sent = utcnow() - timedelta(seconds=ABSENT_AFTER_S + 20)
+        found.status, found.first_sent_at, found.last_sent_at = PaymentStatus.UNKNOWN, sent, sent
+        found.send_count = 1
         db.session.commit()
     return payment_id
 
 
 def test_the_key_less_re_send_goes_through_the_gateway(app: Flask, sandbox: Any) -> None:
-    payment_id = _unknown_acquirer_payment(app)
-    before = _calls("acquirer", "charge_resend", "Succeeded")
+    payment_id = _unknown_braintree_payment(app)
+    before = _calls("braintree", "charge_resend", "Succeeded")
     with app.app_context():
         reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
-    assert _calls("acquirer", "charge_resend", "Succeeded") == before + 1
+    assert _calls("braintree", "charge_resend", "Succeeded") == before + 1
 
 
 def test_a_failed_re_send_counts_against_the_breaker(app: Flask, sandbox: Any) -> None:
-    payment_id = _unknown_acquirer_payment(app)
-    sandbox.add_fault("error", status=503, dialect="acquirer", endpoint="create")
-    before = _failures(app, "acquirer")
+    payment_id = _unknown_braintree_payment(app)
+    sandbox.add_fault("error", status=503, dialect="braintree", endpoint="sale")
+    before = _failures(app, "braintree")
     with app.app_context():
         reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
-    assert _failures(app, "acquirer") == before + 1  # the lookup succeeded; the re-send failed
+    assert _failures(app, "braintree") == before + 1  # the lookup succeeded; the re-send failed
 
 
 def test_an_open_circuit_holds_the_re_send_back(app: Flask, sandbox: Any) -> None:
-    payment_id = _unknown_acquirer_payment(app)
+    payment_id = _unknown_braintree_payment(app)
     with app.app_context():
-        breaker_for("acquirer").force("open", actor="test", reason="acquirer is down")
+        breaker_for("braintree").force("open", actor="test", reason="braintree is down")
         reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
-    assert sandbox.requests_log(dialect="acquirer") == []  # not asked at all
+    assert sandbox.requests_log(dialect="braintree") == []  # not asked at all
 
 
 def test_backfill_goes_through_the_breaker(app: Flask, sandbox: Any) -> None:

@@ -15,10 +15,11 @@ def test_each_dialect_answers_only_its_own_key_and_the_open_parts_answer_all(
     assert requests.get(f"{url}/v1/payment_intents", timeout=5).status_code == 401
     stripe_key = {"Authorization": "Bearer sk_test_sandbox"}
     assert requests.get(f"{url}/v1/payment_intents", headers=stripe_key, timeout=5).ok
-    # The acquirer takes its own key (X-Api-Key), not Stripe's.
-    acquirer = f"{url}/acquirer/payments?reference=r-1"
-    assert requests.get(acquirer, headers=stripe_key, timeout=5).status_code == 401
-    assert requests.get(acquirer, headers={"X-Api-Key": "acq_test_sandbox"}, timeout=5).ok
+    # Braintree's gateway takes its own keys (Basic public:private), not Stripe's.
+    braintree = f"{url}/merchants/sandbox_merchant/transactions/none"
+    assert requests.get(braintree, headers=stripe_key, timeout=5).status_code == 401
+    keys = ("sandbox_public_key", "sandbox_private_key")
+    assert requests.get(braintree, auth=keys, timeout=5).status_code == 404
     script = requests.get(f"{url}/js/v3", timeout=5)
     assert script.ok and "javascript" in script.headers["Content-Type"]
     assert requests.get(f"{url}/_sandbox/events", timeout=5).ok

@@ -5,27 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import braintree
 import requests
 import stripe
 
 
-def test_double_charges_are_visible_in_the_ledger(sandbox: Any) -> None:
-    body: dict[str, Any] = {
-        "reference": "ref-1",
-        "amount": 100,
-        "currency": "EUR",
-        "order_reference": 77,
-        "card": "card_ok",
-    }
-    for _ in range(2):  # the acquirer has no keys: a blind retry charges twice
-        requests.post(
-            f"{sandbox.url}/acquirer/payments",
-            json=body,
-            headers={"X-Api-Key": "acq_test_sandbox"},
-            timeout=5,
+def test_double_charges_are_visible_in_the_ledger(
+    sandbox: Any, braintree_sdk: braintree.BraintreeGateway
+) -> None:
+    # Braintree has no keys: a blind retry with another card of the customer's charges
+    # twice (duplicate checking looks at the card and amount only).
+    for nonce in ("fake-valid-visa-nonce", "fake-valid-mastercard-nonce"):
+        result = braintree_sdk.transaction.sale(
+            {"amount": "1.00", "payment_method_nonce": nonce, "order_id": "ref-1"}
         )
-    doubles = sandbox.charges()["double_charged_orders"]
-    assert doubles == [{"dialect": "acquirer", "order_ref": "77", "n": 2}]
+        assert result.is_success
+    doubles = sandbox.charges()["double_charged_payments"]
+    assert doubles == [{"dialect": "braintree", "payment_ref": "ref-1", "n": 2}]
 
 
 def test_a_busy_day_of_charges_is_planted_with_their_balance(

@@ -109,7 +109,7 @@ def test_a_day_or_provider_that_is_not_there_is_a_404(
     for path in (
         "stripe/2026-13-01",
         "stripe/yesterday",
-        "acquirer/2026-12-01",
+        "braintree/2026-12-01",
         "stripe/2020-01-01",
     ):
         assert viewer.get(f"/admin/books/{path}").status_code == 404

@@ -254,7 +254,8 @@ def test_unknown_parameters_routes_and_request_ids(sdk: stripe.StripeClient, san
 def test_api_key_is_required(sandbox: Any) -> None:
     response = requests.post(f"{sandbox.url}/v1/payment_intents", data=FORM, timeout=5)
     assert response.status_code == 401
-    assert requests.post(f"{sandbox.url}/acquirer/payments", json={}, timeout=5).status_code == 401
+    sale = f"{sandbox.url}/merchants/sandbox_merchant/transactions"
+    assert requests.post(sale, data=b"<transaction/>", timeout=5).status_code == 401
     assert sandbox.charges()["data"] == []
 
 

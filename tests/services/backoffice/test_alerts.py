@@ -50,7 +50,7 @@ def test_a_forced_open_breaker_sends_one_alert_email(
 
 def test_each_opening_of_a_breaker_is_one_alert(app: Flask) -> None:
     with app.app_context():
-        breaker = breaker_for("acquirer")
+        breaker = breaker_for("braintree")
         for _ in range(int(breaker.config.failure_threshold)):
             breaker.record(is_failure=True, duration_s=0.01)
         assert alerts.check() == 1

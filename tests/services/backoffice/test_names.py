@@ -23,10 +23,10 @@ def test_a_charged_payment_is_named_by_its_card(app: Flask, sandbox: Any) -> Non
 
 
 def test_a_payment_not_charged_yet_says_so(app_ctx: Flask) -> None:
-    pending = make_payment(make_order(make_customer("anna@example.com")), provider="acquirer")
+    pending = make_payment(make_order(make_customer("anna@example.com")), provider="braintree")
     db.session.flush()
     assert payment_names([pending.id])[pending.id].text == (
-        f"#{pending.id}, €10.00, anna@example.com, acquirer, no card yet"
+        f"#{pending.id}, €10.00, anna@example.com, braintree, no card yet"
     )
     assert customer_emails([]) == {} and payment_names([]) == {}
 

@@ -53,7 +53,7 @@ class Toy(ToyBase):
     __tablename__ = "toy_movements"
     id: Mapped[int] = mapped_column(primary_key=True)
     idempotency_key: Mapped[uuid.UUID] = mapped_column(Uuid(), default=uuid.uuid4)
-    provider: Mapped[str] = mapped_column(String(32), default="acquirer")
+    provider: Mapped[str] = mapped_column(String(32), default="braintree")
     status: Mapped[ToyStatus] = mapped_column(
         str_enum(ToyStatus, "toy_status"), default=ToyStatus.PENDING
     )
@@ -180,8 +180,8 @@ def test_a_fourth_kind_is_swept_sent_looked_up_and_moved_by_its_event(
         # The janitor finds it by the registry alone: the lost send, and the lookup that is
         # due (the other toy's: it has none planned).
         assert janitor.sweep() == 2
-    assert set(queued_job_ids(app, "acquirer")) >= {f"toy-{lost_id}", f"toy-lookup-{waiting_id}-0"}
-    run_jobs(app, "acquirer")  # the send job and the lookup job, by the kind's name
+    assert set(queued_job_ids(app, "braintree")) >= {f"toy-{lost_id}", f"toy-lookup-{waiting_id}-0"}
+    run_jobs(app, "braintree")  # the send job and the lookup job, by the kind's name
     assert [f"send {lost_id}", f"lookup {waiting_id}"] == SENT
     sent = _toy(app, lost_id)
     assert (sent.status, sent.send_count, sent.lease_expires_at) == (ToyStatus.UNKNOWN, 1, None)
@@ -207,8 +207,8 @@ def test_a_fourth_kind_is_swept_sent_looked_up_and_moved_by_its_event(
             Report(our_id=str(evented.id)),
             kind="toy",
         )
-        record = recorded(event, "acquirer")
-        assert events.apply_event("acquirer", event, record) == WebhookState.APPLIED
+        record = recorded(event, "braintree")
+        assert events.apply_event("braintree", event, record) == WebhookState.APPLIED
         db.session.commit()
         assert record.note == f"toy {evented.id}: done"
     assert _toy(app, evented.id).status == ToyStatus.DONE

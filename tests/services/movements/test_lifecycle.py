@@ -20,6 +20,7 @@ from sqlalchemy import select
 from extensions import db
 from models import PaymentStatus, Refund, RefundStatus, RefundTransition, TransitionSource
 from models.types import utcnow
+from providers.braintree.client import ABSENT_AFTER_S
 from providers.outcomes import Absent, NotSent
 from resilience.gateway import CIRCUIT_OPEN
 from services.movements import lifecycle
@@ -114,16 +115,20 @@ def test_a_refund_answer_that_does_not_match_counts_as_a_mismatch(app: Flask, sa
 def test_the_key_less_re_send_of_a_refund_is_recorded_before_it_leaves(
     app: Flask, sandbox: Any
 ) -> None:
-    """Drift 4: the acquirer's re-send of a refund it never got was not recorded as sent
-    (first_sent_at, send_count) before the call, as the charge's re-send is."""
-    refund_id = _refund(app, provider="acquirer")
+    """Drift 4: the key-less provider's re-send of a refund it never got was not recorded
+    as sent (first_sent_at, send_count) before the call, as the charge's re-send is."""
+    refund_id = _refund(app, provider="braintree")
+    sandbox.age_braintree(3600)  # the sale settles: Braintree refunds only settled sales
     with app.app_context():
         refund = db.session.get(Refund, refund_id)
         assert refund is not None
-        # Sent once, answer lost, and the acquirer never got it.
-        refund.status, refund.first_sent_at, refund.send_count = (
+        # Sent once, answer lost, and Braintree never got it; long enough ago that its
+        # search proves that.
+        sent = utcnow() - timedelta(seconds=ABSENT_AFTER_S + 20)
+        refund.status, refund.first_sent_at, refund.last_sent_at, refund.send_count = (
             RefundStatus.UNKNOWN,
-            utcnow(),
+            sent,
+            sent,
             1,
         )
         db.session.commit()
@@ -131,7 +136,7 @@ def test_the_key_less_re_send_of_a_refund_is_recorded_before_it_leaves(
     refund = _get(app, refund_id)
     assert refund.status == RefundStatus.SUCCEEDED
     assert refund.send_count == 2
-    assert [r["amount"] for r in sandbox_refunds(sandbox, dialect="acquirer")] == [400]
+    assert [r["amount"] for r in sandbox_refunds(sandbox, dialect="braintree")] == [400]
 
 
 @dataclass
@@ -238,7 +243,7 @@ def test_a_lookup_after_the_keys_deadline_goes_to_review_now(app_ctx: Flask) -> 
     lifecycle.schedule_lookup(_as(CHARGE, moves), row)
     assert [to for to, _, _ in moves.asked] == [PaymentStatus.NEEDS_REVIEW]
     assert lifecycle.key_deadline(_Row()) is None  # never sent: no key to forget
-    keyless = _Row(provider="acquirer", first_sent_at=sent, reconcile_attempts=99)
+    keyless = _Row(provider="braintree", first_sent_at=sent, reconcile_attempts=99)
     assert lifecycle.key_deadline(keyless) is None
     lifecycle.schedule_lookup(_as(REFUND, moves), keyless)
     assert moves.asked[-1][2] == "refund still unknown after 99 lookups; last answer: none"
@@ -273,10 +278,10 @@ def test_a_lookups_answer_is_judged_the_same_for_every_kind(app_ctx: Flask) -> N
 
 
 def test_a_mismatch_is_counted_once_by_provider_and_source(app_ctx: Flask) -> None:
-    metric = REPORT_MISMATCHES.labels("acquirer", "charge")
+    metric = REPORT_MISMATCHES.labels("braintree", "charge")
     before = metric._value.get()
     counted = (day_counts.today_counts(day_counts.REPORT_MISMATCHES) or [0])[0]
-    lifecycle.count_mismatch("acquirer", "charge")
+    lifecycle.count_mismatch("braintree", "charge")
     assert metric._value.get() == before + 1
     assert day_counts.today_counts(day_counts.REPORT_MISMATCHES) == [counted + 1]
 

@@ -1,5 +1,5 @@
 """One rule finds the row an event names, for every kind: our own id first, then our
-key (the acquirer's reference), then the provider's id; a reference that cannot be ours
+key (Braintree's order_id), then the provider's id; a reference that cannot be ours
 is an error (the event is set aside), another provider's row is never found."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_our_id_then_our_key_then_the_providers_id(app_ctx: Flask) -> None:
     assert by_key is not None and by_key.id == payment.id
     by_theirs = locate.find(Payment, "stripe", _event("pi_theirs"), *cols)
     assert by_theirs is not None and by_theirs.id == payment.id
-    assert locate.find(Payment, "acquirer", _event("pi_theirs"), *cols) is None
+    assert locate.find(Payment, "braintree", _event("pi_theirs"), *cols) is None
     assert locate.find(Payment, "stripe", _event("pi_nobody"), *cols) is None
 
 

@@ -137,9 +137,9 @@ def test_a_tampered_lookup_answer_never_credits(app: Flask, sandbox: Any) -> Non
         assert db.session.scalar(select(LedgerEntry.id)) is None
 
 
-def test_the_acquirer_answer_must_echo_our_reference(app: Flask, sandbox: Any) -> None:
-    sandbox.add_fault("tamper", field="reference", value=str(uuid.uuid4()), dialect="acquirer")
-    payment_id = committed_topup(app, amount_minor=1200, provider="acquirer")
+def test_braintrees_answer_must_echo_our_reference(app: Flask, sandbox: Any) -> None:
+    sandbox.add_fault("tamper", field="reference", value=str(uuid.uuid4()), dialect="braintree")
+    payment_id = committed_topup(app, amount_minor=1200, provider="braintree")
     with app.app_context():
         charge_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.NEEDS_REVIEW

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -15,6 +16,8 @@ from sqlalchemy import update
 from extensions import db
 from models import OrderStatus, Payment, PaymentStatus, PaymentTransition
 from models.types import utcnow
+from providers.braintree.client import ABSENT_AFTER_S
+from sandbox.context import DEFAULT_SEARCH_LAG_S
 from services.movements.janitor import sweep_sends
 from services.payments.kind import CHARGE
 from services.platform.provider_clients import breaker_for
@@ -109,31 +112,45 @@ def test_charge_job_run_twice_charges_once(app: Flask, sandbox: Any) -> None:
 def test_keyless_provider_unknown_is_looked_up_never_charged_twice(
     app: Flask, sandbox: Any
 ) -> None:
-    sandbox.add_fault("commit_timeout", hold_s=2.5, count=1, dialect="acquirer", endpoint="create")
-    payment_id = committed_payment(app, provider="acquirer")
+    sandbox.add_fault("commit_timeout", hold_s=2.5, count=1, dialect="braintree", endpoint="sale")
+    payment_id = committed_payment(app, provider="braintree")
     with app.app_context():
         charge_payment(payment_id)
         assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+        time.sleep(DEFAULT_SEARCH_LAG_S + 0.5)  # Braintree's search shows a sale late
         reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
-    log = sandbox.requests_log(dialect="acquirer")
-    assert [r["endpoint"] for r in log] == ["create", "search"]  # lookup, no second create
+    endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="braintree")]
+    assert endpoints.count("sale") == 1 and "search" in endpoints  # looked up, not re-sent
     key = str(payment(app, payment_id).idempotency_key)
     assert sandbox.succeeded_charges(key) == 1
 
 
-def test_keyless_provider_never_reached_is_sent_after_lookup(app: Flask, sandbox: Any) -> None:
-    sandbox.add_fault("reset_before", count=1, dialect="acquirer", endpoint="create")
-    payment_id = committed_payment(app, provider="acquirer")
+def test_keyless_provider_never_reached_is_sent_once_its_search_proves_it(
+    app: Flask, sandbox: Any
+) -> None:
+    """Braintree's search lags: finding nothing right after a send proves nothing, so the
+    payment waits; once ABSENT_AFTER_S passed since the send, nothing found is absence."""
+    sandbox.add_fault("reset_before", count=1, dialect="braintree", endpoint="sale")
+    payment_id = committed_payment(app, provider="braintree")
     with app.app_context():
         charge_payment(payment_id)
         assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+        reconcile_payment(payment_id)  # at once: the search finds nothing, and proves nothing
+    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+    assert [r["endpoint"] for r in sandbox.requests_log(dialect="braintree")].count("sale") == 1
+    with app.app_context():
+        waited = utcnow() - timedelta(seconds=ABSENT_AFTER_S + 20)
+        db.session.execute(
+            db.update(Payment)
+            .where(Payment.id == payment_id)
+            .values(first_sent_at=waited, last_sent_at=waited, next_attempt_at=None)
+        )
+        db.session.commit()
         reconcile_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
-    endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="acquirer")]
-    assert endpoints.count("create") == 2 and endpoints.index("search") < endpoints.index(
-        "create", 1
-    )
+    endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="braintree")]
+    assert endpoints.count("sale") == 2 and endpoints.index("search") < endpoints.index("sale", 1)
     assert sandbox.succeeded_charges(str(payment(app, payment_id).idempotency_key)) == 1
 
 
@@ -178,12 +195,12 @@ def test_reconciliation_without_answers_escalates_before_the_key_expires(
 def test_a_keyless_providers_payment_goes_to_review_after_its_last_lookup(
     app: Flask, sandbox: Any
 ) -> None:
-    """The acquirer keeps no keys, so no deadline: the lookups' count escalates (the
+    """Braintree keeps no keys, so no deadline: the lookups' count escalates (the
     reason once named a deadline it did not have, and the job failed instead)."""
-    sandbox.add_fault("error", status=503, dialect="acquirer")
-    payment_id = committed_payment(app, provider="acquirer")
+    sandbox.add_fault("error", status=500, dialect="braintree")
+    payment_id = committed_payment(app, provider="braintree")
     with app.app_context():
-        breaker_for("acquirer").force("closed", actor="test", reason="isolate reconciliation")
+        breaker_for("braintree").force("closed", actor="test", reason="isolate reconciliation")
         charge_payment(payment_id)
     final = _reconcile_while_unknown(app, payment_id)
     assert final.status == PaymentStatus.NEEDS_REVIEW

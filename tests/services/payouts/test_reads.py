@@ -11,7 +11,7 @@ from services.payouts.reads import told
 
 
 def test_only_the_providers_payouts_of_those_ids_are_told(app_ctx: Flask) -> None:
-    for provider, payout_id in (("stripe", "po_1"), ("stripe", "po_2"), ("acquirer", "po_1")):
+    for provider, payout_id in (("stripe", "po_1"), ("stripe", "po_2"), ("braintree", "po_1")):
         db.session.add(
             ProviderPayout(
                 provider=provider,

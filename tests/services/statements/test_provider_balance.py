@@ -38,6 +38,6 @@ def test_every_page_of_a_day_is_read_and_kept_once(
 
 def test_a_provider_whose_balance_cannot_be_read_says_so(app: Flask, sandbox: Any) -> None:
     with app.app_context():
-        assert provider_balance.reader("acquirer") is None
+        assert provider_balance.reader("braintree") is None
         with pytest.raises(provider_balance.BalanceUnreadable):
-            provider_balance.payout_transactions("acquirer", "po_1")
+            provider_balance.payout_transactions("braintree", "po_1")

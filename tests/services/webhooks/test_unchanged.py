@@ -59,10 +59,14 @@ def _stripe_failed(payment_id: int, theirs: str, decline: str) -> Event:
     return "stripe", payload
 
 
-def _acquirer_declined(key: str, theirs: str, decline: str) -> Event:
-    payment = {"id": theirs, "reference": key, "status": "declined", "decline_reason": decline}
-    payload = {"event_id": f"aev_{uuid.uuid4().hex[:12]}", "type": "payment.declined"}
-    return "acquirer", {**payload, "created": int(time.time()), "payment": payment}
+def _braintree_settled(key: str, theirs: str) -> Event:
+    """Braintree's notification of a sale settled, as the endpoint loads it (our key as
+    the sale's order_id; 10.00 EUR, the payment's amount)."""
+    sale = {"id": theirs, "type": "sale", "status": "settled", "order_id": key}
+    subject = {"transaction": {**sale, "amount": "10.00", "currency_iso_code": "EUR"}}
+    at = datetime.now(UTC).isoformat()
+    notification = {"kind": "transaction_settled", "timestamp": at, "subject": subject}
+    return "braintree", {"notification": notification}
 
 
 def settled(app: Flask) -> list[Event]:
@@ -155,18 +159,18 @@ def malformed_payment_ref(app: Flask) -> list[Event]:
 
 
 def another_providers_payment(app: Flask) -> list[Event]:
-    payment_id, _, theirs = _payment(app, provider="acquirer", status=SUCCEEDED)
+    payment_id, _, theirs = _payment(app, provider="braintree", status=SUCCEEDED)
     return [_succeeded(payment_id, theirs)]
 
 
-def acquirer_by_reference(app: Flask) -> list[Event]:
-    _, key, theirs = _payment(app, provider="acquirer", status=FAILED, decline_code="do_not_honour")
-    return [_acquirer_declined(key, theirs, "do_not_honour")]
+def braintree_by_reference(app: Flask) -> list[Event]:
+    _, key, theirs = _payment(app, provider="braintree", status=SUCCEEDED)
+    return [_braintree_settled(key, theirs)]
 
 
-def acquirer_reference_not_a_key(app: Flask) -> list[Event]:
-    _, _, theirs = _payment(app, provider="acquirer", status=FAILED, decline_code="do_not_honour")
-    return [_acquirer_declined("not-a-key", theirs, "do_not_honour")]
+def braintree_reference_not_a_key(app: Flask) -> list[Event]:
+    _, _, theirs = _payment(app, provider="braintree", status=SUCCEEDED)
+    return [_braintree_settled("not-a-key", theirs)]
 
 
 def settled_report_without_amount(app: Flask) -> list[Event]:
@@ -180,10 +184,10 @@ def named_by_ours_and_by_theirs_differently(app: Flask) -> list[Event]:
     return [_succeeded(ours, theirs)]  # our id first: a mismatch on ours, for review
 
 
-def acquirer_named_by_key_and_by_theirs_differently(app: Flask) -> list[Event]:
-    _, key, _ = _payment(app, provider="acquirer", status=FAILED, decline_code="do_not_honour")
-    _, _, theirs = _payment(app, provider="acquirer", status=FAILED, decline_code="do_not_honour")
-    return [_acquirer_declined(key, theirs, "do_not_honour")]
+def braintree_named_by_key_and_by_theirs_differently(app: Flask) -> list[Event]:
+    _, key, _ = _payment(app, provider="braintree", status=SUCCEEDED)
+    _, _, theirs = _payment(app, provider="braintree", status=SUCCEEDED)
+    return [_braintree_settled(key, theirs)]
 
 
 def two_events_for_one_payment_then_a_settled_one(app: Flask) -> list[Event]:
@@ -204,7 +208,7 @@ SCENARIOS: dict[Callable[[Flask], list[Event]], int] = {
     settled: 1,
     settled_named_by_their_id_only: 1,
     failed_decline_known: 1,
-    acquirer_by_reference: 1,
+    braintree_by_reference: 1,
     as_new_as_the_one_applied: 1,
     two_events_for_one_payment_then_a_settled_one: 1,
     settled_amount_differs: 0,
@@ -213,7 +217,7 @@ SCENARIOS: dict[Callable[[Flask], list[Event]], int] = {
     settled_another_provider_id: 0,
     settled_provider_id_not_stored: 0,
     named_by_ours_and_by_theirs_differently: 0,
-    acquirer_named_by_key_and_by_theirs_differently: 0,
+    braintree_named_by_key_and_by_theirs_differently: 0,
     still_pending: 0,
     in_review: 0,
     failed_decline_not_stored: 0,
@@ -223,7 +227,7 @@ SCENARIOS: dict[Callable[[Flask], list[Event]], int] = {
     not_ours: 0,
     malformed_payment_ref: 0,
     another_providers_payment: 0,
-    acquirer_reference_not_a_key: 0,
+    braintree_reference_not_a_key: 0,
     no_effect_on_payments: 0,
 }
 

@@ -1,1 +1,0 @@
-"""The acquirer dialect of the sandbox: its API and hosted-card flow."""

@@ -1,0 +1,121 @@
+"""End to end with Braintree: payments charged through the sandbox's Braintree gateway, its
+signed notifications delivered over HTTP to the app's webhook endpoint and applied: a sale
+settled, a settlement declined later (the order's money taken back, as a dispute lost),
+a chargeback opened; a forged notification refused and nothing recorded."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from flask import Flask
+from sqlalchemy import func, select
+from werkzeug.serving import make_server
+
+from devtools.servers import free_port
+from extensions import db
+from models import Dispute, Order, OrderStatus, Payment, PaymentStatus, ProcessedWebhook
+from sandbox.braintree.notifications import signed_form
+from sandbox.braintree.xml import render
+from tests.factories import make_customer, make_order, make_payment
+from tests.helpers import charge_payment, run_maintenance_jobs
+from tests.sandbox_support import running_sandbox
+
+
+@pytest.fixture
+def wired(make_app: Any, tmp_path: Any, app: Flask) -> Iterator[tuple[Flask, Any]]:
+    """An app on a live port and a sandbox that sends its webhooks to it."""
+    port = free_port()
+    with running_sandbox(
+        str(tmp_path), "--webhook-url", f"http://127.0.0.1:{port}/webhooks"
+    ) as sandbox:
+        wired_app = make_app(STRIPE_API_BASE=sandbox.url, BRAINTREE_API_BASE=sandbox.url)
+        server = make_server("127.0.0.1", port, wired_app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield wired_app, sandbox
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def _charged(app: Flask, price_minor: int) -> int:
+    with app.app_context():
+        payment = make_payment(make_order(make_customer(), price_minor=price_minor), "braintree")
+        db.session.commit()
+        charge_payment(payment.id)
+        return payment.id
+
+
+def _applied(app: Flask, wanted: Callable[[list[str]], bool]) -> list[str]:
+    """The event types recorded and applied, once `wanted` holds (or the time is up)."""
+    deadline = time.monotonic() + 20
+    while True:
+        run_maintenance_jobs(app)
+        with app.app_context():
+            rows = db.session.execute(select(ProcessedWebhook.event_type, ProcessedWebhook.state))
+            applied = sorted(t for t, state in rows if state == "applied")
+        if wanted(applied) or time.monotonic() > deadline:
+            return applied
+        time.sleep(0.3)
+
+
+def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, Any]) -> None:
+    app, sandbox = wired
+    settles = _charged(app, 1234)
+    declines = _charged(app, 400_100)  # 4001.00: Braintree's sandbox declines its settlement
+    with app.app_context():
+        payments = {p.id: p for p in db.session.scalars(select(Payment))}
+        assert {p.status for p in payments.values()} == {PaymentStatus.SUCCEEDED}
+        settled_txn = payments[settles].provider_payment_id
+    assert sandbox.age_braintree(60) == 2  # the settlement batch runs
+    applied = _applied(app, lambda found: len(found) == 2)
+    assert applied == ["transaction_settled", "transaction_settlement_declined"]
+
+    sandbox.braintree_dispute(settled_txn)
+    applied = _applied(app, lambda found: "dispute_opened" in found)
+    assert "dispute_opened" in applied
+    with app.app_context():
+        by_payment = {d.payment_id: d for d in db.session.scalars(select(Dispute))}
+        declined = by_payment[declines]
+        assert (declined.reason, declined.status.value, declined.amount_minor) == (
+            "settlement_declined",
+            "lost",
+            400_100,
+        )
+        assert by_payment[settles].status.value == "needs_response"
+        assert by_payment[settles].amount_minor == 1234
+        orders = {
+            o.id: o.status
+            for o in db.session.scalars(select(Order))
+            if o.id in {p.order_id for p in payments.values()}
+        }
+        # the declined sale's money never came, the chargeback's is withdrawn: both disputed
+        assert set(orders.values()) == {OrderStatus.DISPUTED}
+
+
+def test_a_forged_notification_is_refused_and_recorded_nowhere(wired: tuple[Flask, Any]) -> None:
+    app, _ = wired
+    xml = render(
+        "notification",
+        {
+            "timestamp": datetime.now(UTC),
+            "kind": "transaction_settled",
+            "subject": {"transaction": {"id": "txn-x", "type": "sale", "amount": "1.00"}},
+        },
+    )
+    for private in ("someone_elses_key", ""):
+        body = urlencode(signed_form("sandbox_public_key", private, xml))
+        response = app.test_client().post(
+            "/webhooks/braintree", data=body, content_type="application/x-www-form-urlencoded"
+        )
+        assert response.status_code == 400, response.text
+        assert response.get_json()["error"]["code"] == "invalid_webhook"
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(ProcessedWebhook)) == 0
