@@ -101,6 +101,31 @@ def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
 
 
+def _weights(env: Mapping[str, str], providers: list[str], default: str) -> dict[str, int]:
+    if env.get("PAYMENTS_FAILOVER_PROVIDER"):
+        raise ConfigError(
+            "PAYMENTS_FAILOVER_PROVIDER is gone: a card token is its provider's own, so a "
+            "payment never moves to another provider. Remove it; PAYMENTS_PROVIDER_WEIGHTS "
+            "shares new payments out when the payment page is rendered."
+        )
+    given = _list(env, "PAYMENTS_PROVIDER_WEIGHTS", "")
+    weights = {name: 0 for name in providers}
+    if not given and default:
+        weights[default] = 1  # unset: every page offers the default provider
+    for item in given:
+        name, _, raw = item.partition("=")
+        name = name.strip()
+        if name not in providers or not raw.strip().isdigit():
+            raise ConfigError(
+                f"PAYMENTS_PROVIDER_WEIGHTS: {item!r} is not <provider>=<whole number> "
+                f"for one of PAYMENTS_PROVIDERS={','.join(providers)}"
+            )
+        weights[name] = int(raw)
+    if providers and not any(weights.values()):
+        raise ConfigError("PAYMENTS_PROVIDER_WEIGHTS gives every provider 0: nothing is offered")
+    return weights
+
+
 def _public_url(env: Mapping[str, str], is_production: bool, default: str) -> str:
     value = env.get("PUBLIC_URL", "").strip().rstrip("/")
     if not is_production:
@@ -229,6 +254,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "CURRENCIES": [c.upper() for c in _list(env, "CURRENCIES", "EUR,USD,GBP")],
         "PAYMENTS_PROVIDERS": providers,
         "PAYMENTS_DEFAULT_PROVIDER": default_provider,
+        # Which provider's card entry a payment page shows: "stripe=3,braintree=1"; by
+        # default every page the default provider's.
+        "PAYMENTS_PROVIDER_WEIGHTS": _weights(env, providers, default_provider),
         # HTTP policy towards providers (see providers/http.py for why each value).
         # 2 s to connect: a TCP handshake to a healthy provider takes milliseconds; a
         # provider that cannot accept a connection in 2 s is down, and the request was
@@ -245,9 +273,6 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "THROTTLE_WINDOW_S": number(env, "THROTTLE_WINDOW_S", 60),
         "THROTTLE_DECAY_S": number(env, "THROTTLE_DECAY_S", 30),
         "THROTTLE_JITTER_S": number(env, "THROTTLE_JITTER_S", 10),
-        # Failover (off when empty): a payment never sent may move to this provider
-        # while its own provider's circuit is open.
-        "PAYMENTS_FAILOVER_PROVIDER": env.get("PAYMENTS_FAILOVER_PROVIDER", ""),
         # At most this many repeats of a safe request (3 attempts in all).
         "PROVIDER_MAX_RETRIES": integer(env, "PROVIDER_MAX_RETRIES", 2),
         # A provider's Retry-After is honoured up to this; a longer wait is the job's to

@@ -31,7 +31,9 @@ class MoneySettings:
 class PaymentSettings:
     providers: tuple[str, ...]
     default_provider: str
-    failover_provider: str  # "" when off
+    # How new payments are shared out when the payment page is rendered (provider ->
+    # weight; 0: only when asked by name). A payment never moves to another provider.
+    weights: Mapping[str, int]
     lease_s: int  # a job holds its movement this long at most
     send_defer_s: int  # a send (charge, refund) provably not made waits this long
     pending_sweep_grace_s: int  # a pending row untouched this long has lost its job
@@ -124,7 +126,7 @@ class Settings:
             payments=PaymentSettings(
                 providers=tuple(c["PAYMENTS_PROVIDERS"]),
                 default_provider=c["PAYMENTS_DEFAULT_PROVIDER"],
-                failover_provider=c["PAYMENTS_FAILOVER_PROVIDER"],
+                weights=dict(c["PAYMENTS_PROVIDER_WEIGHTS"]),
                 lease_s=int(c["PAYMENT_LEASE_S"]),
                 send_defer_s=int(c["SEND_DEFER_S"]),
                 pending_sweep_grace_s=int(c["PENDING_SWEEP_GRACE_S"]),

@@ -16,7 +16,7 @@ from models.types import parse_uuid
 from providers.events import JSONNumberError, JSONTextError, strict_json
 from services.accounts.customers import customer_for_token, hash_token
 from services.catalog.products import skus_on_sale_by_currency
-from services.payments.cards import card_entry
+from services.payments.cards import card_contracts
 from services.payments.checkout import (
     owned_order,
     owned_payment,
@@ -33,6 +33,7 @@ from services.payments.reads import (
     payment_json,
     refund_request_json,
 )
+from services.payments.routing import minimum_minor
 from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ClientError
 from services.refunds import requests as refund_requests
@@ -41,6 +42,7 @@ from services.wallet.reads import wallets_of
 from settings import settings
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+LEAN_FIELDS = frozenset({"payment_method", "provider"})  # a new payment's body, at most
 csrf.exempt(bp)  # bearer tokens, not cookies: no cross-site request can carry one
 
 
@@ -117,13 +119,13 @@ def _json_body(*fields: str, is_optional: bool = False) -> dict[str, Any]:
 @bp.get("/openapi.json")
 def openapi() -> ResponseReturnValue:
     """The API's contract (OpenAPI 3.1); public, like any published API description."""
-    entry, money = card_entry(), settings().money
+    money = settings().money
     described = document(
         money.currencies,
-        entry.token_re,
+        card_contracts(),
         catalog=skus_on_sale_by_currency(),
         max_amount_minor=money.max_amount_minor,
-        card_minimum_minor=entry.minimum_minor,
+        card_minimum_minor={c: minimum_minor(c) for c in money.currencies},
     )
     return jsonify(described)
 
@@ -153,22 +155,29 @@ def post_payment(order_id: int) -> ResponseReturnValue:
 def _lean_payment(order_id: int) -> NewPayment | None:
     token, raw_key = _bearer_token(), request.headers.get("Idempotency-Key", "")
     body = request.get_json(silent=True)
-    if not token or not isinstance(body, dict) or body.keys() != {"payment_method"}:
+    if (
+        not token
+        or not isinstance(body, dict)
+        or not LEAN_FIELDS >= body.keys() >= {"payment_method"}
+    ):
         return None
     try:
         key = parse_uuid(raw_key)
     except ValueError:
         return None
-    card = body.get("payment_method")
-    return pay_order_by_token(hash_token(token), order_id, key, card, request.remote_addr)
+    card, provider = body.get("payment_method"), body.get("provider")
+    return pay_order_by_token(hash_token(token), order_id, key, card, request.remote_addr, provider)
 
 
 @token_required
 def _post_payment(order_id: int) -> ResponseReturnValue:
     """Every other case (repeats, errors): decided and answered by the ORM path."""
     key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
-    card = _json_body("payment_method", is_optional=True).get("payment_method")
-    payment, is_new = start_order_payment(g.customer, order_id, key, card, request.remote_addr)
+    body = _json_body("payment_method", "provider", is_optional=True)
+    card, provider = body.get("payment_method"), body.get("provider")
+    payment, is_new = start_order_payment(
+        g.customer, order_id, key, card, request.remote_addr, provider
+    )
     return _payment_answer(payment, is_new)
 
 
@@ -236,7 +245,7 @@ def post_wallet_payment(order_id: int) -> ResponseReturnValue:
 def post_topup() -> ResponseReturnValue:
     """Top a wallet up through the provider: a payment like an order's, same key rules."""
     key = parse_idempotency_key(request.headers.get("Idempotency-Key"))
-    body = _json_body("amount_minor", "currency", "payment_method")
+    body = _json_body("amount_minor", "currency", "payment_method", "provider")
     currency = body.get("currency")
     if not isinstance(currency, str):
         raise ClientError("currency must be an ISO 4217 code", code="invalid_currency", status=422)
@@ -247,6 +256,7 @@ def post_topup() -> ResponseReturnValue:
         key,
         body.get("payment_method"),
         request.remote_addr,
+        body.get("provider"),
     )
     return _payment_answer(payment, is_new)
 

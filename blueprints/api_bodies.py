@@ -10,6 +10,7 @@ from typing import Any
 from services.payments.ordering import MAX_ORDER_ITEMS, MAX_QUANTITY
 
 CARD = {"$ref": "#/components/schemas/PaymentMethod"}
+PROVIDER = {"$ref": "#/components/schemas/Provider"}
 # What a string of a request may hold: anything but control characters (tab, newline
 # and carriage return are text), which are refused as `invalid_text`.
 TEXT_PATTERN = "^[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f]*$"
@@ -23,6 +24,30 @@ def closed(properties: dict[str, Any]) -> dict[str, Any]:
         "required": list(properties),
         "additionalProperties": False,
     }
+
+
+def with_card(properties: dict[str, Any], cards: Sequence[Any]) -> dict[str, Any]:
+    """A body that pays by card: `properties`, the card token and the provider it is of
+    (optional: the token's shape names it), one branch per provider (`cards`:
+    services/payments/cards.CardContract): its token's shape, and, where the body names
+    a currency, the currencies its merchant account takes."""
+    schema = closed({**properties, "payment_method": CARD, "provider": PROVIDER})
+    schema["required"].remove("provider")
+    schema["anyOf"] = [
+        {
+            "properties": {
+                "payment_method": {"pattern": f"^(?:{card.token_re})$"},
+                "provider": {"const": card.provider},
+                **(
+                    {"currency": {"enum": list(card.currencies)}}
+                    if "currency" in properties
+                    else {}
+                ),
+            }
+        }
+        for card in cards
+    ]
+    return schema
 
 
 def new_order(catalog: Mapping[str, Sequence[str]]) -> dict[str, Any]:

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from blueprints.api_bodies import CARD, TEXT_PATTERN, amount_branch, closed, new_order
+from blueprints.api_bodies import (
+    TEXT_PATTERN,
+    amount_branch,
+    closed,
+    new_order,
+    with_card,
+)
 from blueprints.api_errors import error_responses
 from blueprints.api_schemas import (
     CURRENCY,
@@ -26,6 +32,7 @@ from blueprints.api_schemas import (
     ref,
 )
 from models.types import MAX_ROW_ID, UUID_RE
+from services.payments.cards import CardContract
 from services.refunds.requests import MAX_TEXT, MIN_TEXT
 
 JSON = "application/json"
@@ -210,21 +217,28 @@ PATHS: dict[str, dict[str, Any]] = {
 
 def document(
     currencies: Sequence[str],
-    card_pattern: str,
+    cards: Sequence[CardContract],
     *,
     catalog: Mapping[str, Sequence[str]],
     max_amount_minor: int,
     card_minimum_minor: Mapping[str, int],
 ) -> dict[str, Any]:
-    """The document for this deployment: its currencies, its provider's card token and
-    minimum charges, the amounts' maximum and the SKUs on sale (by currency)."""
+    """The document for this deployment: its currencies, its providers' card tokens (and
+    the currencies each takes), the smallest card payments, the amounts' maximum and the
+    SKUs on sale (by currency)."""
     currency = {"type": "string", "enum": list(currencies), "description": "ISO 4217 code"}
     card = {
         "type": "string",
-        "pattern": f"^(?:{card_pattern})$",
-        "description": "the provider's card token from its browser library (Stripe: pm_...); "
-        "never card data",
+        "pattern": "^(?:" + "|".join(f"(?:{c.token_re})" for c in cards) + ")$",
+        "description": "the provider's card token from its browser library (Stripe: pm_..., "
+        "Braintree: a payment method nonce); never card data",
         "examples": ["pm_card_visa"],
+    }
+    provider = {
+        "type": "string",
+        "enum": [c.provider for c in cards],
+        "description": "the provider whose card entry made payment_method (the payment "
+        "stays with it); optional: the token's shape names it",
     }
     amount = {"type": "integer", "minimum": 1, "maximum": max_amount_minor}
     debit = closed(
@@ -235,11 +249,16 @@ def document(
         }
     )
     debit["required"] = ["amount_minor", "currency"]
-    topup = closed({"amount_minor": amount, "currency": CURRENCY, "payment_method": CARD})
-    topup["description"] = "the amount is at least the provider's minimum charge in the currency"
-    topup["anyOf"] = [
-        amount_branch(code, card_minimum_minor.get(code, 1), max_amount_minor)
-        for code in currencies
+    topup = with_card({"amount_minor": amount, "currency": CURRENCY}, cards)
+    topup["description"] = "the amount is at least the shop's smallest card payment in the currency"
+    topup["allOf"] = [
+        {
+            "anyOf": [
+                amount_branch(code, card_minimum_minor.get(code, 1), max_amount_minor)
+                for code in currencies
+            ]
+        },
+        {"anyOf": topup.pop("anyOf")},
     ]
     return {
         "openapi": "3.1.0",
@@ -265,6 +284,7 @@ def document(
             "schemas": {
                 "Currency": currency,
                 "PaymentMethod": card,
+                "Provider": provider,
                 "Money": MONEY,
                 "Order": ORDER,
                 "Payment": PAYMENT,
@@ -274,7 +294,7 @@ def document(
                 "Wallets": WALLETS,
                 "Error": ERROR,
                 "NewOrder": new_order(catalog),
-                "NewPayment": closed({"payment_method": CARD}),
+                "NewPayment": with_card({}, cards),
                 "NewDebit": debit,
                 "NewTopup": topup,
                 "RefundRequest": REFUND_REQUEST,

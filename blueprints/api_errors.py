@@ -51,6 +51,8 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
             "({amount_minor, currency}) says how much",
             "refund_not_askable": "the order is not paid, its days to ask for a refund "
             "have passed, or a request of it is waiting",
+            "currency_not_served": "the provider's merchant account does not take the "
+            "order's currency (pay with another provider's card entry)",
         },
     ),
     "413": (
@@ -80,7 +82,9 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
             "invalid_reference": "reference is not a string",
             "invalid_wallet_operation": "the wallet operation cannot be made as asked",
             "currency_mismatch": "the wallet's currency is not the order's",
-            "amount_too_small": "under the provider's minimum charge in this currency; "
+            "provider_invalid": "provider is not one of the shop's providers",
+            "currency_not_served": "the provider's merchant account does not take this currency",
+            "amount_too_small": "under the shop's smallest card payment in this currency; "
             "`minimum` ({amount_minor, currency}) says it",
             "payment_method_missing": "no payment_method (the provider's card token)",
             "payment_method_invalid": "payment_method is not the provider's card token",

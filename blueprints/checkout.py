@@ -155,7 +155,7 @@ def checkout(order_id: int) -> ResponseReturnValue:
         "checkout/checkout.html",
         order=order,
         wallet=wallet,
-        card=card_entry(),
+        card=card_entry(order.currency, request.args.get("provider")),
         idempotency_key=uuid.uuid4(),
         wallet_operation_id=uuid.uuid4(),  # the wallet debit's operation id, born here too
         is_open=order.status == OrderStatus.OPEN,
@@ -181,7 +181,8 @@ def _lean_payment(order_id: int) -> NewPayment | None:
     except ValueError:
         return None
     card = request.form.get("payment_method")
-    return pay_order_by_session(*signed_in, order_id, key, card, request.remote_addr)
+    provider = request.form.get("provider")
+    return pay_order_by_session(*signed_in, order_id, key, card, request.remote_addr, provider)
 
 
 @login_required
@@ -190,7 +191,10 @@ def _pay(order_id: int) -> ResponseReturnValue:
     try:
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         card = request.form.get("payment_method")
-        payment, _ = start_order_payment(current_user, order_id, key, card, request.remote_addr)
+        provider = request.form.get("provider")
+        payment, _ = start_order_payment(
+            current_user, order_id, key, card, request.remote_addr, provider
+        )
     except NotFoundError:
         abort(404)
     except ClientError as exc:

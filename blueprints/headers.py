@@ -39,7 +39,10 @@ def csp_nonce() -> str:
 def register(app: Flask) -> None:
     is_production = settings(app).is_production
     with app.app_context():
-        sources = {kind: f" {origin}" for kind, origin in card_entry_sources().items()}
+        sources = {
+            kind: "".join(f" {origin}" for origin in origins)
+            for kind, origins in card_entry_sources().items()
+        }
     extra = {kind: sources.get(kind, "") for kind in ("script", "connect", "frame")}
 
     fixed = {**HEADERS, **({"Strict-Transport-Security": HSTS} if is_production else {})}

@@ -14,11 +14,8 @@ from models import Wallet, money
 from models.money import InvalidAmountError, Money, reviewed_minor, validate_money
 from models.types import parse_uuid
 from services.payments.cards import card_entry
-from services.payments.checkout import (
-    check_minimum,
-    parse_idempotency_key,
-    start_topup_payment,
-)
+from services.payments.checkout import parse_idempotency_key, start_topup_payment
+from services.payments.routing import check_minimum
 from services.payments.wallet_orders import pay_order_from_wallet
 from services.platform.errors import ClientError, form_message
 from services.platform.locales import amount_message, current_locale, money_text
@@ -77,13 +74,19 @@ def topup() -> ResponseReturnValue:
                 max_minor=settings().money.max_amount_minor,
                 allowed=[target.currency],
             )
-            check_minimum(settings().payments.default_provider, amount.amount_minor, currency)
+            check_minimum(amount.amount_minor, currency)
             return _topup_review(amount)
         amount_minor = reviewed_minor(reviewed)
         key = parse_idempotency_key(request.form.get("idempotency_key"))
         card = request.form.get("payment_method")
         payment, _ = start_topup_payment(
-            current_user, target, amount_minor, key, card, request.remote_addr
+            current_user,
+            target,
+            amount_minor,
+            key,
+            card,
+            request.remote_addr,
+            request.form.get("provider"),
         )
     except (ClientError, InvalidAmountError) as exc:
         # The form again, with the reason: a 4xx, and nothing was written.
@@ -111,7 +114,7 @@ def _topup_review(amount: Money) -> str:
         "wallet/topup_review.html",
         amount=amount,
         idempotency_key=uuid.uuid4(),  # born with the reviewed intent: a double click pays once
-        card=card_entry(),
+        card=card_entry(amount.currency, request.args.get("provider")),
     )
 
 

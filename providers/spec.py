@@ -89,6 +89,9 @@ class ProviderSpec:
     # The smallest amount the provider charges, in minor units by currency (a smaller
     # one is refused before a payment is created; it would come back as a "decline").
     minimum_minor: Mapping[str, int] = field(default_factory=dict)
+    # The setting naming the merchant account's one currency (Braintree's), or None when
+    # the provider takes every currency of the shop (Stripe).
+    account_currency_setting: str | None = None
 
     def minimum_for(self, currency: str) -> int:
         return self.minimum_minor.get(currency.upper(), 1)

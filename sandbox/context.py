@@ -51,6 +51,7 @@ class SandboxConfig:
     braintree_merchant_id: str = "sandbox_merchant"
     braintree_public_key: str = "sandbox_public_key"
     braintree_private_key: str = "sandbox_private_key"
+    braintree_tokenization_key: str = "sandbox_tk000000_sandbox_merchant"  # the browser's
     braintree_merchant_account_id: str = "sandbox_eur"
     braintree_currency: str = "EUR"
     braintree_settle_s: float = 10.0

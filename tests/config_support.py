@@ -16,4 +16,5 @@ PRODUCTION = {
     "BRAINTREE_MERCHANT_ID": "shop_merchant",
     "BRAINTREE_PUBLIC_KEY": "bt_public_x",
     "BRAINTREE_PRIVATE_KEY": "bt_private_x",
+    "BRAINTREE_TOKENIZATION_KEY": "production_ab12cd34_shop_merchant",
 }

@@ -197,6 +197,7 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
         config["STRIPE_API_BASE"] = server_urls["sandbox"]
         config["BRAINTREE_API_BASE"] = server_urls["sandbox"]
         config["STRIPE_JS_URL"] = server_urls["sandbox"] + "/js/v3"
+        config["BRAINTREE_JS_URL"] = server_urls["sandbox"] + "/braintree-web/client.js"
     if "mail" in server_urls:
         config["SMTP_URL"] = server_urls["mail"]
     config.update(overrides)

@@ -45,12 +45,16 @@ def place_order(client: FlaskClient) -> int:
 def checkout_form(client: FlaskClient, order_id: int) -> dict[str, str]:
     page = client.get(f"/orders/{order_id}/checkout").get_data(as_text=True)
     key = re.search(r'name="idempotency_key" value="([^"]+)"', page)
-    assert key
-    # What static/card.js posts once Stripe.js made the PaymentMethod in the browser.
+    provider = re.search(r'name="provider" value="([^"]+)"', page)
+    assert key and provider
+    # What static/card.js posts once the provider's script made its token in the browser
+    # (Stripe.js a PaymentMethod; braintree-web a nonce).
+    card = {"stripe": "pm_card_visa", "braintree": "fake-valid-nonce"}[provider.group(1)]
     return {
         "csrf_token": csrf_token_from(page),
         "idempotency_key": key.group(1),
-        "payment_method": "pm_card_visa",
+        "provider": provider.group(1),
+        "payment_method": card,
     }
 
 

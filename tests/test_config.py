@@ -168,6 +168,17 @@ def test_production_asks_only_for_the_enabled_providers_settings() -> None:
         settings_from_env(env)  # both providers enabled (the default)
 
 
+def test_provider_weights_default_to_the_default_provider_and_are_checked() -> None:
+    assert settings_from_env({})["PAYMENTS_PROVIDER_WEIGHTS"] == {"stripe": 1, "braintree": 0}
+    weights = settings_from_env({"PAYMENTS_PROVIDER_WEIGHTS": "braintree=2, stripe=1"})
+    assert weights["PAYMENTS_PROVIDER_WEIGHTS"] == {"stripe": 1, "braintree": 2}
+    for bad in ("paypal=1", "stripe=-1", "stripe", "stripe=0,braintree=0"):
+        with pytest.raises(ConfigError, match="PAYMENTS_PROVIDER_WEIGHTS"):
+            settings_from_env({"PAYMENTS_PROVIDER_WEIGHTS": bad})
+    with pytest.raises(ConfigError, match="PAYMENTS_FAILOVER_PROVIDER is gone"):
+        settings_from_env({"PAYMENTS_FAILOVER_PROVIDER": "braintree"})
+
+
 def test_unknown_provider_names_are_refused() -> None:
     with pytest.raises(ConfigError, match="unknown providers: paypal"):
         settings_from_env({"PAYMENTS_PROVIDERS": "stripe,paypal"})

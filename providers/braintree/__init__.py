@@ -3,6 +3,7 @@ one spec."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,11 @@ from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
 DEV_MERCHANT_ID = "sandbox_merchant"
 DEV_PUBLIC_KEY = "sandbox_public_key"
 DEV_PRIVATE_KEY = "sandbox_private_key"
+# A tokenization key is public (every browser sees it) and can only make nonces.
+DEV_TOKENIZATION_KEY = "sandbox_tk000000_sandbox_merchant"
 PRODUCTION_API_BASE = "https://api.braintreegateway.com"
+# braintree-web's client, from Braintree's own origin in production (PCI SAQ A).
+BRAINTREE_JS_URL = "https://js.braintreegateway.com/web/3.111.0/js/client.min.js"
 
 
 def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str, Any]:
@@ -39,10 +44,30 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         "BRAINTREE_PRIVATE_KEY_PREVIOUS": context.optional_secret(
             env, "BRAINTREE_PRIVATE_KEY_PREVIOUS"
         ),
+        # braintree-web, loaded by the payment pages, and the key it makes nonces with.
+        "BRAINTREE_JS_URL": context.base_url(
+            env,
+            "BRAINTREE_JS_URL",
+            f"{context.sandbox_url}/braintree-web/client.js",
+            production_default=BRAINTREE_JS_URL,
+        ),
+        "BRAINTREE_TOKENIZATION_KEY": _tokenization_key(env, context),
         # The merchant account's one currency: a payment in another is refused before it
         # is created (Braintree would charge the account's currency).
         "BRAINTREE_CURRENCY": currency,
     }
+
+
+def _tokenization_key(env: Mapping[str, str], context: SettingsContext) -> str:
+    """The key every browser sees: a private key here would hand the account to anyone.
+    Braintree's look like <environment>_<random>_<merchant id>."""
+    key = context.secret(env, "BRAINTREE_TOKENIZATION_KEY", DEV_TOKENIZATION_KEY)
+    if not re.fullmatch(r"(sandbox|production|development)_[a-z0-9]+_[A-Za-z0-9_]+", key):
+        raise ConfigError(
+            "BRAINTREE_TOKENIZATION_KEY must be a tokenization key "
+            "(<environment>_<random>_<merchant id>), never an API key"
+        )
+    return key
 
 
 def build(config: Mapping[str, Any], policy: HttpPolicy) -> BraintreeProvider:
@@ -63,15 +88,12 @@ SPEC = ProviderSpec(
     webhook=WebhookScheme(
         verify_braintree, parse_braintree, "BRAINTREE_PRIVATE_KEY", load=load_braintree
     ),
-    dev_secrets=frozenset({DEV_MERCHANT_ID, DEV_PUBLIC_KEY, DEV_PRIVATE_KEY}),
+    dev_secrets=frozenset({DEV_MERCHANT_ID, DEV_PUBLIC_KEY, DEV_PRIVATE_KEY, DEV_TOKENIZATION_KEY}),
     slots=16,
     # A payment method nonce: the card entry's (tokencc_...) or a published test nonce.
     payment_method_re=r"tokencc_[A-Za-z0-9_]{1,240}|fake-[a-z0-9-]{1,100}",
     card_entry="braintree_js",
-    test_cards=(
-        ("fake-valid-nonce", "Test card: approved"),
-        ("fake-processor-declined-visa-nonce", "Test card: declined"),
-    ),
+    account_currency_setting="BRAINTREE_CURRENCY",
 )
 
 __all__ = ["SPEC", "BraintreeProvider"]

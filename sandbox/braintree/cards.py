@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hmac
 import json
+from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -19,6 +20,7 @@ from sandbox.braintree.gateway import answer, bp
 from sandbox.context import settings, store
 
 client_bp = Blueprint("braintree_client", __name__)  # the browser's: no API keys
+BRAINTREE_WEB = Path(__file__).with_name("client.js")
 CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Headers": "Content-Type",
@@ -60,8 +62,7 @@ def tokenize_preflight(merchant_id: str) -> Response:
 def tokenize(merchant_id: str) -> Response:
     body = request.get_json(silent=True)
     body = body if isinstance(body, dict) else {}
-    given = body.get("authorizationFingerprint")
-    if not isinstance(given, str) or not hmac.compare_digest(given, _fingerprint()):
+    if not _is_authorized(body):
         return _client_error(401, "Authorization fingerprint is invalid")
     given_card = body.get("creditCard")
     card: dict[str, Any] = given_card if isinstance(given_card, dict) else {}
@@ -74,6 +75,22 @@ def tokenize(merchant_id: str) -> Response:
     details = {"lastFour": number[-4:], "cardType": found.card_type, "bin": number[:6]}
     payload = {"creditCards": [{"nonce": nonce, "type": "CreditCard", "details": details}]}
     return _cors(jsonify(payload), 201)
+
+
+def _is_authorized(body: dict[str, Any]) -> bool:
+    """A client token's fingerprint, or the merchant's tokenization key (braintree-web
+    sends it as `tokenizationKey` with every client API request it authorizes)."""
+    fingerprint, key = body.get("authorizationFingerprint"), body.get("tokenizationKey")
+    if isinstance(fingerprint, str):
+        return hmac.compare_digest(fingerprint, _fingerprint())
+    return isinstance(key, str) and hmac.compare_digest(key, settings().braintree_tokenization_key)
+
+
+@client_bp.get("/braintree-web/client.js")
+def braintree_web() -> Response:
+    """The stand-in of braintree-web (client and hosted fields) the payment pages load in
+    development and tests instead of https://js.braintreegateway.com."""
+    return Response(BRAINTREE_WEB.read_text(), mimetype="application/javascript")
 
 
 def _client_error(status: int, message: str) -> Response:

@@ -26,7 +26,7 @@ from typing import Any
 from extensions import db
 from models.types import utcnow
 from providers.outcomes import Absent, NotSent, Succeeded
-from resilience.gateway import CallContext, CallRecord, is_refused
+from resilience.gateway import CallContext, CallRecord
 from services.movements import lifecycle, replays
 from services.movements.kinds import Kind
 from services.platform import autocommit, call_log
@@ -131,14 +131,13 @@ def send(kind: Kind, row_id: int) -> None:
 
 
 def _not_sent(kind: Kind, locked: Any, row: Any, outcome: NotSent) -> lifecycle.FollowUp:
-    """Nothing left: the claim's mark is undone and the send waits (or, refused by the
-    open circuit, goes where the kind reroutes it)."""
+    """Nothing left: the claim's mark is undone and the send waits (a movement never
+    moves to another provider: services/payments/routing.py)."""
     lifecycle.unmark_sending(locked, row.previous_sent_at)
     locked.last_sent_at = row.previous_last_sent_at
     if locked.status != kind.pending:
         return lifecycle.nothing
-    rerouted = kind.reroute(kind, locked) if kind.reroute and is_refused(outcome) else None
-    return rerouted or lifecycle.defer(kind, locked, outcome)
+    return lifecycle.defer(kind, locked, outcome)
 
 
 def release(kind: Kind, row_id: int) -> Any:

@@ -61,7 +61,6 @@ class Kind:
     claim_returning: str = "p.*"  # the columns the send needs back (SQL)
     before_send: Callable[[Any], bool] | None = None  # True: not sent (it settled the row)
     settle: Callable[[Any, Any, list[Any]], bool] | None = None  # a success in one statement
-    reroute: Callable[[Kind, Any], FollowUp | None] | None = None  # a send the breaker refused
 
     def send_job_id(self, row_id: int, suffix: str = "") -> str:
         return f"{self.name}-{row_id}{suffix}"

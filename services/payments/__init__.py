@@ -1,2 +1,2 @@
 """Payments: orders and checkout, the charge kind (declaration, answers, events, the lean
-success), 3-D Secure, failover, the state machine."""
+success), 3-D Secure, routing to a provider, the state machine."""

@@ -20,16 +20,15 @@ from models import (
     TransitionSource,
     Wallet,
 )
-from models.money import InvalidAmountError, Money, validate_money
+from models.money import InvalidAmountError, validate_money
 from models.types import parse_uuid
 from providers.registry import spec_for
 from services.movements import lifecycle
 from services.movements.locks import lock_owned_order
-from services.payments import attempts
+from services.payments import attempts, routing
 from services.payments.kind import CHARGE
 from services.payments.state import record_creation
 from services.platform.errors import ConflictError, NotFoundError, UnprocessableError
-from services.platform.locales import money_text
 from settings import settings
 
 log = logging.getLogger(__name__)
@@ -52,10 +51,10 @@ def _address(address: str | None) -> str | None:
     return (address or "")[:45] or None
 
 
-def parse_payment_method(raw: object, provider: str | None = None) -> str:
-    """The card token the customer's browser got from the provider (Stripe: pm_...),
-    checked against the provider's token shape; never card data."""
-    name = provider or settings().payments.default_provider
+def parse_payment_method(raw: object, provider: str) -> str:
+    """The card token the customer's browser got from the provider (Stripe: pm_...,
+    Braintree: a nonce), checked against the provider's token shape; never card data."""
+    name = provider
     if raw is None or raw == "":
         raise UnprocessableError(
             "a payment_method (the provider's card token, e.g. pm_...) is required",
@@ -83,25 +82,18 @@ def owned_payment(customer: Customer, payment_id: int) -> Payment:
     return payment
 
 
-def check_minimum(provider: str, amount_minor: int, currency: str) -> None:
-    """Refuse, before anything is written or sent, an amount under the provider's minimum
-    charge in that currency (Stripe: 0.50 USD, 0.30 GBP, 50 JPY...)."""
-    minimum = spec_for(provider).minimum_for(currency)
-    if amount_minor < minimum:
-        raise UnprocessableError(
-            f"{provider} charges at least {money_text(minimum, currency)}; "
-            f"this payment is {money_text(amount_minor, currency)}",
-            code="amount_too_small",
-            details={"minimum": Money(minimum, currency)},
-        )
-
-
 def start_order_payment(
-    customer: Customer, order_id: int, key: uuid.UUID, card: object, address: str | None = None
+    customer: Customer,
+    order_id: int,
+    key: uuid.UUID,
+    card: object,
+    address: str | None = None,
+    provider: object = None,
 ) -> tuple[Payment, bool]:
     """Record the intent to pay an order (pending), commit, then enqueue the charge.
 
-    `card` is the provider's card token as the client sent it (checked here). Returns
+    `card` is the provider's card token as the client sent it (checked here), `provider`
+    the provider the page's card entry was (routing.provider_of decides). Returns
     (payment, is_new). A repeat with the same key returns the same payment. Raises
     NotFoundError, UnprocessableError (no or a malformed card token, key reused for
     another order or card), ConflictError (order not open, or paid by another payment)
@@ -111,15 +103,15 @@ def start_order_payment(
     # Locked: a wallet payment of the same order waits for this transaction, and we
     # for it, so an order is never paid twice by the two routes.
     order = lock_owned_order(customer, order_id)
-    payment_method = parse_payment_method(card)
-    provider = settings().payments.default_provider
-    check_minimum(provider, order.total_minor, order.currency)
+    name = routing.provider_of(provider, card, order.currency, is_orders=True)
+    payment_method = parse_payment_method(card, name)
+    routing.check_minimum(order.total_minor, order.currency)
     payment = Payment(
         idempotency_key=key,
         customer_id=customer.id,
         purpose=PaymentPurpose.ORDER,
         order_id=order.id,
-        provider=provider,
+        provider=name,
         amount_minor=order.total_minor,
         currency=order.currency,
         payment_method=payment_method,
@@ -148,6 +140,7 @@ def start_topup_payment(
     key: uuid.UUID,
     card: object,
     address: str | None = None,
+    provider: object = None,
 ) -> tuple[Payment, bool]:
     """Record the intent to top a wallet up through the provider; same rules as orders."""
     if wallet.customer_id != customer.id:
@@ -161,15 +154,15 @@ def start_topup_payment(
         )
     except InvalidAmountError as exc:
         raise UnprocessableError(str(exc), code="invalid_amount") from None
-    payment_method = parse_payment_method(card)
-    provider = settings().payments.default_provider
-    check_minimum(provider, amount_minor, wallet.currency)
+    name = routing.provider_of(provider, card, wallet.currency)
+    payment_method = parse_payment_method(card, name)
+    routing.check_minimum(amount_minor, wallet.currency)
     payment = Payment(
         idempotency_key=key,
         customer_id=customer.id,
         purpose=PaymentPurpose.WALLET_TOPUP,
         wallet_id=wallet.id,
-        provider=provider,
+        provider=name,
         amount_minor=amount_minor,
         currency=wallet.currency,
         payment_method=payment_method,

@@ -25,7 +25,7 @@ from models import OrderStatus, PaymentPurpose, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.registry import spec_for
 from services.movements import lifecycle
-from services.payments import attempts
+from services.payments import attempts, routing
 from services.payments.kind import CHARGE
 from services.payments.state import CREATION_REASON
 from services.platform import autocommit
@@ -108,11 +108,16 @@ class NewPayment:
 
 
 def pay_order_by_token(
-    token_hash: str, order_id: int, key: uuid.UUID, card: object, address: str | None = None
+    token_hash: str,
+    order_id: int,
+    key: uuid.UUID,
+    card: object,
+    address: str | None = None,
+    provider: object = None,
 ) -> NewPayment | None:
     """The payment for an API client's order, or None: take the ORM path instead (which
     also answers a customer blocked for card testing)."""
-    return _pay(_BY_TOKEN, {"token_hash": token_hash}, order_id, key, card, address)
+    return _pay(_BY_TOKEN, {"token_hash": token_hash}, order_id, key, card, address, provider)
 
 
 def pay_order_by_session(
@@ -122,10 +127,12 @@ def pay_order_by_session(
     key: uuid.UUID,
     card: object,
     address: str | None = None,
+    provider: object = None,
 ) -> NewPayment | None:
-    """The payment for a signed-in customer's order (the Pay form), or None."""
+    """The payment for a signed-in customer's order (the Pay form, whose card entry was
+    `provider`'s), or None."""
     who = {"customer_id": customer_id, "version": session_version}
-    return _pay(_BY_SESSION, who, order_id, key, card, address)
+    return _pay(_BY_SESSION, who, order_id, key, card, address, provider)
 
 
 def _pay(
@@ -135,9 +142,10 @@ def _pay(
     key: uuid.UUID,
     card: object,
     address: str | None,
+    asked: object,
 ) -> NewPayment | None:
-    provider = settings().payments.default_provider
-    if not isinstance(card, str):
+    provider = routing.lean_provider(asked, card)
+    if provider is None or not isinstance(card, str):
         return None
     if not spec_for(provider).accepts_payment_method(card):
         return None  # the ORM path answers the malformed card token
@@ -149,7 +157,8 @@ def _pay(
         "key": key,
         "purpose": PaymentPurpose.ORDER.value,
         "provider": provider,
-        # Under the provider's minimum charge: no row, and the ORM path says why.
+        # Under the shop's smallest card payment, or in a currency the provider does not
+        # take: no row, and the ORM path says why.
         "minimums": _minimums(provider),
         "pending": PaymentStatus.PENDING.value,
         "payment_method": card,
@@ -174,9 +183,18 @@ def _pay(
     return created
 
 
-@functools.cache
 def _minimums(provider: str) -> str:
-    return json.dumps(dict(spec_for(provider).minimum_minor))
+    currencies = settings().money.currencies
+    served = tuple((c, routing.serves(provider, c)) for c in currencies)
+    return _minimums_of(served, settings().payments.providers)
+
+
+@functools.cache
+def _minimums_of(served: tuple[tuple[str, bool], ...], enabled: tuple[str, ...]) -> str:
+    """The smallest order by currency, as the statement reads it (a currency not served:
+    more than any order). `enabled` decides the shop's minimums (routing.minimum_minor)."""
+    del enabled  # part of the cache's key only
+    return json.dumps({c: routing.minimum_minor(c) if ok else 2**62 for c, ok in served})
 
 
 def _new_payment(

@@ -2,8 +2,8 @@
 the engine of every kind (services/movements/engine.py). What is its own: the request,
 what an answer means for the payment (services/payments/answers.py: a success, a
 decline, 3-D Secure, one still processing), card testing refused before a send, the
-success in one statement (services/payments/settling.py) and failover of a send the
-open circuit refused (services/payments/failover.py)."""
+success in one statement (services/payments/settling.py). A payment stays with the
+provider it was created for (services/payments/routing.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from providers.base import ChargeRequest
 from services.accounts import provider_customers
 from services.movements import engine, kinds, lifecycle
 from services.movements.locks import lock_payment
-from services.payments import answers, attempts, events, failover, settling
+from services.payments import answers, attempts, events, settling
 from services.payments.state import move
 from settings import settings
 
@@ -97,6 +97,5 @@ CHARGE: kinds.Kind = kinds.register(
         claim_returning=_CLAIM_RETURNING,
         before_send=_before_send,
         settle=settling.settle,
-        reroute=failover.reroute,
     )
 )

@@ -51,7 +51,11 @@ def _card(sandbox: Any, number: str = "4242424242424242") -> str:
         ({"payment_method": "4242424242424242"}, "payment_method_invalid"),
         ({"payment_method": "pm_bad token"}, "payment_method_invalid"),
         ({"payment_method": 42}, "payment_method_invalid"),
-        ({"payment_method": "fake-valid-nonce"}, "payment_method_invalid"),  # Braintree's
+        # a token is its provider's own: a Braintree nonce is not Stripe's, nor the reverse
+        ({"payment_method": "fake-valid-nonce", "provider": "stripe"}, "payment_method_invalid"),
+        ({"payment_method": "pm_card_visa", "provider": "braintree"}, "payment_method_invalid"),
+        ({"payment_method": "pm_card_visa", "provider": "paypal"}, "provider_invalid"),
+        ({"payment_method": "pm_card_visa", "provider": 1}, "provider_invalid"),
     ],
 )
 def test_a_missing_or_malformed_payment_method_is_422_and_writes_nothing(
@@ -84,6 +88,30 @@ def test_a_payment_stores_its_payment_method_and_charges_with_it(
     run_jobs(app)
     answer = client.get(f"/api/payments/{created.get_json()['id']}", headers=api).get_json()
     assert answer["status"] == "failed" and answer["decline_code"] == "generic_decline"
+
+
+@pytest.mark.parametrize("provider", [None, "braintree"])
+def test_a_braintree_nonce_is_charged_at_braintree(
+    app: Flask,
+    client: FlaskClient,
+    api: dict[str, str],
+    sandbox: Any,
+    provider: str | None,
+) -> None:
+    """The token's shape names its provider when the client does not (the lean statement
+    and the ORM path alike); the payment never moves from it."""
+    order = api_order(client, api)
+    body = {"payment_method": "fake-processor-declined-visa-nonce"}
+    created = client.post(
+        f"/api/orders/{order['id']}/payments",
+        json={**body, **({"provider": provider} if provider else {})},
+        headers={**api, "Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert created.status_code == 201, created.get_data(as_text=True)
+    assert created.get_json()["provider"] == "braintree"
+    run_jobs(app, "braintree")
+    answer = client.get(f"/api/payments/{created.get_json()['id']}", headers=api).get_json()
+    assert answer["status"] == "failed" and answer["decline_code"] == "2000"  # Do Not Honor
 
 
 def test_a_repeat_with_another_payment_method_is_refused(

@@ -6,25 +6,49 @@ from typing import Any
 
 from flask import Flask
 
-from services.payments.cards import card_entry, card_entry_sources
+from services.payments.cards import UNAVAILABLE, card_entry, card_entry_sources
+from services.platform.provider_clients import breaker_for
 
 
 def test_stripe_takes_cards_through_stripe_js(app: Flask) -> None:
     with app.app_context():
-        entry = card_entry()
-        sources = card_entry_sources()
+        entry = card_entry("EUR")
+    assert entry.provider == "stripe"  # the default provider's weight, unset
     assert entry.kind == "stripe_js" and entry.publishable_key == "pk_test_sandbox"
     assert entry.js_url == app.config["STRIPE_JS_URL"]
-    sandbox_origin = app.config["STRIPE_API_BASE"]
-    assert sources == {"script": sandbox_origin, "frame": sandbox_origin, "connect": sandbox_origin}
 
 
-def test_the_acquirer_offers_test_tokens_outside_production_only(make_app: Any) -> None:
-    development = make_app(PAYMENTS_DEFAULT_PROVIDER="acquirer")
-    with development.app_context():
-        entry = card_entry()
-        assert card_entry_sources() == {}
-    assert entry.kind == "token" and ("card_ok", "Test card: approved") in entry.test_cards
-    production = make_app(PAYMENTS_DEFAULT_PROVIDER="acquirer", IS_PRODUCTION=True)
-    with production.app_context():
-        assert card_entry().test_cards == ()
+def test_braintree_takes_cards_through_braintree_web(make_app: Any) -> None:
+    shop = make_app(PAYMENTS_PROVIDER_WEIGHTS={"stripe": 0, "braintree": 1})
+    with shop.app_context():
+        entry = card_entry("EUR")
+    assert (entry.provider, entry.kind) == ("braintree", "braintree_js")
+    assert entry.js_url == shop.config["BRAINTREE_JS_URL"]
+    assert entry.publishable_key == shop.config["BRAINTREE_TOKENIZATION_KEY"]
+    assert entry.test_cards == ()  # hosted fields take test card numbers, not a select
+
+
+def test_the_csp_allows_each_enabled_providers_card_entry_and_nothing_else(
+    app: Flask, make_app: Any
+) -> None:
+    sandbox = app.config["STRIPE_API_BASE"]  # every provider's sandbox in tests
+    with app.app_context():
+        assert card_entry_sources() == {
+            "script": [sandbox],
+            "frame": [sandbox],
+            "connect": [sandbox],
+        }
+    braintree_only = make_app(
+        PAYMENTS_PROVIDERS=["braintree"],
+        PAYMENTS_PROVIDER_WEIGHTS={"braintree": 1},
+        BRAINTREE_API_BASE="http://127.0.0.1:1",
+    )
+    with braintree_only.app_context():
+        assert card_entry_sources() == {"script": [sandbox], "connect": ["http://127.0.0.1:1"]}
+
+
+def test_no_card_entry_while_every_offered_circuit_is_open(app: Flask) -> None:
+    with app.app_context():
+        breaker_for("stripe").force("open", actor="test", reason="down")
+        assert card_entry("EUR") == UNAVAILABLE
+        assert card_entry("EUR", "braintree") == UNAVAILABLE  # weight 0: never on a page
