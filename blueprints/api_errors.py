@@ -83,7 +83,8 @@ ERRORS: dict[str, tuple[str, dict[str, str]]] = {
             "invalid_wallet_operation": "the wallet operation cannot be made as asked",
             "currency_mismatch": "the wallet's currency is not the order's",
             "provider_invalid": "provider is not one of the shop's providers",
-            "currency_not_served": "the provider's merchant account does not take this currency",
+            "provider_currency_invalid": "the provider's merchant account does not take "
+            "this currency",
             "amount_too_small": "under the shop's smallest card payment in this currency; "
             "`minimum` ({amount_minor, currency}) says it",
             "payment_method_missing": "no payment_method (the provider's card token)",

@@ -46,6 +46,7 @@ from bench.drills.traffic import (
     _sample_saturation,
     _saturation,
     _viewer,
+    card_for,
 )
 
 WEB_WORKERS, WEB_THREADS, QUEUE_WORKERS = 2, 4, 2  # the same web capacity for both systems
@@ -70,6 +71,9 @@ SETTINGS = {
     # Stripe's search may lag a minute; the sandbox's does not: after 5 s, "not found"
     # means never charged, so a lost charge resolves to failed instead of review.
     "STRIPE_SETTLE_S": "5",
+    # Braintree's search lags 2 s in the sandbox: its "not found" proves absence after 35 s
+    # (the hang's 30 s and the lag), where production waits 180 s.
+    "BRAINTREE_SETTLE_S": "35",
     "PENDING_SWEEP_GRACE_S": "5",
     # A 3-D Secure payment whose customer never answered is cancelled inside the settle time.
     "SCA_TIMEOUT_S": "20",
@@ -82,12 +86,15 @@ def _faults(sandbox: str, phase: str, hang_s: float) -> None:
     def add(**spec: Any) -> None:
         requests.post(f"{sandbox}/_sandbox/faults", json=spec, timeout=5)
 
-    add(kind="latency", ms=300, dialect="stripe")
-    if phase == "outage":
-        add(kind="hang", seconds=hang_s, dialect="stripe")
-    elif phase == "degraded":
-        add(kind="commit_timeout", hold_s=hang_s, rate=0.5, dialect="stripe", endpoint="create")
-        add(kind="error", status=503, rate=0.3, dialect="stripe")
+    # Both providers, each in its own words: Stripe creates an intent, Braintree a sale;
+    # Braintree's 503 is "down for maintenance" (nothing done), so its errors are 500s.
+    for dialect, create, status in (("stripe", "create", 503), ("braintree", "sale", 500)):
+        add(kind="latency", ms=300, dialect=dialect)
+        if phase == "outage":
+            add(kind="hang", seconds=hang_s, dialect=dialect)
+        elif phase == "degraded":
+            add(kind="commit_timeout", hold_s=hang_s, rate=0.5, dialect=dialect, endpoint=create)
+            add(kind="error", status=status, rate=0.3, dialect=dialect)
 
 
 def drill_ours(
@@ -119,7 +126,7 @@ def drill_ours(
 
         def pay() -> None:
             session = requests.Session()
-            card = bank.card_for(next(counter))
+            card = card_for(bank, next(counter))
             try:
                 order = session.post(
                     f"{stack.web_url}/api/orders",

@@ -22,10 +22,12 @@ import requests
 from devtools.postgres import PostgresCluster, postgres_cluster
 from devtools.servers import RedisServer, free_port, redis_server, wait_for_port
 from devtools.supervisor_conf import flask_args, worker_args
+from providers.registry import spec_for
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STRIPE_QUEUE = provider_queue_name("stripe")  # the product's own names and commands
+BRAINTREE_QUEUE = provider_queue_name("braintree")
 
 
 def migrate(env: dict[str, str]) -> None:
@@ -162,6 +164,10 @@ def running_stack(
                     *(sys.executable, "-m", "sandbox", "--port", str(sandbox_port)),
                     *("--db", str(tmp / "sandbox.db")),
                     *("--webhook-url", f"{result.web_url}/webhooks"),
+                    # The drills' customers pay with a few test cards and one price, so
+                    # Braintree's duplicate checking (a merchant setting) would turn
+                    # them down; off, the shop alone must keep every charge single.
+                    *("--braintree-duplicate-window-s", "0"),
                 ],
                 tmp / "sandbox.log",
             ),
@@ -183,6 +189,11 @@ def running_stack(
                     tmp / f"w{i}.log",
                 )
                 for i in range(queue_workers)
+            ),
+            Program(
+                "worker-braintree",
+                [*flask, *worker_args(BRAINTREE_QUEUE, spec_for("braintree").slots)],
+                tmp / "wb.log",
             ),
             Program(
                 "worker-maintenance", [*flask, *worker_args(MAINTENANCE_QUEUE)], tmp / "wm.log"

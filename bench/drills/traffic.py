@@ -19,6 +19,15 @@ PHASES = ("baseline", "outage", "degraded", "recovery")
 # Every THREE_DS_EVERY-th card payment of the drills' customers needs 3-D Secure.
 THREE_DS_EVERY = 4
 CARD, THREE_DS_CARD = "pm_card_visa", "pm_card_authenticationRequired"
+# Every odd payment of the drills goes to Braintree, with its published test nonce (the
+# API names the provider by the token's shape, as a client with its card entry would).
+BRAINTREE_CARD = "fake-valid-nonce"
+
+
+def card_for(bank: Authenticator, count: int) -> str:
+    """The card of the drill's `count`-th payment: Braintree's for odd ones; Stripe's for
+    even ones, every THREE_DS_EVERY-th needing 3-D Secure."""
+    return BRAINTREE_CARD if count % 2 else bank.card_for(count)
 
 
 class Authenticator:

@@ -7,10 +7,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from providers.braintree.client import BraintreeProvider
+from providers.braintree.client import SETTLE_S, BraintreeProvider
 from providers.braintree.webhooks import load_braintree, parse_braintree, verify_braintree
 from providers.http import HttpPolicy
-from providers.settings import ConfigError
+from providers.settings import ConfigError, number
 from providers.spec import ProviderSpec, SettingsContext, WebhookScheme
 
 DEV_MERCHANT_ID = "sandbox_merchant"
@@ -55,6 +55,10 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         # The merchant account's one currency: a payment in another is refused before it
         # is created (Braintree would charge the account's currency).
         "BRAINTREE_CURRENCY": currency,
+        # How long a request may still run at Braintree after our last send: a refund
+        # its sale does not list is proven never made only after it. (A sale has no such
+        # read: one not found stays unknown, then goes to review.)
+        "BRAINTREE_SETTLE_S": number(env, "BRAINTREE_SETTLE_S", SETTLE_S),
     }
 
 
@@ -78,6 +82,7 @@ def build(config: Mapping[str, Any], policy: HttpPolicy) -> BraintreeProvider:
         config["BRAINTREE_PRIVATE_KEY"],
         config["BRAINTREE_CURRENCY"],
         policy,
+        settle_s=config["BRAINTREE_SETTLE_S"],
     )
 
 

@@ -11,14 +11,16 @@ again. Its answers, read as the movement engine needs them:
   through moments ago, most likely our own first send: Unknown, so the lookup decides;
   other rejections (fraud, application incomplete) are declines with the reason;
 - a nonce used before (93107) means a send got through before: Unknown, looked up;
-- the search by `order_id` is not read-after-write (Braintree's index lags): a search that
-  finds nothing proves absence only `ABSENT_AFTER_S` after our last send."""
+- the search by `order_id` is not read-after-write (Braintree's index lags): what it finds
+  is believed, but finding nothing never proves that a sale was not made (DESIGN's
+  "absence needs a consistent read"), and Braintree has no consistent read by our
+  reference. So a sale that may have been sent and is not found stays unknown, and the
+  lifecycle sends it to review with the reason: it is never sent a second time by itself.
+  (A refund's absence has a consistent read: its sale's `refund_ids`, refunds.py.)"""
 
 from __future__ import annotations
 
 import logging
-import time
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -43,9 +45,9 @@ from providers.outcomes import (
 
 log = logging.getLogger(__name__)
 
-# A sale can still be running at Braintree this long after we stopped waiting for it,
-# and its search index lags behind: until then, a search that finds nothing proves nothing.
-ABSENT_AFTER_S = 180
+# A request can still be running at Braintree this long after we stopped waiting for it:
+# a consistent read (a sale's refund_ids) proves a refund absent only after it.
+SETTLE_S = 180
 NONCE_USED = "93107"  # Cannot use a payment_method_nonce more than once.
 API_VERSION = "6"
 
@@ -62,8 +64,10 @@ class BraintreeProvider(BraintreeRefunds):
         private_key: str,
         currency: str,
         policy: HttpPolicy,
+        settle_s: float = SETTLE_S,
     ) -> None:
         self.base = f"{api_base.rstrip('/')}/merchants/{merchant_id}"
+        self.settle_s = settle_s  # BRAINTREE_SETTLE_S
         self.currency = currency.upper()
         self.policy = policy
         self.session = build_session(policy, is_keyed_post_retryable=False)  # GETs only
@@ -136,8 +140,8 @@ class BraintreeProvider(BraintreeRefunds):
             answer = self._call("GET", f"/transactions/{request.provider_payment_id}")
             if isinstance(answer, NotSent | Unknown):
                 return answer
-            if answer.status_code == 404:
-                return Absent(f"no transaction {request.provider_payment_id}")
+            if answer.status_code == 404:  # not ours after all: no proof about ours
+                return Unknown(f"Braintree has no transaction {request.provider_payment_id}")
             body = self._read(answer)
             if answer.status_code == 200 and isinstance(body.get("transaction"), dict):
                 return transaction_outcome(body["transaction"])
@@ -145,9 +149,7 @@ class BraintreeProvider(BraintreeRefunds):
         return self._search(request)
 
     def _search(self, request: ChargeRequest) -> LookupOutcome:
-        found = self.transactions_of(
-            request.reference, request.last_sent_at or request.first_sent_at
-        )
+        found = self.transactions_of(request.reference)
         if not isinstance(found, list):
             return found
         sales = [t for t in found if t.get("type") == "sale"]
@@ -163,13 +165,15 @@ class BraintreeProvider(BraintreeRefunds):
             return transaction_outcome(taken[0])
         if sales:
             return transaction_outcome(sales[-1])
-        return Unknown("the search answered no sale", is_provider_failure=False)
+        return Unknown(
+            f"Braintree's search shows no sale with order id {request.reference}; its index "
+            "lags, so that never proves the card was not charged",
+            is_provider_failure=False,
+        )
 
-    def transactions_of(
-        self, reference: str, last_sent: datetime | None
-    ) -> list[dict[str, Any]] | LookupOutcome:
-        """The transactions with our reference as their order id (a sale's, a refund's),
-        oldest first; absence proven only `ABSENT_AFTER_S` after the last send."""
+    def transactions_of(self, reference: str) -> list[dict[str, Any]] | LookupOutcome:
+        """The transactions Braintree's search finds with our reference as their order id
+        (none: a hint, never proof), oldest first."""
         criteria = {"search": {"order_id": {"is": reference}}}
         answer = self._call("POST", "/transactions/advanced_search_ids", criteria)
         if isinstance(answer, NotSent | Unknown):
@@ -180,11 +184,7 @@ class BraintreeProvider(BraintreeRefunds):
         if answer.status_code != 200 or not isinstance(ids, list):
             return _http_outcome(answer, body)
         if not ids:
-            if last_sent is not None and time.time() - last_sent.timestamp() < ABSENT_AFTER_S:
-                return Unknown(
-                    "not found by search yet (its index lags)", is_provider_failure=False
-                )
-            return Absent(f"no transaction with order id {reference}")
+            return []
         found = self._call("POST", "/transactions/advanced_search", {"search": {"ids": ids[:50]}})
         if isinstance(found, NotSent | Unknown):
             return found

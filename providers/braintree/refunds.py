@@ -1,13 +1,14 @@
 """Braintree's refunds, a part of BraintreeProvider. A refund is a `credit` transaction of
 its own, made only once its sale has settled; before that, Braintree requires a void of
 the whole sale instead (a part of an unsettled sale waits for its settlement). No
-idempotency keys: a refund that may have been sent is looked up by our reference (its
-`order_id`) first, and sent again only when Braintree has none."""
+idempotency keys: a refund that may have been sent is looked up first, by a consistent
+read (its sale's credits, by id, matched by our reference as their `order_id`), and sent
+again only when Braintree provably has none."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -34,7 +35,7 @@ class BraintreeRefunds:
 
     _call: Callable[..., Any]
     _read: Callable[[requests.Response], dict[str, Any]]
-    transactions_of: Callable[[str, datetime | None], Any]
+    settle_s: float
 
     def refund(self, request: RefundRequest) -> Outcome:
         if request.first_sent_at is not None:
@@ -84,26 +85,37 @@ class BraintreeRefunds:
         return Unknown(f"the void answered {voided.status_code}")
 
     def lookup_refund(self, request: RefundRequest) -> LookupOutcome:
+        """A consistent read, never the search: the sale by its id lists its credits
+        (`refund_ids`), each read by its id and matched by our reference; a voided sale is
+        the void of a whole refund. None of ours is absence, once `settle_s` passed since
+        our last send (before it, the request may still be running at Braintree)."""
         if request.first_sent_at is None:
             return Absent("never sent")
-        found = self.transactions_of(
-            request.reference, request.last_sent_at or request.first_sent_at
-        )
-        if isinstance(found, list):
-            credits = [t for t in found if t.get("type") == "credit"]
-            if credits:
-                return _credit_outcome(credits[0])
-            return Unknown("the search answered no refund", is_provider_failure=False)
-        if not isinstance(found, Absent):
-            return found  # the search could not answer
-        # No credit: it may have been a void of the whole sale.
-        answer = self._call("GET", f"/transactions/{request.provider_payment_id}")
+        sale = self._transaction(request.provider_payment_id)
+        if not isinstance(sale, dict):
+            return sale
+        if sale.get("status") == "voided":
+            return Succeeded(str(sale.get("id")))
+        ids = sale.get("refund_ids")
+        for credit_id in ids if isinstance(ids, list) else []:
+            credit = self._transaction(str(credit_id))
+            if not isinstance(credit, dict):
+                return credit
+            if credit.get("order_id") == request.reference:
+                return _credit_outcome(credit)
+        last_sent = request.last_sent_at or request.first_sent_at
+        if time.time() - last_sent.timestamp() < self.settle_s:
+            return Unknown("no credit of ours on the sale yet", is_provider_failure=False)
+        return Absent(f"the sale lists no credit with order id {request.reference}")
+
+    def _transaction(self, transaction_id: str) -> dict[str, Any] | LookupOutcome:
+        answer = self._call("GET", f"/transactions/{transaction_id}")
         if isinstance(answer, NotSent | Unknown):
             return answer
-        sale = self._read(answer).get("transaction")
-        if isinstance(sale, dict) and sale.get("status") == "voided":
-            return Succeeded(str(sale.get("id")))
-        return found
+        txn = self._read(answer).get("transaction")
+        if answer.status_code != 200 or not isinstance(txn, dict):
+            return Unknown(f"transaction {transaction_id} could not be read ({answer.status_code})")
+        return txn
 
 
 def _credit_outcome(txn: dict[str, Any]) -> Outcome:

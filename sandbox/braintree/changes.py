@@ -36,6 +36,8 @@ def _changed(faults: RequestFaults, txn: dict[str, Any]) -> Response:
 @with_faults("braintree", "submit_for_settlement")
 def submit_for_settlement(faults: RequestFaults, merchant_id: str, transaction_id: str) -> Response:
     faults.slow_down()
+    if faults.internal_error_before():  # a 500 of a POST or PUT: nothing done
+        return Response(status=500)
     with store().transaction() as conn:
         txn = load(conn, transaction_id)
         if txn is None:
@@ -53,6 +55,8 @@ def submit_for_settlement(faults: RequestFaults, merchant_id: str, transaction_i
 @with_faults("braintree", "void")
 def void(faults: RequestFaults, merchant_id: str, transaction_id: str) -> Response:
     faults.slow_down()
+    if faults.internal_error_before():  # a 500 of a POST or PUT: nothing done
+        return Response(status=500)
     s = store()
     with s.transaction() as conn:
         txn = load(conn, transaction_id)
@@ -82,6 +86,8 @@ def refund(faults: RequestFaults, merchant_id: str, transaction_id: str) -> Resp
     given = body_of().get("transaction")
     params: dict[str, Any] = given if isinstance(given, dict) else {}
     faults.slow_down()
+    if faults.internal_error_before():  # a 500 of a POST or PUT: nothing done
+        return Response(status=500)
     s = store()
     with s.transaction() as conn:
         sale = load(conn, transaction_id)

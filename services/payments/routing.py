@@ -69,8 +69,9 @@ def provider_of(asked: object, card: object, currency: str, *, is_orders: bool =
     """The provider a new payment is created for: the one the form or the client names,
     else the one enabled provider whose token shape the card token has (the default
     provider when none or several have: its parse then says what is wrong). Raises
-    UnprocessableError for a provider not enabled or not taking `currency` (a
-    ConflictError, 409, when the currency is the order's: `is_orders`)."""
+    UnprocessableError for a provider not enabled or not taking `currency`
+    (`provider_currency_invalid`; a ConflictError `currency_not_served` when the currency
+    is the order's: `is_orders`)."""
     enabled: Sequence[str] = settings().payments.providers
     if asked is not None and asked != "":
         if not isinstance(asked, str) or asked not in enabled:
@@ -82,8 +83,10 @@ def provider_of(asked: object, card: object, currency: str, *, is_orders: bool =
         fits = [p for p in enabled if spec_for(p).accepts_payment_method(card)]
         name = fits[0] if len(fits) == 1 else settings().payments.default_provider
     if not serves(name, currency):
-        error = ConflictError if is_orders else UnprocessableError
-        raise error(f"{name} does not take payments in {currency}", code="currency_not_served")
+        message = f"{name} does not take payments in {currency}"
+        if is_orders:
+            raise ConflictError(message, code="currency_not_served")
+        raise UnprocessableError(message, code="provider_currency_invalid")
     return name
 
 

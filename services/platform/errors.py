@@ -58,6 +58,7 @@ FORM_MESSAGES = {
     "payment_method_invalid": N_("The card details could not be read; enter them again."),
     "provider_invalid": N_("This form is out of date; please try again."),
     "currency_not_served": N_("Card payments in this currency are unavailable right now."),
+    "provider_currency_invalid": N_("Card payments in this currency are unavailable right now."),
     "order_not_open": N_("This order is no longer waiting for payment."),
     "order_payment_in_progress": N_("This order is already being paid."),
     "insufficient_funds": N_("Your wallet holds %(balance)s: not enough for this."),

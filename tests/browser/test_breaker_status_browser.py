@@ -1,4 +1,4 @@
-"""A customer pays while the provider's breaker is open: the status page says the
+"""A customer pays as the provider's breaker opens: the status page says the
 payment is queued, when it is tried next, and that nothing is charged twice; once the
 provider is back and the payment sent, the same page says it succeeded. In Chromium,
 with axe-core."""
@@ -43,16 +43,17 @@ def test_the_status_page_tells_the_truth_while_the_breaker_is_open(
     with app.app_context():
         seed_catalog()
         create_customer("waits@example.com", "password123", app.config["CURRENCIES"])
+    wait = WebDriverWait(browser, 15)
+    to_checkout(browser, live_server, "waits@example.com")  # offered: the circuit is closed
+    type_card(browser, "4242 4242 4242 4242")
+
+    # While the customer types, the provider fails another customer's payment.
     worker = make_app()  # a worker whose breaker opens at the first failure
     tune_breaker(worker, "stripe", failure_threshold=1)
     sandbox.add_fault("error", status=503, dialect="stripe", endpoint="create")
     with worker.app_context():
-        charge_payment(committed_payment(app))  # another customer's: the provider fails
+        charge_payment(committed_payment(app))
         assert breaker_for("stripe").snapshot()["state"] == "open"
-
-    wait = WebDriverWait(browser, 15)
-    to_checkout(browser, live_server, "waits@example.com")
-    type_card(browser, "4242 4242 4242 4242")
     browser.find_element(By.ID, "pay").click()
     wait.until(ec.url_matches(r"/payments/\d+$"))
     payment_id = int(re.search(r"/payments/(\d+)$", browser.current_url).group(1))  # type: ignore[union-attr]  # the page is the payment's (asserted by the flow)

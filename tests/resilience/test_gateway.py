@@ -1,9 +1,11 @@
 """Every provider request passes the one gateway: the breaker admits and records it,
 metrics count it. Shown for the two that used to bypass it: the key-less provider's
-re-send during reconciliation, and the webhook backfill."""
+re-send during reconciliation (a Braintree refund its sale provably lacks), and the
+webhook backfill."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -11,12 +13,13 @@ from flask import Flask
 
 from extensions import db
 from jobs.webhooks import backfill_webhooks_job
-from models import Payment, PaymentStatus
+from models import Payment, PaymentStatus, Refund, RefundStatus
 from models.types import utcnow
-from providers.braintree.client import ABSENT_AFTER_S
+from providers.braintree.client import SETTLE_S
 from resilience.gateway import PROVIDER_CALLS
 from services.platform.provider_clients import breaker_for
-from tests.helpers import committed_topup, payment, reconcile_payment
+from services.refunds.issue import refund_payment
+from tests.helpers import charged, committed_payment, reconcile_refund
 
 
 def _calls(provider: str, operation: str, outcome: str) -> float:
@@ -29,46 +32,55 @@ def _failures(app: Flask, provider: str) -> int:
         return int(breaker_for(provider).snapshot()["window_failures"])
 
 
-def _unknown_braintree_payment(app: Flask) -> int:
-    """May have been sent (the answer was lost) long enough ago that Braintree's search
-    proves it absent, and Braintree never got it."""
-    payment_id = committed_topup(app, 800, provider="braintree")
+def _unknown_braintree_refund(app: Flask, sandbox: Any) -> int:
+    """A refund of a settled Braintree sale that may have been sent (the answer was lost)
+    long enough ago that the sale's list of credits proves it was not made: the key-less
+    re-send's case."""
+    payment_id = charged(app, committed_payment(app, provider="braintree"))
+    sandbox.age_braintree(3600)  # settled: refunded by a credit
     with app.app_context():
-        found = db.session.get(Payment, payment_id)
-        assert found is not None
-        sent = utcnow() - timedelta(seconds=ABSENT_AFTER_S + 20)
-        found.status, found.first_sent_at, found.last_sent_at = PaymentStatus.UNKNOWN, sent, sent
-        found.send_count = 1
+        refund, _ = refund_payment(payment_id, 300, "customer asked", "ops", uuid.uuid4())
+        sent = utcnow() - timedelta(seconds=SETTLE_S + 20)
+        refund.status, refund.first_sent_at, refund.last_sent_at = RefundStatus.UNKNOWN, sent, sent
+        refund.send_count = 1
         db.session.commit()
-    return payment_id
+        return refund.id
+
+
+def _refund_status(app: Flask, refund_id: int) -> RefundStatus:
+    with app.app_context():
+        found = db.session.get(Refund, refund_id)
+        assert found is not None
+        return found.status
 
 
 def test_the_key_less_re_send_goes_through_the_gateway(app: Flask, sandbox: Any) -> None:
-    payment_id = _unknown_braintree_payment(app)
-    before = _calls("braintree", "charge_resend", "Succeeded")
+    refund_id = _unknown_braintree_refund(app, sandbox)
+    before = _calls("braintree", "refund_resend", "Succeeded")
     with app.app_context():
-        reconcile_payment(payment_id)
-    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
-    assert _calls("braintree", "charge_resend", "Succeeded") == before + 1
+        reconcile_refund(refund_id)
+    assert _refund_status(app, refund_id) == RefundStatus.SUCCEEDED
+    assert _calls("braintree", "refund_resend", "Succeeded") == before + 1
 
 
 def test_a_failed_re_send_counts_against_the_breaker(app: Flask, sandbox: Any) -> None:
-    payment_id = _unknown_braintree_payment(app)
-    sandbox.add_fault("error", status=503, dialect="braintree", endpoint="sale")
+    refund_id = _unknown_braintree_refund(app, sandbox)
+    sandbox.add_fault("error", status=500, dialect="braintree", endpoint="refund")
     before = _failures(app, "braintree")
     with app.app_context():
-        reconcile_payment(payment_id)
-    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
+        reconcile_refund(refund_id)
+    assert _refund_status(app, refund_id) == RefundStatus.UNKNOWN
     assert _failures(app, "braintree") == before + 1  # the lookup succeeded; the re-send failed
 
 
 def test_an_open_circuit_holds_the_re_send_back(app: Flask, sandbox: Any) -> None:
-    payment_id = _unknown_braintree_payment(app)
+    refund_id = _unknown_braintree_refund(app, sandbox)
+    asked_before = len(sandbox.requests_log(dialect="braintree"))
     with app.app_context():
         breaker_for("braintree").force("open", actor="test", reason="braintree is down")
-        reconcile_payment(payment_id)
-    assert payment(app, payment_id).status == PaymentStatus.UNKNOWN
-    assert sandbox.requests_log(dialect="braintree") == []  # not asked at all
+        reconcile_refund(refund_id)
+    assert _refund_status(app, refund_id) == RefundStatus.UNKNOWN
+    assert len(sandbox.requests_log(dialect="braintree")) == asked_before  # not asked at all
 
 
 def test_backfill_goes_through_the_breaker(app: Flask, sandbox: Any) -> None:

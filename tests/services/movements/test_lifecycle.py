@@ -20,7 +20,7 @@ from sqlalchemy import select
 from extensions import db
 from models import PaymentStatus, Refund, RefundStatus, RefundTransition, TransitionSource
 from models.types import utcnow
-from providers.braintree.client import ABSENT_AFTER_S
+from providers.braintree.client import SETTLE_S
 from providers.outcomes import Absent, NotSent
 from resilience.gateway import CIRCUIT_OPEN
 from services.movements import lifecycle
@@ -123,8 +123,8 @@ def test_the_key_less_re_send_of_a_refund_is_recorded_before_it_leaves(
         refund = db.session.get(Refund, refund_id)
         assert refund is not None
         # Sent once, answer lost, and Braintree never got it; long enough ago that its
-        # search proves that.
-        sent = utcnow() - timedelta(seconds=ABSENT_AFTER_S + 20)
+        # sale's list of credits proves that.
+        sent = utcnow() - timedelta(seconds=SETTLE_S + 20)
         refund.status, refund.first_sent_at, refund.last_sent_at, refund.send_count = (
             RefundStatus.UNKNOWN,
             sent,

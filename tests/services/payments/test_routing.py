@@ -66,8 +66,8 @@ def test_the_provider_of_a_new_payment(app: Flask, asked: Any, card: str, expect
     [
         ("paypal", "EUR", "provider_invalid"),
         (7, "EUR", "provider_invalid"),
-        ("braintree", "USD", "currency_not_served"),
-        (None, "GBP", "currency_not_served"),  # a nonce names Braintree; it takes EUR only
+        ("braintree", "USD", "provider_currency_invalid"),
+        (None, "GBP", "provider_currency_invalid"),  # a nonce names Braintree: EUR only
     ],
 )
 def test_a_provider_that_cannot_take_the_payment_is_refused(
