@@ -79,6 +79,9 @@ def main() -> None:
     embedded = {name: not env.get(name) for name in ("DATABASE_URL", "REDIS_URL", "SMTP_URL")}
     for name in ("DATABASE_URL", "REDIS_URL", "SMTP_URL", "SANDBOX_URL", "PUBLIC_URL"):
         env[name] = env.get(name) or urls[name]  # every program gets the same URLs
+    providers = [p for p in env.get("PAYMENTS_PROVIDERS", ",".join(PROVIDERS)).split(",") if p]
+    # The pages offer every provider, in turn (the README's tour pays with each).
+    env.setdefault("PAYMENTS_PROVIDER_WEIGHTS", ",".join(f"{p}=1" for p in providers))
     bound = {"WEB_PORT": True, "SANDBOX_PORT": True} | {
         "POSTGRES_PORT": embedded["DATABASE_URL"],
         "REDIS_PORT": embedded["REDIS_URL"],
@@ -113,7 +116,7 @@ def main() -> None:
         embedded_postgres_port=ports["POSTGRES_PORT"] if embedded["DATABASE_URL"] else None,
         sandbox_port=ports["SANDBOX_PORT"],
         mail_sink_port=ports["MAIL_SINK_PORT"] if embedded["SMTP_URL"] else None,
-        providers=[p for p in env.get("PAYMENTS_PROVIDERS", ",".join(PROVIDERS)).split(",") if p],
+        providers=providers,
     )
     conf = run_dir / "supervisord.conf"
     conf.write_text(render(replace(layout, roles=frozenset())))  # the servers first

@@ -282,3 +282,22 @@ def sdk_charge(sdk: Any, amount: int, method: str = "pm_card_visa", **params: An
     )
     assert intent.status == "succeeded", intent.status
     return intent
+
+
+@contextmanager
+def wired_to_a_sandbox(make_app: Any, tmp_dir: str) -> Iterator[tuple[Any, Sandbox]]:
+    """An app on a live port and a sandbox of its own that sends its webhooks to it
+    (both providers' deliveries over HTTP)."""
+    from werkzeug.serving import make_server
+
+    port = free_port()
+    with running_sandbox(tmp_dir, "--webhook-url", f"http://127.0.0.1:{port}/webhooks") as sandbox:
+        wired_app = make_app(STRIPE_API_BASE=sandbox.url, BRAINTREE_API_BASE=sandbox.url)
+        server = make_server("127.0.0.1", port, wired_app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield wired_app, sandbox
+        finally:
+            server.shutdown()
+            server.server_close()

@@ -112,11 +112,16 @@ class Chaos:
         )
 
     def _fault(self, **spec: Any) -> dict[str, Any]:
-        requests.post(
-            f"{self.stack.sandbox_url}/_sandbox/faults",
-            json={"dialect": "stripe", **spec},
-            timeout=5,
-        ).raise_for_status()
+        """The fault at both providers, each in its own words (Stripe creates an intent,
+        Braintree a sale)."""
+        for dialect in ("stripe", "braintree"):
+            endpoint = spec.get("endpoint")
+            translated = {"endpoint": "sale"} if dialect == "braintree" and endpoint else {}
+            requests.post(
+                f"{self.stack.sandbox_url}/_sandbox/faults",
+                json={"dialect": dialect, **spec, **translated},
+                timeout=5,
+            ).raise_for_status()
         return spec
 
     def _provider_errors(self) -> dict[str, Any]:

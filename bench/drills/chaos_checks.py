@@ -36,15 +36,17 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
     events = requests.get(f"{stack.sandbox_url}/_sandbox/events", timeout=30).json()["data"]
     for row in charges["double_charged_payments"] + charges["double_charged_orders"]:
         violations.append(f"double charge: {row}")
+    # A charge names our payment by its id (Stripe's metadata) or its key (Braintree's
+    # order_id); a Braintree sale voided by a whole refund took the money all the same.
     succeeded_charges = Counter(
-        c["payment_ref"] for c in charges["data"] if c["status"] == "succeeded"
+        c["payment_ref"] for c in charges["data"] if c["status"] in ("succeeded", "voided")
     )
     with sweeper.app.app_context():
         payments = db.session.scalars(select(Payment)).all()
         statuses = Counter(p.status.value for p in payments)
         review_reasons: Counter[str] = Counter()
         for payment in payments:
-            charged = succeeded_charges.get(str(payment.id), 0)
+            charged = succeeded_charges.get(_ref(payment), 0)
             if payment.status not in (
                 PaymentStatus.SUCCEEDED,
                 PaymentStatus.FAILED,
@@ -72,7 +74,7 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
                 else:
                     review_reasons[re.sub(r"\d+", "N", reason)[:120]] += 1
         # A top-up credits the wallet exactly once, and only when it succeeded.
-        known = {str(p.id) for p in payments}
+        known = {_ref(p) for p in payments}
         for ref in succeeded_charges.keys() - known:
             violations.append(f"provider charged payment ref {ref!r} that we have no record of")
         credits = Counter(
@@ -134,6 +136,9 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
         "orders": len(orders),
         "double_charges": len(charges["double_charged_payments"]),
         "provider_charges_succeeded": sum(succeeded_charges.values()),
+        "charged_by_provider": dict(
+            Counter(c["dialect"] for c in charges["data"] if c["status"] == "succeeded")
+        ),
         "webhooks_delivered": len(delivered),
         "webhooks_recorded": sum(recorded.values()),
         "webhooks_awaiting_redelivery": sum(
@@ -159,12 +164,18 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
         f"refunded beyond the charge at the provider: {r}" for r in answer["over_refunded"]
     ]
     refunds = db.session.scalars(select(Refund).where(Refund.provider != "wallet")).all()
-    ours = {str(r.id) for r in refunds}
+    ours = {_ref(r) for r in refunds}
     for ref in at_provider.keys() - ours:
         violations.append(f"provider refunded ref {ref!r} that we have no record of")
+    # A whole refund of a Braintree sale not settled yet is its void (the sale's own id).
+    voided = {
+        c["object_id"]
+        for c in requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=30).json()["data"]
+        if c["status"] == "voided"
+    }
     refunded: Counter[int] = Counter()
     for refund in refunds:
-        times = at_provider.get(str(refund.id), 0)
+        times = at_provider.get(_ref(refund), 0) + (refund.provider_refund_id in voided)
         if not refund.status.is_final:
             violations.append(f"refund {refund.id} left {refund.status.value} ({_where(refund)})")
         elif refund.status == RefundStatus.SUCCEEDED and times != 1:
@@ -183,6 +194,12 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
         "refund_statuses": dict(Counter(r.status.value for r in refunds)),
         "provider_refunds": len(made),
     }
+
+
+def _ref(row: Any) -> str:
+    """How the provider's ledger names our payment or refund: Stripe by our id (its
+    metadata), Braintree by our key (its order_id)."""
+    return str(row.idempotency_key) if row.provider == "braintree" else str(row.id)
 
 
 def _where(row: Any) -> str:

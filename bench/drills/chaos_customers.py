@@ -12,7 +12,7 @@ from typing import Any
 
 import requests
 
-from bench.drills.traffic import THREE_DS_CARD, Authenticator
+from bench.drills.traffic import THREE_DS_CARD, Authenticator, card_for
 
 # Every DISPUTE_EVERY-th card payment (the first included) is made with one of Stripe's
 # dispute test cards: a chargeback or an inquiry, opened as the charge succeeds.
@@ -135,7 +135,7 @@ class Customer:
         self.card_payments += 1
         if self.card_payments % DISPUTE_EVERY == 1:  # charged, then disputed by the bank
             return DISPUTE_CARDS[(self.card_payments // DISPUTE_EVERY) % len(DISPUTE_CARDS)]
-        return self.bank.card_for(self.card_payments)
+        return card_for(self.bank, self.card_payments)  # odd: Braintree's
 
     def _payment(self, body: Any) -> None:
         if isinstance(body, dict) and isinstance(body.get("id"), int):

@@ -201,6 +201,9 @@ def drill_ours(
             "payments": len(result.payment_ids),
             "pay_request_p99_ms": _percentile(result.pay_ms, 0.99),
             "double_charges": len(charges["double_charged_payments"]),
+            "charged_by_provider": dict(
+                Counter(c["dialect"] for c in charges["data"] if c["status"] == "succeeded")
+            ),
             "three_ds_authenticated": bank.completed,
             "emails": email_latencies,
             "not_final_at_end": sum(1 for s in statuses.values() if s not in FINAL),

@@ -57,23 +57,20 @@ def card_entry(currency: str, asked: str | None = None) -> CardEntry:
     return UNAVAILABLE if provider is None else entry_of(provider)
 
 
+# A provider's script card entry: the settings of its script and of the public key it
+# tokenizes with (Stripe's publishable key, Braintree's tokenization key).
+SCRIPTS = {
+    "stripe_js": ("STRIPE_JS_URL", "STRIPE_PUBLISHABLE_KEY"),
+    "braintree_js": ("BRAINTREE_JS_URL", "BRAINTREE_TOKENIZATION_KEY"),
+}
+
+
 def entry_of(provider: str) -> CardEntry:
     config, spec = current_app.config, spec_for(provider)
-    if spec.card_entry == "stripe_js":
-        return CardEntry(
-            provider,
-            spec.card_entry,
-            config["STRIPE_JS_URL"],
-            config["STRIPE_PUBLISHABLE_KEY"],
-        )
+    if spec.card_entry in SCRIPTS:
+        script, key = SCRIPTS[spec.card_entry]
+        return CardEntry(provider, spec.card_entry, config[script], config[key])
     test_cards = () if settings().is_production else spec.test_cards
-    if spec.card_entry == "braintree_js":
-        return CardEntry(
-            provider,
-            spec.card_entry,
-            config["BRAINTREE_JS_URL"],
-            config["BRAINTREE_TOKENIZATION_KEY"],
-        )
     return CardEntry(provider, spec.card_entry, test_cards=test_cards)
 
 

@@ -5,7 +5,6 @@ a chargeback opened; a forged notification refused and nothing recorded."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -15,34 +14,21 @@ from urllib.parse import urlencode
 import pytest
 from flask import Flask
 from sqlalchemy import func, select
-from werkzeug.serving import make_server
 
-from devtools.servers import free_port
 from extensions import db
 from models import Dispute, Order, OrderStatus, Payment, PaymentStatus, ProcessedWebhook
 from sandbox.braintree.notifications import signed_form
 from sandbox.braintree.xml import render
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import charge_payment, run_maintenance_jobs
-from tests.sandbox_support import running_sandbox
+from tests.sandbox_support import wired_to_a_sandbox
 
 
 @pytest.fixture
 def wired(make_app: Any, tmp_path: Any, app: Flask) -> Iterator[tuple[Flask, Any]]:
     """An app on a live port and a sandbox that sends its webhooks to it."""
-    port = free_port()
-    with running_sandbox(
-        str(tmp_path), "--webhook-url", f"http://127.0.0.1:{port}/webhooks"
-    ) as sandbox:
-        wired_app = make_app(STRIPE_API_BASE=sandbox.url, BRAINTREE_API_BASE=sandbox.url)
-        server = make_server("127.0.0.1", port, wired_app, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield wired_app, sandbox
-        finally:
-            server.shutdown()
-            server.server_close()
+    with wired_to_a_sandbox(make_app, str(tmp_path)) as wired_app:
+        yield wired_app
 
 
 def _charged(app: Flask, price_minor: int) -> int:

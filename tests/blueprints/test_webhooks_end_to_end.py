@@ -3,7 +3,6 @@ while payments run; final states are right and nothing is counted twice."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -12,32 +11,19 @@ import pytest
 import requests
 from flask import Flask
 from sqlalchemy import func, select
-from werkzeug.serving import make_server
 
-from devtools.servers import free_port
 from extensions import db
 from models import LedgerEntry, PaymentStatus, PaymentTransition, ProcessedWebhook
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import charge_payment, run_maintenance_jobs
-from tests.sandbox_support import running_sandbox
+from tests.sandbox_support import wired_to_a_sandbox
 
 
 @pytest.fixture
 def wired(make_app: Any, tmp_path: Any, app: Flask) -> Iterator[tuple[Flask, Any]]:
     """An app on a live port and a sandbox that sends its webhooks to it."""
-    port = free_port()
-    with running_sandbox(
-        str(tmp_path), "--webhook-url", f"http://127.0.0.1:{port}/webhooks"
-    ) as sandbox:
-        wired_app = make_app(STRIPE_API_BASE=sandbox.url, BRAINTREE_API_BASE=sandbox.url)
-        server = make_server("127.0.0.1", port, wired_app, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield wired_app, sandbox
-        finally:
-            server.shutdown()
-            server.server_close()
+    with wired_to_a_sandbox(make_app, str(tmp_path)) as wired_app:
+        yield wired_app
 
 
 def test_duplicated_and_reordered_webhooks_during_a_run(wired: tuple[Flask, Any]) -> None:

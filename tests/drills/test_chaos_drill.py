@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 
 import requests
+from braintree.util.xml_util import XmlUtil
 
 from bench.drills import chaos
 from bench.drills.stack import running_stack
@@ -44,6 +45,8 @@ def test_chaos_drill_smoke(app: object) -> None:
         assert results["payments"] > 0 and results["webhooks_delivered"] > 0
         assert results["violations"] == []
         assert results["double_charges"] == 0
+        assert results["charged_by_provider"].get("braintree", 0) > 0  # both, same faults
+        assert results["charged_by_provider"].get("stripe", 0) > 0
         assert results["settle_s"] is not None  # every payment final or needs_review
         assert "500" not in results["client_responses"], results["unhandled_errors"]
         assert results["three_ds_authenticated"] > 0  # customers passed 3-D Secure too
@@ -64,12 +67,15 @@ def test_chaos_drill_smoke(app: object) -> None:
         assert books["trial_balance"] == "trial balance: zero", books
         assert books["rebuild_check"].endswith(" 0 mismatches"), books
 
-        first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url))
+        first_payment = min(int(ref) for ref in _our_payment_refs(stack.sandbox_url, "stripe"))
         _charge_behind_our_back(stack.sandbox_url, str(first_payment))
+        braintree_key = sorted(_our_payment_refs(stack.sandbox_url, "braintree"))[0]
+        _sale_behind_our_back(stack.sandbox_url, braintree_key)
         _charge_behind_our_back(stack.sandbox_url, "987654321", "pm_card_createDispute")
         _refund_behind_our_back(stack.sandbox_url, "424242")
         planted = chaos.drill_invariants(stack)
-    assert any(v.startswith("double charge") for v in planted)
+    doubles = [v for v in planted if v.startswith("double charge")]
+    assert any("'stripe'" in v for v in doubles) and any(braintree_key in v for v in doubles)
     assert any("987654321" in v for v in planted)
     assert any("'424242'" in v for v in planted)  # a refund we have no record of
     assert any(v.endswith("at the provider is not recorded") for v in planted)  # its dispute
@@ -89,6 +95,32 @@ def _refund_behind_our_back(sandbox_url: str, refund_ref: str) -> None:
     assert response.status_code == 200, response.text
 
 
-def _our_payment_refs(sandbox_url: str) -> set[str]:
+def _our_payment_refs(sandbox_url: str, dialect: str) -> set[str]:
     charges = requests.get(f"{sandbox_url}/_sandbox/charges", timeout=10).json()["data"]
-    return {c["payment_ref"] for c in charges if c["status"] == "succeeded" and c["payment_ref"]}
+    return {
+        c["payment_ref"]
+        for c in charges
+        if c["status"] == "succeeded" and c["payment_ref"] and c["dialect"] == dialect
+    }
+
+
+def _sale_behind_our_back(sandbox_url: str, order_id: str) -> None:
+    """A second Braintree sale for one of our payments (its key as the order id)."""
+    sale = XmlUtil.xml_from_dict(
+        {
+            "transaction": {
+                "type": "sale",
+                "amount": "1.00",
+                "payment_method_nonce": "fake-valid-discover-nonce",
+                "order_id": order_id,
+            }
+        }
+    )
+    response = requests.post(
+        f"{sandbox_url}/merchants/sandbox_merchant/transactions",
+        data=sale.encode(),
+        headers={"Content-Type": "application/xml", "X-ApiVersion": "6"},
+        auth=("sandbox_public_key", "sandbox_private_key"),
+        timeout=10,
+    )
+    assert response.status_code == 201, response.text

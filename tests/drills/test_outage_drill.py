@@ -21,6 +21,8 @@ def test_outage_drill_smoke(app: object) -> None:
     ours, naive = results["this_system"], results["naive"]
     assert ours["payments"] > 0
     assert ours["double_charges"] == 0
+    assert ours["charged_by_provider"].get("braintree", 0) > 0  # both providers, same faults
+    assert ours["charged_by_provider"].get("stripe", 0) > 0
     assert ours["not_final_at_end"] == 0  # every payment final or needs_review
     assert ours["three_ds_authenticated"] > 0  # customers passed 3-D Secure too
     sent = sum(stats["emails"] for stats in ours["emails"].values())
