@@ -12,7 +12,6 @@ import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
-from urllib.parse import urlparse
 
 import braintree
 import pytest
@@ -29,6 +28,7 @@ from devtools.servers import throwaway_redis
 from extensions import db
 from tests.admin_support import admin_login, make_admin
 from tests.helpers import api_customer, make_test_config, seed_catalog
+from tests.sandbox_support import braintree_gateway
 
 
 @pytest.fixture(scope="session")
@@ -185,16 +185,7 @@ def admin_client(app: Flask, client: FlaskClient) -> FlaskClient:
 def braintree_sdk(sandbox: Any) -> braintree.BraintreeGateway:
     """Braintree's own SDK, unmodified, on an Environment of plain HTTP at the sandbox (as
     its own development setup points it at a local gateway): the judge of its gateway."""
-    address = urlparse(sandbox.url)
-    local = braintree.Environment("local", address.hostname, str(address.port), "", False, None)
-    return braintree.BraintreeGateway(
-        braintree.Configuration(
-            local,
-            merchant_id="sandbox_merchant",
-            public_key="sandbox_public_key",
-            private_key="sandbox_private_key",
-        )
-    )
+    return braintree_gateway(sandbox.url)
 
 
 @pytest.fixture

@@ -301,3 +301,20 @@ def wired_to_a_sandbox(make_app: Any, tmp_dir: str) -> Iterator[tuple[Any, Sandb
         finally:
             server.shutdown()
             server.server_close()
+
+
+def braintree_gateway(sandbox_url: str) -> Any:
+    """Braintree's own SDK, unmodified, on an Environment of plain HTTP at a sandbox (as
+    its own development setup points it at a local gateway)."""
+    import braintree
+
+    address = urlsplit(sandbox_url)
+    local = braintree.Environment("local", address.hostname, str(address.port), "", False, None)
+    return braintree.BraintreeGateway(
+        braintree.Configuration(
+            local,
+            merchant_id="sandbox_merchant",
+            public_key="sandbox_public_key",
+            private_key="sandbox_private_key",
+        )
+    )

@@ -21,7 +21,7 @@ from sandbox.braintree.notifications import signed_form
 from sandbox.braintree.xml import render
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import charge_payment, run_maintenance_jobs
-from tests.sandbox_support import wired_to_a_sandbox
+from tests.sandbox_support import braintree_gateway, wired_to_a_sandbox
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
     applied = _applied(app, lambda found: len(found) == 2)
     assert applied == ["transaction_settled", "transaction_settlement_declined"]
 
-    sandbox.braintree_dispute(settled_txn)
+    disputed = sandbox.braintree_dispute(settled_txn)
     applied = _applied(app, lambda found: "dispute_opened" in found)
     assert "dispute_opened" in applied
     with app.app_context():
@@ -77,6 +77,7 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
         )
         assert by_payment[settles].status.value == "needs_response"
         assert by_payment[settles].amount_minor == 1234
+        fought = by_payment[settles].id
         orders = {
             o.id: o.status
             for o in db.session.scalars(select(Order))
@@ -84,6 +85,35 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
         }
         # the declined sale's money never came, the chargeback's is withdrawn: both disputed
         assert set(orders.values()) == {OrderStatus.DISPUTED}
+
+    # The shop fights the chargeback with evidence, in Braintree's Control Panel: won.
+    gateway = braintree_gateway(sandbox.url)
+    assert gateway.dispute.add_text_evidence(disputed["id"], "compelling_evidence").is_success
+    assert gateway.dispute.finalize(disputed["id"]).is_success
+    _applied(app, lambda found: "dispute_won" in found)
+    with app.app_context():
+        won = db.session.get(Dispute, fought)
+        assert won is not None and won.status.value == "won"
+        order = db.session.get(Order, payments[settles].order_id)
+        assert order is not None and order.status == OrderStatus.PAID  # the money came back
+
+
+def test_a_chargeback_accepted_is_lost(wired: tuple[Flask, Any]) -> None:
+    app, sandbox = wired
+    payment_id = _charged(app, 2500)
+    sandbox.age_braintree(60)
+    with app.app_context():
+        sale = db.session.get(Payment, payment_id)
+        assert sale is not None and sale.provider_payment_id is not None
+        sale_id = sale.provider_payment_id
+    disputed = sandbox.braintree_dispute(sale_id)
+    _applied(app, lambda found: "dispute_opened" in found)
+    assert braintree_gateway(sandbox.url).dispute.accept(disputed["id"]).is_success
+    applied = _applied(app, lambda found: "dispute_accepted" in found)
+    assert "dispute_accepted" in applied
+    with app.app_context():
+        lost = db.session.scalars(select(Dispute)).one()
+        assert (lost.status.value, lost.amount_minor) == ("lost", 2500)
 
 
 def test_a_forged_notification_is_refused_and_recorded_nowhere(wired: tuple[Flask, Any]) -> None:
