@@ -75,6 +75,10 @@ SETTINGS = {
     # intents created around our sends (never search: it lags, an hour during the
     # search_lag fault) proves "never charged", so a lost charge resolves to failed.
     "STRIPE_SETTLE_S": "5",
+    # The sandbox settles Braintree's sales after 10 s (a day in production): a partial
+    # refund of one not settled yet asks again after 5 s, not an hour.
+    "BRAINTREE_UNSETTLED_RETRY_S": "5",
+    "BRAINTREE_SETTLE_S": "10",
     "PENDING_SWEEP_GRACE_S": "3",
     # A 3-D Secure payment whose customer never answered is cancelled inside the settle time.
     "SCA_TIMEOUT_S": "20",

@@ -155,7 +155,7 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
     """Refunds at the provider = refunds we recorded as succeeded, never more than charged."""
     from sqlalchemy import select
 
-    from models import Refund, RefundStatus
+    from models import Refund, RefundStatus, RefundTransition
 
     answer = requests.get(f"{stack.sandbox_url}/_sandbox/refunds", timeout=30).json()
     made = [r for r in answer["data"] if r["status"] not in ("failed", "canceled", "declined")]
@@ -174,7 +174,20 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
         if c["status"] == "voided"
     }
     refunded: Counter[int] = Counter()
+    review_reasons: Counter[str] = Counter()
     for refund in refunds:
+        if refund.status == RefundStatus.NEEDS_REVIEW:
+            reason = db.session.scalar(
+                select(RefundTransition.reason)
+                .where(
+                    RefundTransition.refund_id == refund.id,
+                    RefundTransition.to_status == RefundStatus.NEEDS_REVIEW,
+                )
+                .order_by(RefundTransition.id.desc())
+                .limit(1)
+            )
+            shown = re.sub(r"[0-9a-f-]{8,}|\d+", "N", reason or "no reason")[:120]
+            review_reasons[f"{refund.provider}: {shown}"] += 1
         times = at_provider.get(_ref(refund), 0) + (refund.provider_refund_id in voided)
         if not refund.status.is_final:
             violations.append(f"refund {refund.id} left {refund.status.value} ({_where(refund)})")
@@ -192,6 +205,7 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
         "violations": violations,
         "refunds": len(refunds),
         "refund_statuses": dict(Counter(r.status.value for r in refunds)),
+        "refund_review_reasons": dict(review_reasons),
         "provider_refunds": len(made),
     }
 

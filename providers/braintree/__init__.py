@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from providers.braintree.client import SETTLE_S, BraintreeProvider
+from providers.braintree.refunds import UNSETTLED_RETRY_S
 from providers.braintree.webhooks import load_braintree, parse_braintree, verify_braintree
 from providers.http import HttpPolicy
 from providers.settings import ConfigError, number
@@ -59,6 +60,11 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
         # its sale does not list is proven never made only after it. (A sale has no such
         # read: one not found stays unknown, then goes to review.)
         "BRAINTREE_SETTLE_S": number(env, "BRAINTREE_SETTLE_S", SETTLE_S),
+        # A part of a sale not settled yet cannot be refunded (a void takes only the whole):
+        # it is asked again after this (Braintree settles in a daily batch).
+        "BRAINTREE_UNSETTLED_RETRY_S": number(
+            env, "BRAINTREE_UNSETTLED_RETRY_S", UNSETTLED_RETRY_S
+        ),
     }
 
 
@@ -83,6 +89,7 @@ def build(config: Mapping[str, Any], policy: HttpPolicy) -> BraintreeProvider:
         config["BRAINTREE_CURRENCY"],
         policy,
         settle_s=config["BRAINTREE_SETTLE_S"],
+        unsettled_retry_s=config["BRAINTREE_UNSETTLED_RETRY_S"],
     )
 
 

@@ -29,7 +29,7 @@ from braintree.util.xml_util import XmlUtil
 
 from providers.base import KEYLESS, ChargeRequest
 from providers.braintree.answers import DECLINED, TAKEN, error_codes, transaction_report
-from providers.braintree.refunds import BraintreeRefunds
+from providers.braintree.refunds import UNSETTLED_RETRY_S, BraintreeRefunds
 from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
 from providers.outcomes import (
     Absent,
@@ -65,9 +65,11 @@ class BraintreeProvider(BraintreeRefunds):
         currency: str,
         policy: HttpPolicy,
         settle_s: float = SETTLE_S,
+        unsettled_retry_s: float = UNSETTLED_RETRY_S,
     ) -> None:
         self.base = f"{api_base.rstrip('/')}/merchants/{merchant_id}"
         self.settle_s = settle_s  # BRAINTREE_SETTLE_S
+        self.unsettled_retry_s = unsettled_retry_s  # BRAINTREE_UNSETTLED_RETRY_S
         self.currency = currency.upper()
         self.policy = policy
         self.session = build_session(policy, is_keyed_post_retryable=False)  # GETs only

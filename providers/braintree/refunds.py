@@ -27,7 +27,7 @@ from providers.outcomes import (
 )
 
 NOT_SETTLED = "91506"  # Cannot refund transaction unless it is settled.
-SETTLE_WAIT_S = 3600.0  # a part of an unsettled sale is asked again after this
+UNSETTLED_RETRY_S = 3600.0  # a part of an unsettled sale is asked again after this
 
 
 class BraintreeRefunds:
@@ -36,6 +36,7 @@ class BraintreeRefunds:
     _call: Callable[..., Any]
     _read: Callable[[requests.Response], dict[str, Any]]
     settle_s: float
+    unsettled_retry_s: float
 
     def refund(self, request: RefundRequest) -> Outcome:
         if request.first_sent_at is not None:
@@ -74,7 +75,7 @@ class BraintreeRefunds:
             return Unknown(f"the sale could not be read ({answer.status_code})")
         if Decimal(str(sale.get("amount"))) * 100 != request.amount_minor:
             return NotSent(
-                "the sale has not settled yet: a part waits", retry_after_s=SETTLE_WAIT_S
+                "the sale has not settled yet: a part waits", retry_after_s=self.unsettled_retry_s
             )
         voided = self._call("PUT", f"{sale_path}/void")
         if isinstance(voided, NotSent | Unknown):

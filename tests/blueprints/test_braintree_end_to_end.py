@@ -16,7 +16,16 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from extensions import db
-from models import Dispute, Order, OrderStatus, Payment, PaymentStatus, ProcessedWebhook
+from models import (
+    Dispute,
+    EmailKind,
+    Order,
+    OrderStatus,
+    OutboxMessage,
+    Payment,
+    PaymentStatus,
+    ProcessedWebhook,
+)
 from sandbox.braintree.notifications import signed_form
 from sandbox.braintree.xml import render
 from tests.factories import make_customer, make_order, make_payment
@@ -75,6 +84,11 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
             "lost",
             400_100,
         )
+        # the operator is told of both, as of every dispute
+        alerted = db.session.scalars(
+            select(OutboxMessage.subject_id).where(OutboxMessage.kind == EmailKind.DISPUTE_ALERT)
+        ).all()
+        assert sorted(alerted) == sorted(d.id for d in by_payment.values())
         assert by_payment[settles].status.value == "needs_response"
         assert by_payment[settles].amount_minor == 1234
         fought = by_payment[settles].id
