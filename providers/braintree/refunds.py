@@ -22,6 +22,7 @@ from providers.outcomes import (
     LookupOutcome,
     NotSent,
     Outcome,
+    Report,
     Succeeded,
     Unknown,
 )
@@ -82,7 +83,7 @@ class BraintreeRefunds:
             return voided
         txn = self._read(voided).get("transaction")
         if voided.status_code == 200 and isinstance(txn, dict) and txn.get("status") == "voided":
-            return Succeeded(str(txn.get("id")))
+            return _void_outcome(txn, request)
         return Unknown(f"the void answered {voided.status_code}")
 
     def lookup_refund(self, request: RefundRequest) -> LookupOutcome:
@@ -96,7 +97,7 @@ class BraintreeRefunds:
         if not isinstance(sale, dict):
             return sale
         if sale.get("status") == "voided":
-            return Succeeded(str(sale.get("id")))
+            return _void_outcome(sale, request)
         ids = sale.get("refund_ids")
         for credit_id in ids if isinstance(ids, list) else []:
             credit = self._transaction(str(credit_id))
@@ -117,6 +118,17 @@ class BraintreeRefunds:
         if answer.status_code != 200 or not isinstance(txn, dict):
             return Unknown(f"transaction {transaction_id} could not be read ({answer.status_code})")
         return txn
+
+
+def _void_outcome(sale: dict[str, Any], request: RefundRequest) -> Outcome:
+    """A whole refund made as the void of its sale: the answer names the sale, not our
+    refund, so it is this refund's only if it is the refund's own sale (its id), and it
+    states what the sale was for (its amount and currency, the refund's when whole)."""
+    if sale.get("id") != request.provider_payment_id:
+        return Unknown(f"the void answered for transaction {str(sale.get('id'))[:40]!r}")
+    said = transaction_report(sale)
+    report = Report(said.amount_minor, said.currency, reference=request.reference)
+    return Succeeded(request.provider_payment_id, report)
 
 
 def _credit_outcome(txn: dict[str, Any]) -> Outcome:

@@ -58,8 +58,20 @@ def test_a_settled_sale_is_refunded_in_parts_by_credits(sandbox: Any) -> None:
 
 def test_an_unsettled_sale_is_voided_whole_and_a_part_of_it_waits(sandbox: Any) -> None:
     whole = _sold(sandbox, 3100)
-    voided = _client(sandbox).refund(_refund(whole, 3100))
+    request = _refund(whole, 3100)
+    voided = _client(sandbox).refund(request)
     assert isinstance(voided, Succeeded) and voided.provider_payment_id == whole
+    # It names the refund by its own sale, and says what that sale was for.
+    report = voided.report
+    assert (report.amount_minor, report.currency, report.reference) == (
+        3100,
+        "EUR",
+        request.reference,
+    )
+    found = _client(sandbox).lookup_refund(
+        _refund(whole, 3100, key=request.idempotency_key, first_sent_at=datetime.now(UTC))
+    )
+    assert found == voided  # looked up: the voided sale is this refund
     part = _client(sandbox).refund(_refund(_sold(sandbox, 3200), 100))
     assert isinstance(part, NotSent) and part.retry_after_s is not None
 

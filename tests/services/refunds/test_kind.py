@@ -12,7 +12,7 @@ import requests
 from flask import Flask
 
 from extensions import db
-from models import Order, OrderStatus, Refund, RefundStatus
+from models import Order, OrderStatus, Payment, Refund, RefundStatus
 from sandbox.context import DEFAULT_SEARCH_LAG_S
 from services.movements.janitor import sweep_kind
 from services.refunds.issue import refund_payment
@@ -79,6 +79,25 @@ def test_a_lost_answer_is_reconciled_to_one_refund(app: Flask, sandbox: Any) -> 
         reconcile_refund(refund_id)  # replays the create with the same key
     assert _state(app, refund_id)[0] == RefundStatus.SUCCEEDED
     assert len(sandbox_refunds(sandbox)) == 1
+
+
+def test_a_whole_refund_of_an_unsettled_braintree_sale_is_its_void(
+    app: Flask, sandbox: Any
+) -> None:
+    """Braintree refunds only settled sales; the whole of one not settled yet is voided,
+    and that answer names the refund by its own sale (the chaos drill once sent three such
+    refunds to review: the void's answer named nothing of ours)."""
+    payment_id = charged(app, committed_payment(app, provider="braintree"))
+    refund_id = _refund(app, payment_id)  # the whole of it
+    with app.app_context():
+        send_refund(refund_id)
+    status, provider_id, order = _state(app, refund_id)
+    assert status == RefundStatus.SUCCEEDED and order == OrderStatus.REFUNDED
+    with app.app_context():
+        sale_id = got(Payment, payment_id).provider_payment_id
+    assert provider_id == sale_id  # the sale, voided
+    voided = requests.get(f"{sandbox.url}/_sandbox/charges", timeout=5).json()["data"]
+    assert [c["status"] for c in voided] == ["voided"]  # the card is not charged after all
 
 
 def test_keyless_braintree_looks_up_before_sending_again(app: Flask, sandbox: Any) -> None:
