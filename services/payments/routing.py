@@ -9,7 +9,6 @@ only its own provider can tell what happened to it."""
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Sequence
 
@@ -22,8 +21,6 @@ from services.platform.errors import ConflictError, UnprocessableError
 from services.platform.locales import money_text
 from services.platform.provider_clients import breaker_for
 from settings import settings
-
-log = logging.getLogger(__name__)
 
 NOT_OFFERED = ("open", "forced_open")  # a breaker in these states: not offered on a page
 
