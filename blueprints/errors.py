@@ -12,6 +12,7 @@ from flask_wtf.csrf import CSRFError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import InternalError as SQLAlchemyInternalError
 from werkzeug.exceptions import HTTPException, InternalServerError, ServiceUnavailable
 
 from extensions import db
@@ -34,6 +35,9 @@ def register(app: Flask) -> None:
     )
     for outage in outages:
         app.register_error_handler(outage, dependency_down)
+    # A write that reached a primary being demoted (a standby now): the switch, not a bug.
+    app.register_error_handler(psycopg.errors.ReadOnlySqlTransaction, dependency_down)
+    app.register_error_handler(SQLAlchemyInternalError, internal_database_error)
 
 
 def http_error(exc: HTTPException) -> tuple[Response | str, int, dict[str, str]]:
@@ -58,6 +62,14 @@ def http_error(exc: HTTPException) -> tuple[Response | str, int, dict[str, str]]
 def unexpected_error(exc: Exception) -> ResponseReturnValue:
     log.exception("unhandled error on %s %s", request.method, request.path)
     return http_error(InternalServerError())
+
+
+def internal_database_error(exc: SQLAlchemyInternalError) -> ResponseReturnValue:
+    """The database's "internal" class: a read-only transaction is the failover's switch
+    (a 503 to retry); anything else is unexpected."""
+    if isinstance(exc.orig, psycopg.errors.ReadOnlySqlTransaction):
+        return dependency_down(exc)
+    return unexpected_error(exc)
 
 
 def dependency_down(exc: Exception) -> ResponseReturnValue:

@@ -202,6 +202,7 @@ class PostgresCluster:
         self.host, self.wrap = host, wrap  # its address; a prefix (`ip netns exec db`)
         self.data_dir = workdir / "data"
         self.url = f"postgresql+psycopg://postgres@{host}:{port}/payments_test"
+        self.options = THROWAWAY_OPTIONS  # what it runs with besides where it listens
 
     def run(self, *cmd: str) -> None:
         subprocess.run(
@@ -218,7 +219,7 @@ class PostgresCluster:
             "-D",
             str(self.data_dir),
             "-o",
-            f"{options} {THROWAWAY_OPTIONS}",
+            f"{options} {self.options}",
             "-l",
             str(self.workdir / "server.log"),
             "-w",
@@ -226,6 +227,10 @@ class PostgresCluster:
             str(int(STARTUP_TIMEOUT_S)),
             "start",
         )
+
+    def promote(self) -> None:
+        """A standby becomes a primary (pg_ctl promote, waiting until it takes writes)."""
+        self.run("pg_ctl", "-D", str(self.data_dir), "-w", "promote")
 
     def stop(self, mode: str = "immediate") -> None:
         pg_ctl = [self.binaries.program("pg_ctl"), "-D", str(self.data_dir), "-m", mode]
@@ -276,6 +281,43 @@ def postgres_cluster(
         finally:
             if started:
                 cluster.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+# A primary whose commits wait for its standby: an acknowledged commit is on both (the
+# production shape, docs/operations.md). Still no fsync: a killed process keeps its
+# writes in the kernel's cache; only a crash of the machine would lose them.
+SYNCHRONOUS_OPTIONS = (
+    "-c fsync=off -c full_page_writes=off -c synchronous_commit=on "
+    "-c synchronous_standby_names=*"
+)
+
+
+@contextmanager
+def streaming_standby(primary: PostgresCluster) -> Iterator[PostgresCluster]:
+    """Yield a started standby of `primary` on a port of its own (pg_basebackup -R:
+    streaming replication from it, read-only until promoted), the primary restarted to
+    wait for it at every commit; both removed afterwards (the primary by its owner)."""
+    workdir = Path(tempfile.mkdtemp(prefix="test-pg-standby-"))
+    give_to_server_user(workdir)
+    standby = PostgresCluster(primary.binaries, workdir, free_port(), primary.host, primary.wrap)
+    with sigterm_unwinds():
+        started = False
+        try:
+            standby.run(
+                "pg_basebackup",
+                *("-h", primary.host, "-p", str(primary.port), "-U", "postgres"),
+                *("-D", str(standby.data_dir), "-R", "-X", "stream"),
+            )
+            standby.start()
+            started = True
+            primary.stop("fast")
+            primary.options = SYNCHRONOUS_OPTIONS
+            primary.start()
+            yield standby
+        finally:
+            if started:
+                standby.stop()
             shutil.rmtree(workdir, ignore_errors=True)
 
 
