@@ -60,14 +60,8 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
             elif payment.status == PaymentStatus.FAILED and charged:
                 violations.append(f"payment {payment.id} failed but the customer was charged")
             elif payment.status == PaymentStatus.NEEDS_REVIEW:
-                reason = db.session.scalar(
-                    select(PaymentTransition.reason)
-                    .where(
-                        PaymentTransition.payment_id == payment.id,
-                        PaymentTransition.to_status == PaymentStatus.NEEDS_REVIEW,
-                    )
-                    .order_by(PaymentTransition.id.desc())
-                    .limit(1)
+                reason = _review_reason(
+                    db, PaymentTransition, PaymentTransition.payment_id, payment
                 )
                 if not reason:
                     violations.append(f"payment {payment.id} needs review without a reason")
@@ -177,15 +171,7 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
     review_reasons: Counter[str] = Counter()
     for refund in refunds:
         if refund.status == RefundStatus.NEEDS_REVIEW:
-            reason = db.session.scalar(
-                select(RefundTransition.reason)
-                .where(
-                    RefundTransition.refund_id == refund.id,
-                    RefundTransition.to_status == RefundStatus.NEEDS_REVIEW,
-                )
-                .order_by(RefundTransition.id.desc())
-                .limit(1)
-            )
+            reason = _review_reason(db, RefundTransition, RefundTransition.refund_id, refund)
             shown = re.sub(r"[0-9a-f-]{8,}|\d+", "N", reason or "no reason")[:120]
             review_reasons[f"{refund.provider}: {shown}"] += 1
         times = at_provider.get(_ref(refund), 0) + (refund.provider_refund_id in voided)
@@ -208,6 +194,19 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
         "refund_review_reasons": dict(review_reasons),
         "provider_refunds": len(made),
     }
+
+
+def _review_reason(db: Any, transition: Any, of: Any, row: Any) -> str | None:
+    """Why a movement in review is there: its last transition to its status."""
+    from sqlalchemy import select
+
+    found = (
+        select(transition.reason)
+        .where(of == row.id, transition.to_status == row.status)
+        .order_by(transition.id.desc())
+        .limit(1)
+    )
+    return db.session.scalar(found)
 
 
 def _ref(row: Any) -> str:
