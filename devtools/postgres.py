@@ -288,8 +288,7 @@ def postgres_cluster(
 # production shape, docs/operations.md). Still no fsync: a killed process keeps its
 # writes in the kernel's cache; only a crash of the machine would lose them.
 SYNCHRONOUS_OPTIONS = (
-    "-c fsync=off -c full_page_writes=off -c synchronous_commit=on "
-    "-c synchronous_standby_names=*"
+    "-c fsync=off -c full_page_writes=off -c synchronous_commit=on -c synchronous_standby_names=*"
 )
 
 
@@ -307,7 +306,7 @@ def streaming_standby(primary: PostgresCluster) -> Iterator[PostgresCluster]:
             standby.run(
                 "pg_basebackup",
                 *("-h", primary.host, "-p", str(primary.port), "-U", "postgres"),
-                *("-D", str(standby.data_dir), "-R", "-X", "stream"),
+                *("-D", str(standby.data_dir), "-R", "-X", "stream", "--checkpoint=fast"),
             )
             standby.start()
             started = True
