@@ -88,4 +88,6 @@ SPEC = ProviderSpec(
     webhook=WebhookScheme(verify, parse, "TOY_WEBHOOK_SECRET"),
     dev_secrets=frozenset({DEV_WEBHOOK_SECRET}),
     slots=3,
+    # No card script of its own: the pages offer its test tokens (development only).
+    test_cards=(("card_toy", "Test card: approved"),),
 )

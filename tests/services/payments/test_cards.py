@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask
+from flask import Flask, render_template_string
 
-from services.payments.cards import UNAVAILABLE, card_entry, card_entry_sources
+from providers.registry import PROVIDERS
+from services.payments.cards import UNAVAILABLE, card_entry, card_entry_sources, entry_of
 from services.platform.provider_clients import breaker_for
+from tests.providers import toy
 
 
 def test_stripe_takes_cards_through_stripe_js(app: Flask) -> None:
@@ -52,3 +54,24 @@ def test_no_card_entry_while_every_offered_circuit_is_open(app: Flask) -> None:
         breaker_for("stripe").force("open", actor="test", reason="down")
         assert card_entry("EUR") == UNAVAILABLE
         assert card_entry("EUR", "braintree") == UNAVAILABLE  # weight 0: never on a page
+
+
+def test_a_provider_without_a_card_script_offers_its_test_tokens_outside_production(
+    app: Flask, make_app: Any, monkeypatch: Any
+) -> None:
+    """The spec's default card entry (a token): a select of its test tokens while
+    developing, a field for the token in production; never a card number either way."""
+    monkeypatch.setitem(PROVIDERS, "toy", toy.SPEC)
+    page = '{% from "checkout/_card.html" import card_fields %}{{ card_fields(card) }}'
+    with app.test_request_context():
+        entry = entry_of("toy")
+        developing = render_template_string(page, card=entry)
+    assert entry.test_cards == (("card_toy", "Test card: approved"),)
+    assert '<select name="payment_method">' in developing and 'value="card_toy"' in developing
+    assert 'name="provider" value="toy"' in developing
+    production = make_app(IS_PRODUCTION=True)
+    with production.test_request_context():
+        entry = entry_of("toy")
+        live = render_template_string(page, card=entry)
+    assert entry.test_cards == () and "<select" not in live
+    assert '<input name="payment_method" required' in live
