@@ -76,7 +76,7 @@ def _queue_email(payment: Payment) -> None:
 def note(
     payment: Payment, *, source: TransitionSource, reason: str, actor: str | None = None
 ) -> None:
-    """Record a fact about a payment that does not change its status (e.g. a reroute)."""
+    """Record a fact about a payment that does not change its status (e.g. an admin's note)."""
     machine.record(TABLE, payment, payment.status, payment.status, source, reason, actor)
 
 
