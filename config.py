@@ -13,7 +13,7 @@ from typing import Any
 
 from dev_defaults import DEV_SMTP_URL, dev_urls, production_signs
 from providers.registry import PROVIDERS
-from providers.settings import ConfigError, integer, number, secret
+from providers.settings import ConfigError, integer, number, provider_weights, secret
 from providers.smtp import SMTP_GATEWAY
 from providers.spec import SettingsContext
 from resilience.breaker import BreakerConfig
@@ -99,31 +99,6 @@ def _database_url(env: Mapping[str, str], default: str) -> str:
 
 def _list(env: Mapping[str, str], name: str, default: str) -> list[str]:
     return [item.strip() for item in env.get(name, default).split(",") if item.strip()]
-
-
-def _weights(env: Mapping[str, str], providers: list[str], default: str) -> dict[str, int]:
-    if env.get("PAYMENTS_FAILOVER_PROVIDER"):
-        raise ConfigError(
-            "PAYMENTS_FAILOVER_PROVIDER is gone: a card token is its provider's own, so a "
-            "payment never moves to another provider. Remove it; PAYMENTS_PROVIDER_WEIGHTS "
-            "shares new payments out when the payment page is rendered."
-        )
-    given = _list(env, "PAYMENTS_PROVIDER_WEIGHTS", "")
-    weights = {name: 0 for name in providers}
-    if not given and default:
-        weights[default] = 1  # unset: every page offers the default provider
-    for item in given:
-        name, _, raw = item.partition("=")
-        name = name.strip()
-        if name not in providers or not raw.strip().isdigit():
-            raise ConfigError(
-                f"PAYMENTS_PROVIDER_WEIGHTS: {item!r} is not <provider>=<whole number> "
-                f"for one of PAYMENTS_PROVIDERS={','.join(providers)}"
-            )
-        weights[name] = int(raw)
-    if providers and not any(weights.values()):
-        raise ConfigError("PAYMENTS_PROVIDER_WEIGHTS gives every provider 0: nothing is offered")
-    return weights
 
 
 def _public_url(env: Mapping[str, str], is_production: bool, default: str) -> str:
@@ -256,7 +231,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "PAYMENTS_DEFAULT_PROVIDER": default_provider,
         # Which provider's card entry a payment page shows: "stripe=3,braintree=1"; by
         # default every page the default provider's.
-        "PAYMENTS_PROVIDER_WEIGHTS": _weights(env, providers, default_provider),
+        "PAYMENTS_PROVIDER_WEIGHTS": provider_weights(env, providers, default_provider),
         # HTTP policy towards providers (see providers/http.py for why each value).
         # 2 s to connect: a TCP handshake to a healthy provider takes milliseconds; a
         # provider that cannot accept a connection in 2 s is down, and the request was

@@ -102,3 +102,30 @@ def provider_base(
             "(ALLOW_INSECURE_PROVIDER_URLS=1 allows it, for a test environment)."
         )
     return value
+
+
+def provider_weights(env: Mapping[str, str], providers: list[str], default: str) -> dict[str, int]:
+    """PAYMENTS_PROVIDER_WEIGHTS as {provider: weight}: every enabled provider named, the
+    default provider 1 and the others 0 when it is unset (services/payments/routing.py)."""
+    if env.get("PAYMENTS_FAILOVER_PROVIDER"):
+        raise ConfigError(
+            "PAYMENTS_FAILOVER_PROVIDER is gone: a card token is its provider's own, so a "
+            "payment never moves to another provider. Remove it; PAYMENTS_PROVIDER_WEIGHTS "
+            "shares new payments out when the payment page is rendered."
+        )
+    given = [i.strip() for i in env.get("PAYMENTS_PROVIDER_WEIGHTS", "").split(",") if i.strip()]
+    weights = {name: 0 for name in providers}
+    if not given and default:
+        weights[default] = 1  # unset: every page offers the default provider
+    for item in given:
+        name, _, raw = item.partition("=")
+        name = name.strip()
+        if name not in providers or not raw.strip().isdigit():
+            raise ConfigError(
+                f"PAYMENTS_PROVIDER_WEIGHTS: {item!r} is not <provider>=<whole number> "
+                f"for one of PAYMENTS_PROVIDERS={','.join(providers)}"
+            )
+        weights[name] = int(raw)
+    if providers and not any(weights.values()):
+        raise ConfigError("PAYMENTS_PROVIDER_WEIGHTS gives every provider 0: nothing is offered")
+    return weights

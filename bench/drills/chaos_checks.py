@@ -106,7 +106,7 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
                 select(ProcessedWebhook.event_id).where(ProcessedWebhook.provider == "stripe")
             ).all()
         )
-        refund_findings = _refund_invariants(stack, db, payments)
+        refund_findings = _refund_invariants(stack, db, payments, charges["data"])
         violations += refund_findings.pop("violations")
         dispute_findings = _dispute_invariants(stack, db)
         violations += dispute_findings.pop("violations")
@@ -145,8 +145,11 @@ def invariants(stack: Stack, sweeper: Sweeper) -> dict[str, Any]:
     }
 
 
-def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[str, Any]:
-    """Refunds at the provider = refunds we recorded as succeeded, never more than charged."""
+def _refund_invariants(
+    stack: Stack, db: Any, payments: Sequence[Any], charges: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """Refunds at the provider = refunds we recorded as succeeded, never more than charged
+    (`charges`: the provider's ledger of charges, read once by the caller)."""
     from sqlalchemy import select
 
     from models import Refund, RefundStatus, RefundTransition
@@ -162,11 +165,7 @@ def _refund_invariants(stack: Stack, db: Any, payments: Sequence[Any]) -> dict[s
     for ref in at_provider.keys() - ours:
         violations.append(f"provider refunded ref {ref!r} that we have no record of")
     # A whole refund of a Braintree sale not settled yet is its void (the sale's own id).
-    voided = {
-        c["object_id"]
-        for c in requests.get(f"{stack.sandbox_url}/_sandbox/charges", timeout=30).json()["data"]
-        if c["status"] == "voided"
-    }
+    voided = {c["object_id"] for c in charges if c["status"] == "voided"}
     refunded: Counter[int] = Counter()
     review_reasons: Counter[str] = Counter()
     for refund in refunds:

@@ -30,7 +30,6 @@ from bench.drills import emails, report
 from bench.drills.outage_report import draw, print_table, verdict
 from bench.drills.stack import (
     STRIPE_QUEUE,
-    Stack,
     Sweeper,
     api_customer,
     running_stack,
@@ -47,6 +46,7 @@ from bench.drills.traffic import (
     _saturation,
     _viewer,
     card_for,
+    payment_statuses,
 )
 
 WEB_WORKERS, WEB_THREADS, QUEUE_WORKERS = 2, 4, 2  # the same web capacity for both systems
@@ -182,7 +182,7 @@ def drill_ours(
         all_final_at = None
         while time.monotonic() < deadline:
             sweeper.tick()
-            statuses = _statuses(stack, auth, result.payment_ids)
+            statuses = payment_statuses(stack.web_url, auth, result.payment_ids)
             if statuses and all(s in FINAL for s in statuses.values()):
                 all_final_at = time.monotonic()
                 break
@@ -339,18 +339,6 @@ def drill_naive(
                 ).json()["count"],
                 "timeline": report.timeline(recorder, result),
             }
-
-
-def _statuses(stack: Stack, auth: dict[str, str], ids: list[int]) -> dict[int, str]:
-    found = {}
-    for payment_id in ids:
-        try:
-            found[payment_id] = requests.get(
-                f"{stack.web_url}/api/payments/{payment_id}", headers=auth, timeout=10
-            ).json()["status"]
-        except (requests.RequestException, KeyError, ValueError):
-            found[payment_id] = "?"
-    return found
 
 
 def run(

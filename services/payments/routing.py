@@ -77,8 +77,7 @@ def provider_of(asked: object, card: object, currency: str, *, is_orders: bool =
             )
         name = asked
     else:
-        fits = [p for p in enabled if spec_for(p).accepts_payment_method(card)]
-        name = fits[0] if len(fits) == 1 else settings().payments.default_provider
+        name = _named_by_token(card) or settings().payments.default_provider
     if not serves(name, currency):
         message = f"{name} does not take payments in {currency}"
         if is_orders:
@@ -93,6 +92,13 @@ def lean_provider(asked: object, card: object) -> str | None:
     enabled = settings().payments.providers
     if asked is not None and asked != "":
         return asked if isinstance(asked, str) and asked in enabled else None
+    return _named_by_token(card)
+
+
+def _named_by_token(card: object) -> str | None:
+    """The one enabled provider whose token shape the card token has (None: none, or
+    several)."""
+    enabled = settings().payments.providers
     fits = [p for p in enabled if spec_for(p).accepts_payment_method(card)]
     return fits[0] if len(fits) == 1 else None
 
