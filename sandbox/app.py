@@ -14,6 +14,7 @@ def create_app(config: SandboxConfig) -> Flask:
     from sandbox.braintree import changes as _braintree_changes  # noqa: F401 (its routes)
     from sandbox.braintree import disputes as _braintree_disputes  # noqa: F401 (its routes)
     from sandbox.braintree import gateway as braintree_gateway
+    from sandbox.braintree import reports as braintree_reports
     from sandbox.stripe import api as stripe_api
     from sandbox.stripe import (  # noqa: F401 (routes on stripe_api.bp)
         balance_api,
@@ -32,6 +33,7 @@ def create_app(config: SandboxConfig) -> Flask:
     app.register_blueprint(stripe_api.bp)
     app.register_blueprint(braintree_cards.client_bp)  # before the gateway's key check
     app.register_blueprint(braintree_gateway.bp)  # /merchants/<id>/..., as Braintree's
+    app.register_blueprint(braintree_reports.bp)  # its GraphQL API's fee report
     app.register_blueprint(control_api.bp, url_prefix="/_sandbox")
     stripe_api.register_errors(app)
     app.register_error_handler(ConnectionDropped, lambda exc: Response(status=499))

@@ -56,6 +56,10 @@ class SandboxConfig:
     braintree_currency: str = "EUR"
     braintree_settle_s: float = 10.0
     braintree_duplicate_window_s: float = 30.0
+    # Braintree's fee (its fee report): a sale's rate and fixed part, in the account's
+    # currency (Braintree's published European card rate: 1.9% + 0.30).
+    braintree_fee_percent: str = "1.9"
+    braintree_fee_fixed: int = 30
     # Set by the server loop: stop listening for N seconds.
     refuse: Callable[[float], None] = field(default=lambda seconds: None)
 

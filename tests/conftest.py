@@ -28,7 +28,7 @@ from devtools.servers import throwaway_redis
 from extensions import db
 from tests.admin_support import admin_login, make_admin
 from tests.helpers import api_customer, make_test_config, seed_catalog
-from tests.sandbox_support import braintree_gateway
+from tests.sandbox_support import braintree_gateway, wired_to_a_sandbox
 
 
 @pytest.fixture(scope="session")
@@ -197,3 +197,10 @@ def sdk(sandbox: Any) -> stripe.StripeClient:
         max_network_retries=2,
         http_client=stripe.RequestsClient(timeout=10),
     )
+
+
+@pytest.fixture
+def wired(make_app: Any, tmp_path: Any, app: Flask) -> Iterator[tuple[Flask, Any]]:
+    """An app on a live port and a sandbox of its own that sends its webhooks to it."""
+    with wired_to_a_sandbox(make_app, str(tmp_path)) as wired_app:
+        yield wired_app

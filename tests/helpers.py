@@ -110,6 +110,15 @@ def charge_payment(payment_id: int) -> None:
     engine.send(CHARGE, payment_id)
 
 
+def charged_order(app: Flask, price_minor: int, provider: str) -> int:
+    """A new order's payment at `provider`, charged by the send job's work: its id."""
+    with app.app_context():
+        payment = make_payment(make_order(make_customer(), price_minor=price_minor), provider)
+        db.session.commit()
+        charge_payment(payment.id)
+        return payment.id
+
+
 def reconcile_payment(payment_id: int) -> None:
     """The lookup job's work for a payment, in this process."""
     engine.look_up(CHARGE, payment_id)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -292,7 +292,11 @@ def wired_to_a_sandbox(make_app: Any, tmp_dir: str) -> Iterator[tuple[Any, Sandb
 
     port = free_port()
     with running_sandbox(tmp_dir, "--webhook-url", f"http://127.0.0.1:{port}/webhooks") as sandbox:
-        wired_app = make_app(STRIPE_API_BASE=sandbox.url, BRAINTREE_API_BASE=sandbox.url)
+        wired_app = make_app(
+            STRIPE_API_BASE=sandbox.url,
+            BRAINTREE_API_BASE=sandbox.url,
+            BRAINTREE_GRAPHQL_URL=f"{sandbox.url}/graphql",
+        )
         server = make_server("127.0.0.1", port, wired_app, threaded=True)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -318,3 +322,23 @@ def braintree_gateway(sandbox_url: str) -> Any:
             private_key="sandbox_private_key",
         )
     )
+
+
+def applied_webhooks(app: Any, wanted: Callable[[list[str]], bool]) -> list[str]:
+    """The webhook event types recorded and applied (the maintenance queue run by a real
+    RQ worker, again and again), once `wanted` holds or 20 s passed."""
+    from sqlalchemy import select
+
+    from extensions import db
+    from models import ProcessedWebhook
+    from tests.helpers import run_maintenance_jobs
+
+    deadline = time.monotonic() + 20
+    while True:
+        run_maintenance_jobs(app)
+        with app.app_context():
+            rows = db.session.execute(select(ProcessedWebhook.event_type, ProcessedWebhook.state))
+            applied = sorted(t for t, state in rows if state == "applied")
+        if wanted(applied) or time.monotonic() > deadline:
+            return applied
+        time.sleep(0.3)

@@ -20,6 +20,7 @@ DEV_PRIVATE_KEY = "sandbox_private_key"
 # A tokenization key is public (every browser sees it) and can only make nonces.
 DEV_TOKENIZATION_KEY = "sandbox_tk000000_sandbox_merchant"
 PRODUCTION_API_BASE = "https://api.braintreegateway.com"
+PRODUCTION_GRAPHQL_URL = "https://payments.braintree-api.com/graphql"
 # braintree-web's client, from Braintree's own origin in production (PCI SAQ A).
 BRAINTREE_JS_URL = "https://js.braintreegateway.com/web/3.111.0/js/client.min.js"
 
@@ -35,6 +36,13 @@ def read_settings(env: Mapping[str, str], context: SettingsContext) -> dict[str,
             "BRAINTREE_API_BASE",
             context.sandbox_url,  # the sandbox answers at /merchants/<id>/... as Braintree
             production_default=PRODUCTION_API_BASE,
+        ),
+        # Braintree's GraphQL API: the books read its fee report there.
+        "BRAINTREE_GRAPHQL_URL": context.base_url(
+            env,
+            "BRAINTREE_GRAPHQL_URL",
+            f"{context.sandbox_url}/graphql",
+            production_default=PRODUCTION_GRAPHQL_URL,
         ),
         # Not a secret, but the sandbox's in production would send every call astray.
         "BRAINTREE_MERCHANT_ID": context.secret(env, "BRAINTREE_MERCHANT_ID", DEV_MERCHANT_ID),
@@ -90,6 +98,7 @@ def build(config: Mapping[str, Any], policy: HttpPolicy) -> BraintreeProvider:
         policy,
         settle_s=config["BRAINTREE_SETTLE_S"],
         unsettled_retry_s=config["BRAINTREE_UNSETTLED_RETRY_S"],
+        graphql_url=config["BRAINTREE_GRAPHQL_URL"],
     )
 
 

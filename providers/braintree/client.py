@@ -29,6 +29,7 @@ from braintree.util.xml_util import XmlUtil
 
 from providers.base import KEYLESS, ChargeRequest
 from providers.braintree.answers import DECLINED, TAKEN, error_codes, transaction_report
+from providers.braintree.balance import BraintreeBalance
 from providers.braintree.refunds import UNSETTLED_RETRY_S, BraintreeRefunds
 from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
 from providers.outcomes import (
@@ -52,7 +53,7 @@ NONCE_USED = "93107"  # Cannot use a payment_method_nonce more than once.
 API_VERSION = "6"
 
 
-class BraintreeProvider(BraintreeRefunds):
+class BraintreeProvider(BraintreeRefunds, BraintreeBalance):
     name = "braintree"
     capabilities = KEYLESS
 
@@ -66,8 +67,10 @@ class BraintreeProvider(BraintreeRefunds):
         policy: HttpPolicy,
         settle_s: float = SETTLE_S,
         unsettled_retry_s: float = UNSETTLED_RETRY_S,
+        graphql_url: str = "",
     ) -> None:
         self.base = f"{api_base.rstrip('/')}/merchants/{merchant_id}"
+        self.graphql_url = graphql_url or f"{api_base.rstrip('/')}/graphql"  # the fee report
         self.settle_s = settle_s  # BRAINTREE_SETTLE_S
         self.unsettled_retry_s = unsettled_retry_s  # BRAINTREE_UNSETTLED_RETRY_S
         self.currency = currency.upper()

@@ -1,6 +1,8 @@
 """Braintree's disputes: opened on a settled sale by a control (as a cardholder's bank
 would: `POST /_sandbox/braintree/disputes`), then through the gateway as Braintree's
-SDK drives them: `dispute.find`, `dispute.accept` (lost, `dispute_accepted`),
+SDK drives them: `dispute.find`, `dispute.search` (by `effective_date`: the disputes one
+of whose status changes took effect in the range, as the books read them),
+`dispute.accept` (lost, `dispute_accepted`),
 `dispute.add_text_evidence` and `dispute.finalize`, which decides it at once as
 Braintree's sandbox does: won when the evidence says `compelling_evidence`, lost
 otherwise (`dispute_won`, `dispute_lost`). Each change sends its notification."""
@@ -11,14 +13,17 @@ import json
 import time
 from typing import Any
 
-from flask import Response
+from flask import Response, request
 
-from sandbox.braintree.gateway import answer, body_of, bp, invalid, load, new_id
+from sandbox.braintree.gateway import answer, body_of, bp, invalid, load, new_id, time_range
 from sandbox.braintree.objects import shown_dispute
+from sandbox.braintree.xml import render_collection
 from sandbox.context import RequestFaults, store, with_faults
 from sandbox.events import create_event
 
 WINNING_TEXT = "compelling_evidence"
+PAGE_SIZE = 10  # Braintree's dispute search pages
+DAY_S = 86400
 
 
 def open_dispute(conn: Any, transaction_id: str) -> dict[str, Any] | None:
@@ -82,6 +87,32 @@ def find_dispute(faults: RequestFaults, merchant_id: str, dispute_id: str) -> Re
     if dispute is None:
         return Response(status=404)
     return faults.after_commit(answer("dispute", shown_dispute(dispute)))
+
+
+@bp.post("/merchants/<merchant_id>/disputes/advanced_search")
+@with_faults("braintree", "search")
+def search_disputes(faults: RequestFaults, merchant_id: str) -> Response:
+    """One page (`?page=`, from 1) of the disputes a status change of which took effect on
+    a day in the `effective_date` range (whole UTC days, both ends included)."""
+    criteria = body_of().get("search") or {}
+    since, until = time_range(criteria.get("effective_date"))
+    page = request.args.get("page", "1")
+    if since is None or until is None or not page.isdigit() or int(page) < 1:
+        return invalid("Search needs an effective_date range and a page.", "91733", "search")
+    first, last = since - since % DAY_S, until - until % DAY_S + DAY_S
+    faults.slow_down()
+    rows = store().query("SELECT body FROM braintree_disputes ORDER BY id")
+    found = [
+        dispute
+        for dispute in (json.loads(row["body"]) for row in rows)
+        if any(first <= event["at_s"] < last for event in dispute["status_history"])
+    ]
+    start = (int(page) - 1) * PAGE_SIZE
+    shown = [shown_dispute(d) for d in found[start : start + PAGE_SIZE]]
+    body = render_collection(
+        "disputes", "dispute", shown, total_items=len(found), page_size=PAGE_SIZE
+    )
+    return faults.after_commit(Response(body, mimetype="application/xml"))
 
 
 @bp.put("/merchants/<merchant_id>/disputes/<dispute_id>/accept")

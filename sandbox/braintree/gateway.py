@@ -5,9 +5,9 @@ reads, pointed at this sandbox by a `braintree.Environment` of plain HTTP.
   decide it (sandbox/braintree/testing.py); no idempotency key: a repeat of the same
   amount with the same card within the duplicate window is `gateway_rejected`,
   reason `duplicate` (Braintree's duplicate checking), never charged twice;
-- `GET .../transactions/{id}`; `POST .../transactions/advanced_search_ids` and
-  `.../advanced_search` (by `order_id`, or `ids`), which see a transaction only once
-  it is older than the search lag, like Stripe's search here;
+- `GET .../transactions/{id}`; `POST .../transactions/advanced_search_ids` (by
+  `order_id` and/or a `created_at` range) and `.../advanced_search` (by `ids`), which
+  see a transaction only once it is older than the search lag, like Stripe's search;
 - `PUT .../transactions/{id}/submit_for_settlement`, `.../void`, and
   `POST .../transactions/{id}/refund` (only a settled or settling transaction: an
   unsettled one is voided instead, as Braintree requires).
@@ -24,6 +24,7 @@ import json
 import secrets
 import string
 import time
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -127,6 +128,15 @@ def _settled(conn: Any, txn: dict[str, Any]) -> dict[str, Any]:
         txn["processor_settlement_response_code"] = declined
     else:
         step(txn, "settled", due)
+        # Disbursed the day it settled (the fee report of that day lists it).
+        txn["disbursement_details"] = {
+            "disbursement_date": datetime.fromtimestamp(due, UTC).date().isoformat(),
+            "settlement_amount": txn["amount"],
+            "settlement_currency_iso_code": txn["currency_iso_code"],
+            "settlement_currency_exchange_rate": "1",
+            "funds_held": False,
+            "success": True,
+        }
     save(conn, txn)
     create_event(store(), conn, "braintree", SETTLEMENT_KINDS[txn["status"]], {"transaction": txn})
     return txn
@@ -264,15 +274,34 @@ def search_ids(faults: RequestFaults, merchant_id: str) -> Response:
     criteria = body_of().get("search") or {}
     order = criteria.get("order_id")
     wanted = order.get("is") if isinstance(order, dict) else None
+    since, until = time_range(criteria.get("created_at"))
+    if wanted is None and since is None and until is None:
+        return invalid("A search needs criteria.", "91733", "search")
     faults.slow_down()
     seen_before = time.time() - faults.search_lag_s()
     rows = store().query(
-        "SELECT id FROM braintree_transactions WHERE order_id = ? AND created <= ? "
-        "ORDER BY created",
-        (wanted, seen_before),
+        "SELECT id FROM braintree_transactions WHERE (? IS NULL OR order_id = ?) "
+        "AND created >= ? AND created <= ? ORDER BY created, id",
+        (wanted, wanted, since or 0.0, min(until or seen_before, seen_before)),
     )
     ids = [row["id"] for row in rows]
     return faults.after_commit(answer("search-results", {"page_size": 50, "ids": ids}))
+
+
+def time_range(given: object) -> tuple[float | None, float | None]:
+    """A range criterion's bounds (`min`, `max`: inclusive, as Braintree's) as epoch
+    seconds; an unreadable bound is no bound."""
+    found: list[float | None] = []
+    for end in ("min", "max"):
+        raw = given.get(end) if isinstance(given, dict) else None
+        try:
+            moment = datetime.fromisoformat(str(raw)) if raw else None
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        found.append(moment.timestamp() if moment is not None else None)
+    return found[0], found[1]
 
 
 @bp.post("/merchants/<merchant_id>/transactions/advanced_search")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 
@@ -21,6 +21,10 @@ def shown(txn: dict[str, Any]) -> dict[str, Any]:
     found = {k: v for k, v in txn.items() if not k.endswith("_s")}
     found["created_at"] = datetime.fromtimestamp(txn["created_at_s"], UTC)
     found["updated_at"] = datetime.fromtimestamp(txn["updated_at_s"], UTC)
+    details = txn.get("disbursement_details")
+    if isinstance(details, dict):
+        disbursed = date.fromisoformat(details["disbursement_date"])
+        found["disbursement_details"] = {**details, "disbursement_date": disbursed}
     found["status_history"] = [
         {
             "status": event["status"],
@@ -39,7 +43,12 @@ def shown_dispute(dispute: dict[str, Any]) -> dict[str, Any]:
     found["updated_at"] = datetime.fromtimestamp(dispute["updated_at_s"], UTC)
     found["received_date"] = datetime.fromtimestamp(dispute["created_at_s"], UTC).date()
     found["status_history"] = [
-        {"status": event["status"], "timestamp": datetime.fromtimestamp(event["at_s"], UTC)}
+        {
+            "status": event["status"],
+            "timestamp": datetime.fromtimestamp(event["at_s"], UTC),
+            # The day the change took effect on the merchant's balance.
+            "effective_date": datetime.fromtimestamp(event["at_s"], UTC).date(),
+        }
         for event in dispute["status_history"]
     ]
     return found

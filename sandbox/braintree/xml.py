@@ -80,10 +80,13 @@ def tampered(body: bytes, field: str, value: Any) -> bytes:
     return render(root, found)
 
 
-def render_collection(root: str, item: str, values: list[dict[str, Any]]) -> bytes:
+def render_collection(root: str, item: str, values: list[dict[str, Any]], **fields: Any) -> bytes:
     """A search's page: `root` holding one `item` element per value (Braintree's
-    `credit-card-transactions`, which its SDKs read as a list of `transaction`s)."""
+    `credit-card-transactions`, which its SDKs read as a list of `transaction`s), after
+    the page's own `fields` (a dispute search's `total_items`, `page_size`)."""
     element = ElementTree.Element(root, {"type": "collection"})
+    for key, value in fields.items():
+        element.append(_element(key, value))
     for value in values:
         element.append(_element(item, value))
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(element)

@@ -14,6 +14,8 @@ Each of the provider's transactions is one item:
   `booked`, once its contents are read and sum to its amount and the payout's events
   (services/payouts/) said that amount too (else `payout_differs`).
   Nothing is booked for an item that does not agree: a mismatch never moves money;
+- a fee that is an item of its own (Braintree's fee report: a transaction's fee, on the
+  day it was disbursed) is `booked` the same way;
 - anything else (an adjustment, a fee we did not expect) is `missing_at_ours`, named by
   its type and category;
 - an item the provider's answer did not let us believe is `unreadable`.
@@ -57,7 +59,7 @@ from services.platform.locales import money_text
 from services.statements import ours, provider_balance
 
 # The providers whose balance the books are reconciled against (their client reads it).
-BALANCE_PROVIDERS = ("stripe",)
+BALANCE_PROVIDERS = ("stripe", "braintree")
 OUR_MOVEMENTS = tuple(kind.source_kind for kind in ours.KINDS.values())
 AGREEING = (ItemOutcome.MATCHED, ItemOutcome.BOOKED)
 MATCHED_ENTRY = (ItemOutcome.MATCHED, ItemOutcome.AMOUNT_DIFFERS, ItemOutcome.CURRENCY_DIFFERS)
@@ -174,6 +176,8 @@ def _judge(txn: BalanceTxn, mine: ours.Ours | None, contents: list[BalanceTxn] |
         return payout_item(txn, contents)
     if txn.type == "payout_failure":
         return _item(ItemOutcome.BOOKED, f"payout {txn.source_id} failed: its money back", txn)
+    if txn.type == "fee":  # a fee of its own (Braintree's fee report): the provider's to say
+        return _item(ItemOutcome.BOOKED, f"fee of transaction {txn.source_id}", txn)
     detail = f"{txn.type} ({txn.category}) {txn.source_id}: not in our books"
     return _item(ItemOutcome.MISSING_AT_OURS, detail, txn)
 

@@ -5,13 +5,10 @@ a chargeback opened; a forged notification refused and nothing recorded."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
-import pytest
 from flask import Flask
 from sqlalchemy import func, select
 
@@ -28,53 +25,26 @@ from models import (
 )
 from sandbox.braintree.notifications import signed_form
 from sandbox.braintree.xml import render
-from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import charge_payment, run_maintenance_jobs
-from tests.sandbox_support import braintree_gateway, wired_to_a_sandbox
-
-
-@pytest.fixture
-def wired(make_app: Any, tmp_path: Any, app: Flask) -> Iterator[tuple[Flask, Any]]:
-    """An app on a live port and a sandbox that sends its webhooks to it."""
-    with wired_to_a_sandbox(make_app, str(tmp_path)) as wired_app:
-        yield wired_app
-
-
-def _charged(app: Flask, price_minor: int) -> int:
-    with app.app_context():
-        payment = make_payment(make_order(make_customer(), price_minor=price_minor), "braintree")
-        db.session.commit()
-        charge_payment(payment.id)
-        return payment.id
-
-
-def _applied(app: Flask, wanted: Callable[[list[str]], bool]) -> list[str]:
-    """The event types recorded and applied, once `wanted` holds (or the time is up)."""
-    deadline = time.monotonic() + 20
-    while True:
-        run_maintenance_jobs(app)
-        with app.app_context():
-            rows = db.session.execute(select(ProcessedWebhook.event_type, ProcessedWebhook.state))
-            applied = sorted(t for t, state in rows if state == "applied")
-        if wanted(applied) or time.monotonic() > deadline:
-            return applied
-        time.sleep(0.3)
+from tests.helpers import charged_order
+from tests.sandbox_support import applied_webhooks, braintree_gateway
 
 
 def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, Any]) -> None:
     app, sandbox = wired
-    settles = _charged(app, 1234)
-    declines = _charged(app, 400_100)  # 4001.00: Braintree's sandbox declines its settlement
+    settles = charged_order(app, 1234, "braintree")
+    declines = charged_order(
+        app, 400_100, "braintree"
+    )  # 4001.00: Braintree's sandbox declines its settlement
     with app.app_context():
         payments = {p.id: p for p in db.session.scalars(select(Payment))}
         assert {p.status for p in payments.values()} == {PaymentStatus.SUCCEEDED}
         settled_txn = payments[settles].provider_payment_id
     assert sandbox.age_braintree(60) == 2  # the settlement batch runs
-    applied = _applied(app, lambda found: len(found) == 2)
+    applied = applied_webhooks(app, lambda found: len(found) == 2)
     assert applied == ["transaction_settled", "transaction_settlement_declined"]
 
     disputed = sandbox.braintree_dispute(settled_txn)
-    applied = _applied(app, lambda found: "dispute_opened" in found)
+    applied = applied_webhooks(app, lambda found: "dispute_opened" in found)
     assert "dispute_opened" in applied
     with app.app_context():
         by_payment = {d.payment_id: d for d in db.session.scalars(select(Dispute))}
@@ -104,7 +74,7 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
     gateway = braintree_gateway(sandbox.url)
     assert gateway.dispute.add_text_evidence(disputed["id"], "compelling_evidence").is_success
     assert gateway.dispute.finalize(disputed["id"]).is_success
-    _applied(app, lambda found: "dispute_won" in found)
+    applied_webhooks(app, lambda found: "dispute_won" in found)
     with app.app_context():
         won = db.session.get(Dispute, fought)
         assert won is not None and won.status.value == "won"
@@ -114,16 +84,16 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
 
 def test_a_chargeback_accepted_is_lost(wired: tuple[Flask, Any]) -> None:
     app, sandbox = wired
-    payment_id = _charged(app, 2500)
+    payment_id = charged_order(app, 2500, "braintree")
     sandbox.age_braintree(60)
     with app.app_context():
         sale = db.session.get(Payment, payment_id)
         assert sale is not None and sale.provider_payment_id is not None
         sale_id = sale.provider_payment_id
     disputed = sandbox.braintree_dispute(sale_id)
-    _applied(app, lambda found: "dispute_opened" in found)
+    applied_webhooks(app, lambda found: "dispute_opened" in found)
     assert braintree_gateway(sandbox.url).dispute.accept(disputed["id"]).is_success
-    applied = _applied(app, lambda found: "dispute_accepted" in found)
+    applied = applied_webhooks(app, lambda found: "dispute_accepted" in found)
     assert "dispute_accepted" in applied
     with app.app_context():
         lost = db.session.scalars(select(Dispute)).one()

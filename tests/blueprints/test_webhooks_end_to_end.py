@@ -4,10 +4,8 @@ while payments run; final states are right and nothing is counted twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import requests
 from flask import Flask
 from sqlalchemy import func, select
@@ -16,14 +14,6 @@ from extensions import db
 from models import LedgerEntry, PaymentStatus, PaymentTransition, ProcessedWebhook
 from tests.factories import make_customer, make_order, make_payment
 from tests.helpers import charge_payment, run_maintenance_jobs
-from tests.sandbox_support import wired_to_a_sandbox
-
-
-@pytest.fixture
-def wired(make_app: Any, tmp_path: Any, app: Flask) -> Iterator[tuple[Flask, Any]]:
-    """An app on a live port and a sandbox that sends its webhooks to it."""
-    with wired_to_a_sandbox(make_app, str(tmp_path)) as wired_app:
-        yield wired_app
 
 
 def test_duplicated_and_reordered_webhooks_during_a_run(wired: tuple[Flask, Any]) -> None:

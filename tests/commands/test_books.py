@@ -112,6 +112,6 @@ def test_reconcile_says_so_when_no_worker_runs_it_and_refuses_bad_input(
     waited = runner.invoke(args=["books", "reconcile", "--date", "2026-12-01", "--wait-s", "0.3"])
     assert waited.exit_code == 2
     assert "not run within 0.3 s (is a worker on the stripe queue?)" in waited.output
-    for bad in (["--date", "2026-13-01"], ["--date", "yesterday"], ["--provider", "braintree"]):
+    for bad in (["--date", "2026-13-01"], ["--date", "yesterday"], ["--provider", "paypal"]):
         refused = runner.invoke(args=["books", "reconcile", "--date", "2026-12-01", *bad])
         assert refused.exit_code == 2 and "Invalid value" in refused.output

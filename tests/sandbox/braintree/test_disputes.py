@@ -1,10 +1,11 @@
 """Braintree's disputes in the sandbox, through Braintree's SDK: opened on a settled sale
 by the cardholder's bank, accepted (lost), or fought with evidence and won or lost;
-each change notified, signed, and read by the SDK."""
+each change notified, signed, and read by the SDK; found by the day a change took effect."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qs
@@ -104,3 +105,29 @@ def test_only_a_settled_sale_can_be_disputed(
     assert answer.status_code == 404
     with pytest.raises(braintree.exceptions.NotFoundError):
         braintree_sdk.dispute.find("nosuchdispute")
+
+
+def test_disputes_are_found_by_the_day_a_change_of_theirs_took_effect(
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
+) -> None:
+    opened = [sandbox.braintree_dispute(_settled_sale(braintree_sdk, sandbox).id)["id"]]
+    opened += [sandbox.braintree_dispute(_settled_sale(braintree_sdk, sandbox).id)["id"]]
+    today = datetime.now(UTC).date()
+    effective = braintree.DisputeSearch.effective_date
+    found = braintree_sdk.dispute.search(effective.between(today, today)).disputes
+    disputes = list(found.items)
+    assert sorted(d.id for d in disputes) == sorted(opened)
+    assert {h.effective_date for d in disputes for h in d.status_history} == {today}
+    yesterday = today - timedelta(days=1)
+    assert (
+        list(braintree_sdk.dispute.search(effective.between(yesterday, yesterday)).disputes.items)
+        == []
+    )
+    refused = requests.post(
+        f"{sandbox.url}/merchants/sandbox_merchant/disputes/advanced_search?page=0",
+        data="<search/>",
+        headers={"Content-Type": "application/xml"},
+        auth=("sandbox_public_key", "sandbox_private_key"),
+        timeout=5,
+    )
+    assert refused.status_code == 422

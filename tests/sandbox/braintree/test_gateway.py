@@ -1,10 +1,12 @@
 """The sandbox's Braintree gateway, judged by Braintree's own SDK (`braintree` on PyPI)
 pointed at it over plain HTTP: sales decided by the published test nonces and amounts,
-duplicate checking, find, search by order id (and its lag), settlement later."""
+duplicate checking, find, search by order id (and its lag) or by the time of creation,
+settlement later and its disbursement details."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlparse
@@ -110,6 +112,25 @@ def test_a_search_by_order_id_finds_the_sale_once_the_index_has_it(
     found = braintree_sdk.transaction.search(braintree.TransactionSearch.order_id == "payment-11")
     assert [t.id for t in found.items] == [made.id]
     assert [t.order_id for t in found.items] == ["payment-11"]
+
+
+def test_a_search_by_creation_time_finds_what_was_made_then_and_a_settled_sale_is_disbursed(
+    braintree_sdk: braintree.BraintreeGateway, sandbox: Any
+) -> None:
+    before = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=1)
+    made = [_sale(braintree_sdk, amount).transaction.id for amount in ("16.00", "17.00")]
+    sandbox.age_braintree(30)
+    search = braintree.TransactionSearch.created_at
+    earlier = before - timedelta(seconds=30)
+    found = braintree_sdk.transaction.search(search.between(earlier, earlier + timedelta(hours=1)))
+    assert sorted(found.ids) == sorted(made)
+    hours_before = search.between(earlier - timedelta(hours=2), earlier - timedelta(hours=1))
+    assert braintree_sdk.transaction.search(hours_before).ids == []
+    settled = braintree_sdk.transaction.find(made[0])
+    assert settled.status == "settled"
+    details = settled.disbursement_details
+    assert (details.settlement_amount, details.funds_held) == (Decimal("16.00"), False)
+    assert details.disbursement_date in {datetime.now(UTC).date(), before.date()}  # settled day
 
 
 def test_a_bad_request_gets_braintrees_validation_errors(

@@ -11,9 +11,11 @@ from flask import Flask
 
 from extensions import db
 from models import ProviderBalanceTxn
+from providers.registry import PROVIDERS
 from providers.stripe import balance as stripe_balance
 from services.statements import provider_balance
 from tests.helpers import all_rows
+from tests.providers import toy
 from tests.sandbox_support import sdk_charge
 
 
@@ -36,8 +38,14 @@ def test_every_page_of_a_day_is_read_and_kept_once(
     assert len(all_rows(app, ProviderBalanceTxn)) == 5
 
 
-def test_a_provider_whose_balance_cannot_be_read_says_so(app: Flask, sandbox: Any) -> None:
+def test_a_provider_whose_balance_cannot_be_read_says_so(
+    app: Flask, sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(PROVIDERS, "toy", toy.SPEC)  # a client without balance reads
+    app.config["TOY_GREETING"] = "hello"
     with app.app_context():
-        assert provider_balance.reader("braintree") is None
+        assert provider_balance.reader("stripe") is not None
+        assert provider_balance.reader("braintree") is not None
+        assert provider_balance.reader("toy") is None
         with pytest.raises(provider_balance.BalanceUnreadable):
-            provider_balance.payout_transactions("braintree", "po_1")
+            provider_balance.payout_transactions("toy", "po_1")
