@@ -4,8 +4,14 @@ traffic; 0 double charges and 0 unresolved payments after a settle time, and pay
 settled per second with 1, 2 and 3 worker hosts. Last line: one JSON object of figures.
 
     python -m bench.cluster [--smoke] [--workers-per-host 1] [--pay-rate 6] [--backlog 90]
+    python -m bench.cluster --database-failover [--pay-rate 6] [--hold-s 30]
 
-Without root or iproute2 it prints why and exits 0 (skipped, not failed).
+`--database-failover`: the database as a primary and a synchronous standby under
+pg_auto_failover, its primary SIGKILLed, then cut off the network, each time rejoining
+as the standby (bench/cluster/failover.py): 0 acknowledged payments lost.
+
+Without root, iproute2 (or, for the failover, Debian's pg_auto_failover) it prints why
+and exits 0 (skipped, not failed).
 """
 
 from __future__ import annotations
@@ -29,7 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pay-rate", type=float, default=6.0, help="payments per second")
     parser.add_argument("--backlog", type=int, default=90, help="payments per scaling step")
     parser.add_argument("--settle-s", type=float, default=120.0)
+    parser.add_argument(
+        "--database-failover", action="store_true", help="the database failover drill"
+    )
+    parser.add_argument("--hold-s", type=float, default=30.0, help="how long (b)'s cut lasts")
     args = parser.parse_args(argv)
+    if args.database_failover:
+        return _failover(args.pay_rate, args.settle_s, args.hold_s)
     reason = unavailable()
     if reason:
         print(f"cluster drill skipped: {reason}")
@@ -98,6 +110,62 @@ def _print(results: dict[str, Any], figures: dict[str, Any]) -> None:
     )
     for violation in results["violations"]:
         print(f"VIOLATION {violation}")
+
+
+def _failover(pay_rate: float, settle_s: float, hold_s: float) -> int:
+    from bench.cluster import database
+
+    reason = unavailable() or database.unavailable()
+    if reason:
+        print(f"database failover drill skipped: {reason}")
+        print(json.dumps({"skipped": reason}))
+        return 0
+    from bench.cluster import failover
+    from bench.cluster.hosts import FAILOVER_HOSTS
+    from bench.cluster.network import Network
+    from bench.common import write_results
+
+    net = Network.create(FAILOVER_HOSTS)
+    try:
+        net.enter("client")
+        results = failover.run(net, pay_rate=pay_rate, settle_s=settle_s, hold_s=hold_s)
+    finally:
+        net.remove()
+        print(f"network {net.prefix}: namespaces removed", flush=True)
+    faults = results["faults"]
+    figures = {
+        "acknowledged": results["acknowledged"],
+        "lost": len(results["lost"]),
+        "double_charges": results["double_charges"],
+        "unresolved": results["unresolved"],
+        "violations": len(results["violations"]),
+        "settle_s": results["settle_s"],
+        **{
+            f"{step}_{name}": fault[name]
+            for step, fault in zip(("a", "c_after_a", "b", "c_after_b"), faults, strict=True)
+            for name in fault
+            if name.endswith("_s")
+        },
+        "one_primary": faults[2]["one_primary"],
+    }
+    rejoined = all(f.get("rejoined_as_standby_after_s") is not None for f in faults[1::2])
+    flowed = all(f.get("flowed_again_s") is not None for f in faults[0::2])
+    figures["ok"] = (
+        figures["lost"] == 0
+        and figures["double_charges"] == 0
+        and figures["unresolved"] == 0
+        and not figures["violations"]
+        and figures["one_primary"]
+        and rejoined
+        and flowed
+    )
+    for fault in faults:
+        print(fault)
+    for violation in results["violations"]:
+        print(f"VIOLATION {violation}")
+    print(f"results in {write_results('cluster-failover', results)}")
+    print(json.dumps(figures))
+    return 0 if figures["ok"] else 1
 
 
 if __name__ == "__main__":

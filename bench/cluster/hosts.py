@@ -1,6 +1,8 @@
 """The cluster's hosts and what runs on each, started on a Network (bench/cluster/network.py):
 
-    db        PostgreSQL, Sentinel 3
+    db        PostgreSQL, Sentinel 3 (with --database-failover: monitor, db-1 and
+              db-2 instead, pg_auto_failover's, bench/cluster/database.py; Sentinel 3
+              on monitor)
     redis-a   Redis (the first primary), Sentinel 1
     redis-b   Redis (its replica), Sentinel 2
     provider  the sandbox (Stripe, 200 ms latency) and the mail sink
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import requests
 
+from bench.cluster.database import AutoFailover
 from bench.cluster.network import Network
 from bench.common import RESULTS_DIR
 from bench.drills.stack import STRIPE_QUEUE, Program, migrate, wait_ready
@@ -49,6 +52,7 @@ HOSTS = [
     "worker-2",
     "worker-3",
 ]
+FAILOVER_HOSTS = [h for h in HOSTS if h != "db"] + ["monitor", "db-1", "db-2"]
 WORKER_HOSTS = ["worker-1", "worker-2", "worker-3"]
 WEB_HOSTS = ["web-1", "web-2"]
 GUNICORN_PORT = 8001  # on a web host's loopback, behind its nginx on :8000
@@ -83,6 +87,7 @@ class Cluster:
     programs: dict[str, list[Program]] = field(default_factory=dict)  # host -> programs
     workers_per_host: int = 2
     lost: set[str] = field(default_factory=set)  # hosts stopped for good
+    database: AutoFailover | None = None  # the failover mode's (None: one PostgreSQL on db)
 
     @property
     def database_url(self) -> str:
@@ -145,21 +150,31 @@ class Cluster:
 
 
 @contextmanager
-def running_cluster(net: Network, workers_per_host: int = 2) -> Iterator[Cluster]:
-    """Start every host's programs; stop them all and remove their files afterwards."""
+def running_cluster(
+    net: Network, workers_per_host: int = 2, *, failover: bool = False
+) -> Iterator[Cluster]:
+    """Start every host's programs; stop them all and remove their files afterwards.
+    `failover`: the database is a primary and a synchronous standby under
+    pg_auto_failover (hosts monitor, db-1, db-2) instead of one PostgreSQL on db."""
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cluster-")))
         tmp.chmod(0o755)
-        postgres = stack.enter_context(
-            postgres_cluster(host=net.address("db"), wrap=tuple(net.run_in("db")), port=5432)
-        )
-        sentinel = _sentinels(net, tmp)
+        database = AutoFailover(net, tmp, dict(os.environ)) if failover else None
+        if database is not None:
+            stack.callback(database.stop)
+            database.start()
+            database_url = database.url
+        else:
+            database_url = stack.enter_context(
+                postgres_cluster(host=net.address("db"), wrap=tuple(net.run_in("db")), port=5432)
+            ).url
+        sentinel = _sentinels(net, tmp, "monitor" if failover else "db")
         stack.callback(sentinel.stop)
         provider = net.address("provider")
         sandbox_url = f"http://{provider}:8099"
         env = {
             **{k: v for k, v in os.environ.items() if not k.endswith("_URL")},
-            "DATABASE_URL": postgres.url,
+            "DATABASE_URL": database_url,
             "REDIS_URL": sentinel.url,
             "SECRET_KEY": "cluster",
             "SANDBOX_URL": sandbox_url,
@@ -172,7 +187,9 @@ def running_cluster(net: Network, workers_per_host: int = 2) -> Iterator[Cluster
         }
         (tmp / "prometheus").mkdir()
         migrate(env)
-        cluster = Cluster(net, tmp, env, sentinel, workers_per_host=workers_per_host)
+        cluster = Cluster(
+            net, tmp, env, sentinel, workers_per_host=workers_per_host, database=database
+        )
         try:
             _start_programs(cluster)
             yield cluster
@@ -187,7 +204,7 @@ def running_cluster(net: Network, workers_per_host: int = 2) -> Iterator[Cluster
                 shutil.copy(log, kept / log.name)
 
 
-def _sentinels(net: Network, tmp: Path) -> SentinelGroup:
+def _sentinels(net: Network, tmp: Path, third: str) -> SentinelGroup:
     def redis(host: str, *args: str) -> RedisServer:
         workdir = tmp / host
         workdir.mkdir()
@@ -206,7 +223,7 @@ def _sentinels(net: Network, tmp: Path) -> SentinelGroup:
             host=net.address(host),
             wrap=tuple(net.run_in(host)),
         )
-        for host in ("redis-a", "redis-b", "db")
+        for host in ("redis-a", "redis-b", third)
     ]
     group = SentinelGroup(GROUP, [primary, replica], sentinels)
     for server in [primary, replica, *sentinels]:

@@ -27,6 +27,9 @@ class Shoppers:
     cluster: Cluster
     tokens: list[str]
     payment_ids: list[int] = field(default_factory=list)
+    # Each payment the API acknowledged: when its request was first sent, when the answer
+    # came (monotonic).
+    acknowledged: list[tuple[float, float]] = field(default_factory=list)
     retried: int = 0  # requests sent again to the other web host
     gave_up: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -42,12 +45,21 @@ class Shoppers:
             return None
         keyed = {**auth, "Idempotency-Key": str(uuid.uuid4())}
         path = f"/api/orders/{order['id']}/payments"
+        sent = time.monotonic()
         payment = self._call(n, "POST", path, keyed, {"payment_method": "pm_card_visa"})
         if not payment or not isinstance(payment.get("id"), int):
             return None
         with self.lock:
             self.payment_ids.append(payment["id"])
+            self.acknowledged.append((sent, time.monotonic()))
         return int(payment["id"])
+
+    def first_acknowledged_after(self, at: float) -> float | None:
+        """Seconds from `at` (monotonic) to the first acknowledgement of a payment whose
+        request was sent after it: when the shop took payments again."""
+        with self.lock:
+            later = [acked for sent, acked in self.acknowledged if sent > at]
+        return round(min(later) - at, 1) if later else None
 
     def _call(
         self, n: int, method: str, path: str, headers: dict[str, str], body: Any
