@@ -43,12 +43,14 @@ lint: $(STAMP)
 
 # What the tests use from Debian, installed once when missing (as root, with apt-get):
 # headless Chromium for the browser tests, promtool for the alert rules' tests, nginx for
-# the production web tier's tests (deploy/nginx). Never inside a test: without them
-# those tests skip and say what is missing.
+# the production web tier's tests (deploy/nginx), pg_auto_failover for the database
+# failover drill (python -m bench.cluster --database-failover). Never inside a test:
+# without them those tests and drills skip and say what is missing.
 SYSTEM_PACKAGES := $(if $(wildcard /usr/bin/chromium),,chromium) \
 	$(if $(wildcard /usr/bin/chromedriver),,chromium-driver) \
 	$(if $(shell command -v promtool),,prometheus) \
-	$(if $(wildcard /usr/sbin/nginx),,nginx)
+	$(if $(wildcard /usr/sbin/nginx),,nginx) \
+	$(if $(wildcard /usr/bin/pg_autoctl),,postgresql-15-auto-failover)
 system-packages:
 	@if [ -n "$(strip $(SYSTEM_PACKAGES))" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
