@@ -99,6 +99,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.drills outage
 	$(BIN)/python -m bench.drills chaos
 	$(BIN)/python -m bench.cluster  # root: hosts in network namespaces; skipped otherwise
+	$(BIN)/python -m bench.cluster --database-failover  # root and Debian's pg_auto_failover
 
 clean:
 	rm -rf $(VENV) instance mutants .pytest_cache .mypy_cache .ruff_cache
