@@ -34,7 +34,7 @@ def run(
         say(f"{len(net.hosts)} hosts up: " + ", ".join(f"{h} {net.address(h)}" for h in net.hosts))
         reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
         done = threading.Event()
-        supervising = threading.Thread(target=_supervise, args=(cluster, done), daemon=True)
+        supervising = threading.Thread(target=supervise, args=(cluster, done), daemon=True)
         supervising.start()
         try:
             reader.cli("seed")
@@ -66,7 +66,7 @@ def run(
             reader.close()
 
 
-def _supervise(cluster: Cluster, done: threading.Event) -> None:
+def supervise(cluster: Cluster, done: threading.Event) -> None:
     """Each host's supervisord: a program that exits is started again within a second."""
     while not done.wait(1.0):
         cluster.supervise()

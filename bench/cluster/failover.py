@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from bench.cluster.database import NODES, AutoFailover
-from bench.cluster.drill import settle
+from bench.cluster.drill import settle, supervise
 from bench.cluster.hosts import Cluster, running_cluster
 from bench.cluster.network import Network
 from bench.cluster.traffic import FINAL, Shoppers, created_times
@@ -34,7 +34,7 @@ def run(net: Network, *, pay_rate: float, settle_s: float, hold_s: float) -> dic
         say(f"{len(net.hosts)} hosts up; primary {database.primary()}, {database.states()}")
         reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
         done = threading.Event()
-        supervising = threading.Thread(target=_supervise, args=(cluster, done), daemon=True)
+        supervising = threading.Thread(target=supervise, args=(cluster, done), daemon=True)
         supervising.start()
         try:
             reader.cli("seed")
@@ -82,11 +82,6 @@ def run(net: Network, *, pay_rate: float, settle_s: float, hold_s: float) -> dic
             done.set()
             supervising.join(timeout=10)
             reader.close()
-
-
-def _supervise(cluster: Cluster, done: threading.Event) -> None:
-    while not done.wait(1.0):
-        cluster.supervise()
 
 
 def _other(host: str) -> str:
