@@ -74,6 +74,12 @@ def _status(shop: Flask, payment_id: int) -> PaymentStatus:
         return db.session.get_one(Payment, payment_id).status
 
 
+def _charge_once_the_lease_lapsed(shop: Flask, payment_id: int) -> None:
+    """The charge job's next run, ten minutes on (its lease lapsed: the sweep's job)."""
+    with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True), shop.app_context():
+        charge_payment(payment_id)
+
+
 def _creates(sandbox: Any) -> int:
     return len(sandbox.requests_log(endpoint="create"))
 
@@ -90,8 +96,7 @@ def test_a_cut_claim_charges_the_card_once(
     assert proxy.cuts == 1
     if committed:  # the retry found the row leased: nothing sent, the lease lapses
         assert _creates(sandbox) == 0 and _status(shop, payment_id) == PaymentStatus.PENDING
-        with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True), shop.app_context():
-            charge_payment(payment_id)  # the swept job's next run
+        _charge_once_the_lease_lapsed(shop, payment_id)
     assert _status(shop, payment_id) == PaymentStatus.SUCCEEDED
     assert _creates(sandbox) == 1
 
@@ -106,8 +111,7 @@ def test_a_cut_success_is_decided_by_the_key_and_charged_once(
         charge_payment(payment_id)  # the ORM path after the lean statement's loss
     assert proxy.cuts == 1
     sent = _creates(sandbox)
-    with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True), shop.app_context():
-        charge_payment(payment_id)  # the job's next run (its lease lapsed)
+    _charge_once_the_lease_lapsed(shop, payment_id)
     assert _status(shop, payment_id) == PaymentStatus.SUCCEEDED
     with shop.app_context():
         payment = db.session.get_one(Payment, payment_id)
@@ -138,8 +142,7 @@ def test_a_charge_job_whose_outcome_commit_is_lost_runs_again_and_charges_once(
         )
         assert lost.first_sent_at is not None and lost.lease_expires_at is not None
         key = str(lost.idempotency_key)
-    with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True), shop.app_context():
-        charge_payment(payment_id)  # swept and run again once the lease lapsed
+    _charge_once_the_lease_lapsed(shop, payment_id)
     assert _status(shop, payment_id) == PaymentStatus.SUCCEEDED
     sent = sandbox.requests_log(endpoint="create")
     assert [r["idempotency_key"] for r in sent] == [key, key]  # the same key, replayed

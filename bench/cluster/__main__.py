@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bench.cluster.network import unavailable
@@ -44,33 +45,47 @@ def main(argv: list[str] | None = None) -> int:
         return _failover(args.pay_rate, args.settle_s, args.hold_s)
     reason = unavailable()
     if reason:
-        print(f"cluster drill skipped: {reason}")
-        print(json.dumps({"skipped": reason}))
-        return 0
+        return _skipped("cluster drill", reason)
     from bench.cluster import drill
     from bench.cluster.hosts import HOSTS
-    from bench.cluster.network import Network
     from bench.common import write_results
 
-    net = Network.create(HOSTS)
-    try:
-        net.enter("client")  # this process is the client host from here on
-        results = drill.run(
+    results = _on_hosts(
+        HOSTS,
+        lambda net: drill.run(
             net,
             smoke=args.smoke,
             workers_per_host=args.workers_per_host,
             pay_rate=args.pay_rate,
             backlog=args.backlog,
             settle_s=args.settle_s,
-        )
-    finally:
-        net.remove()
-        print(f"network {net.prefix}: namespaces removed", flush=True)
+        ),
+    )
     figures = _figures(results)
     _print(results, figures)
     print(f"results in {write_results('cluster-smoke' if args.smoke else 'cluster', results)}")
     print(json.dumps(figures))
     return 0 if figures["ok"] else 1
+
+
+def _skipped(what: str, reason: str) -> int:
+    print(f"{what} skipped: {reason}")
+    print(json.dumps({"skipped": reason}))
+    return 0
+
+
+def _on_hosts(hosts: list[str], run: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    """`run(net)` on a network of these hosts, from the client host; the namespaces
+    removed afterwards, whatever happened."""
+    from bench.cluster.network import Network
+
+    net = Network.create(hosts)
+    try:
+        net.enter("client")  # this process is the client host from here on
+        return run(net)
+    finally:
+        net.remove()
+        print(f"network {net.prefix}: namespaces removed", flush=True)
 
 
 def _figures(results: dict[str, Any]) -> dict[str, Any]:
@@ -117,21 +132,15 @@ def _failover(pay_rate: float, settle_s: float, hold_s: float) -> int:
 
     reason = unavailable() or database.unavailable()
     if reason:
-        print(f"database failover drill skipped: {reason}")
-        print(json.dumps({"skipped": reason}))
-        return 0
+        return _skipped("database failover drill", reason)
     from bench.cluster import failover
     from bench.cluster.hosts import FAILOVER_HOSTS
-    from bench.cluster.network import Network
     from bench.common import write_results
 
-    net = Network.create(FAILOVER_HOSTS)
-    try:
-        net.enter("client")
-        results = failover.run(net, pay_rate=pay_rate, settle_s=settle_s, hold_s=hold_s)
-    finally:
-        net.remove()
-        print(f"network {net.prefix}: namespaces removed", flush=True)
+    results = _on_hosts(
+        FAILOVER_HOSTS,
+        lambda net: failover.run(net, pay_rate=pay_rate, settle_s=settle_s, hold_s=hold_s),
+    )
     faults = results["faults"]
     figures = {
         "acknowledged": results["acknowledged"],

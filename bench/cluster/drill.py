@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -25,45 +27,67 @@ def run(
     backlog: int,
     settle_s: float,
 ) -> dict[str, Any]:
+    say = narrator()
+    with (
+        running_cluster(net, workers_per_host) as cluster,
+        shopping(cluster, "cluster") as (
+            reader,
+            shoppers,
+        ),
+    ):
+        say(f"{len(net.hosts)} hosts up: " + ", ".join(f"{h} {net.address(h)}" for h in net.hosts))
+        results: dict[str, Any] = {"workers_per_host": workers_per_host}
+        if not smoke:
+            say("throughput with 1, 2 and 3 worker hosts")
+            results["scaling"] = scaling(cluster, reader, shoppers, backlog)
+        say(f"faults under {pay_rate:g} payments/s")
+        faults = under_faults(cluster, reader.app, shoppers, pay_rate, smoke)
+        say("settling")
+        results["settle_s"] = settle(reader, settle_s)
+        say("checking against the provider's ledger")
+        results["faults"] = _measured(faults, reader.app)
+        results.update(checked(cluster, reader, shoppers))
+        return results
+
+
+@contextmanager
+def shopping(cluster: Cluster, label: str) -> Iterator[tuple[Sweeper, Shoppers]]:
+    """The drill's reader (its app, the checks) and four API customers' shoppers, with
+    each host's supervisord running; stopped afterwards."""
+    reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
+    done = threading.Event()
+    supervising = threading.Thread(target=supervise, args=(cluster, done), daemon=True)
+    supervising.start()
+    try:
+        reader.cli("seed")
+        tokens = [api_customer(reader, f"{label}-{i}@example.com") for i in range(4)]
+        yield reader, Shoppers(cluster, tokens)
+    finally:
+        done.set()
+        supervising.join(timeout=10)
+        reader.close()
+
+
+def checked(cluster: Cluster, reader: Sweeper, shoppers: Shoppers) -> dict[str, Any]:
+    """The chaos drill's invariants against the provider's ledger, the clients' retries,
+    the programs restarted, and how many payments are not final."""
+    found: dict[str, Any] = invariants(cluster, reader)  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
+    found["client_retries"], found["client_gave_up"] = shoppers.retried, shoppers.gave_up
+    found["program_restarts"] = cluster.restarts()
+    found["unresolved"] = sum(
+        count for status, count in found["final_statuses"].items() if status not in FINAL
+    )
+    return found
+
+
+def narrator() -> Any:
+    """`say(what)`: a line with the seconds since the drill began."""
     started = time.monotonic()
 
     def say(what: str) -> None:
         print(f"[{time.monotonic() - started:6.1f} s] {what}", flush=True)
 
-    with running_cluster(net, workers_per_host) as cluster:
-        say(f"{len(net.hosts)} hosts up: " + ", ".join(f"{h} {net.address(h)}" for h in net.hosts))
-        reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
-        done = threading.Event()
-        supervising = threading.Thread(target=supervise, args=(cluster, done), daemon=True)
-        supervising.start()
-        try:
-            reader.cli("seed")
-            tokens = [api_customer(reader, f"cluster-{i}@example.com") for i in range(4)]
-            shoppers = Shoppers(cluster, tokens)
-            results: dict[str, Any] = {"workers_per_host": workers_per_host}
-            if not smoke:
-                say("throughput with 1, 2 and 3 worker hosts")
-                results["scaling"] = scaling(cluster, reader, shoppers, backlog)
-            say(f"faults under {pay_rate:g} payments/s")
-            faults = under_faults(cluster, reader.app, shoppers, pay_rate, smoke)
-            say("settling")
-            results["settle_s"] = settle(reader, settle_s)
-            say("checking against the provider's ledger")
-            results["faults"] = _measured(faults, reader.app)
-            results["client_retries"], results["client_gave_up"] = (
-                shoppers.retried,
-                shoppers.gave_up,
-            )
-            results.update(invariants(cluster, reader))  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
-            results["program_restarts"] = cluster.restarts()
-            results["unresolved"] = sum(
-                count for status, count in results["final_statuses"].items() if status not in FINAL
-            )
-            return results
-        finally:
-            done.set()
-            supervising.join(timeout=10)
-            reader.close()
+    return say
 
 
 def supervise(cluster: Cluster, done: threading.Event) -> None:

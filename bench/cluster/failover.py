@@ -14,74 +14,50 @@ import time
 from typing import Any
 
 from bench.cluster.database import NODES, AutoFailover
-from bench.cluster.drill import settle, supervise
+from bench.cluster.drill import checked, narrator, settle, shopping
 from bench.cluster.hosts import Cluster, running_cluster
 from bench.cluster.network import Network
-from bench.cluster.traffic import FINAL, Shoppers, created_times
-from bench.drills.chaos_checks import invariants
-from bench.drills.stack import Sweeper, api_customer
+from bench.cluster.traffic import Shoppers, created_times
 
 
 def run(net: Network, *, pay_rate: float, settle_s: float, hold_s: float) -> dict[str, Any]:
-    started = time.monotonic()
-
-    def say(what: str) -> None:
-        print(f"[{time.monotonic() - started:6.1f} s] {what}", flush=True)
-
-    with running_cluster(net, workers_per_host=1, failover=True) as cluster:
+    say = narrator()
+    with (
+        running_cluster(net, workers_per_host=1, failover=True) as cluster,
+        shopping(cluster, "failover") as (reader, shoppers),
+    ):
         database = cluster.database
         assert database is not None
         say(f"{len(net.hosts)} hosts up; primary {database.primary()}, {database.states()}")
-        reader = Sweeper(cluster, grace_s=4)  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
-        done = threading.Event()
-        supervising = threading.Thread(target=supervise, args=(cluster, done), daemon=True)
-        supervising.start()
+        stop = threading.Event()
+        traffic = threading.Thread(target=shoppers.steady, args=(pay_rate, stop))
+        traffic.start()
+        faults: list[dict[str, Any]] = []
         try:
-            reader.cli("seed")
-            tokens = [api_customer(reader, f"failover-{i}@example.com") for i in range(4)]
-            shoppers = Shoppers(cluster, tokens)
-            stop = threading.Event()
-            traffic = threading.Thread(target=shoppers.steady, args=(pay_rate, stop))
-            traffic.start()
-            faults: list[dict[str, Any]] = []
-            try:
-                time.sleep(5)
-                say("(a) the primary SIGKILLed")
-                killed = _killed(cluster, database, shoppers)
-                faults.append(killed)
-                say(f"{killed}; (c) its host back")
-                faults.append(_rejoined(cluster, database, killed["host"], restart=True))
-                time.sleep(5)
-                say(f"(b) the primary cut off for {hold_s:g} s")
-                cut = _cut_off(cluster, database, shoppers, hold_s)
-                faults.append(cut)
-                say(f"{cut}; (c) mended")
-                faults.append(_rejoined(cluster, database, cut["host"], restart=False))
-                time.sleep(5)
-            finally:
-                stop.set()
-                traffic.join()
-            say(f"{faults[-1]}; settling")
-            results: dict[str, Any] = {"faults": faults, "pay_rate": pay_rate}
-            results["settle_s"] = settle(reader, settle_s)
-            say("checking against the provider's ledger")
-            results.update(invariants(cluster, reader))  # type: ignore[arg-type]  # the cluster stands in for the stack (same attributes)
-            created = created_times(reader.app)
-            results["acknowledged"] = len(shoppers.payment_ids)
-            results["lost"] = sorted(set(shoppers.payment_ids) - set(created))
-            results["client_retries"], results["client_gave_up"] = (
-                shoppers.retried,
-                shoppers.gave_up,
-            )
-            results["unresolved"] = sum(
-                n for status, n in results["final_statuses"].items() if status not in FINAL
-            )
-            results["program_restarts"] = cluster.restarts()
-            return results
+            time.sleep(5)
+            say("(a) the primary SIGKILLed")
+            killed = _killed(cluster, database, shoppers)
+            faults.append(killed)
+            say(f"{killed}; (c) its host back")
+            faults.append(_rejoined(cluster, database, killed["host"], restart=True))
+            time.sleep(5)
+            say(f"(b) the primary cut off for {hold_s:g} s")
+            cut = _cut_off(cluster, database, shoppers, hold_s)
+            faults.append(cut)
+            say(f"{cut}; (c) mended")
+            faults.append(_rejoined(cluster, database, cut["host"], restart=False))
+            time.sleep(5)
         finally:
-            done.set()
-            supervising.join(timeout=10)
-            reader.close()
+            stop.set()
+            traffic.join()
+        say(f"{faults[-1]}; settling")
+        results: dict[str, Any] = {"faults": faults, "pay_rate": pay_rate}
+        results["settle_s"] = settle(reader, settle_s)
+        say("checking against the provider's ledger")
+        results.update(checked(cluster, reader, shoppers))
+        results["acknowledged"] = len(shoppers.payment_ids)
+        results["lost"] = sorted(set(shoppers.payment_ids) - set(created_times(reader.app)))
+        return results
 
 
 def _other(host: str) -> str:

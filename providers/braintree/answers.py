@@ -24,6 +24,21 @@ def transaction_report(txn: dict[str, Any]) -> Report:
     return Report.of(minor, txn.get("currency_iso_code"), reference=txn.get("order_id"))
 
 
+def search_ids(body: dict[str, Any]) -> list[str] | None:
+    """The ids an `advanced_search_ids` answer lists (None: it is not such an answer)."""
+    results = body.get("search_results")
+    ids = results.get("ids") if isinstance(results, dict) else None
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else None
+
+
+def listed(body: dict[str, Any], root: str, item: str) -> list[dict[str, Any]]:
+    """The `item`s of a search page's `root` (one is a dict, several a list, none absent)."""
+    holder = body.get(root)
+    found = holder.get(item) if isinstance(holder, dict) else None
+    items = [found] if isinstance(found, dict) else found or []
+    return [i for i in items if isinstance(i, dict)]
+
+
 def error_codes(errors: Any) -> set[str]:
     """Every validation error's code in an `api-error-response`, however deep."""
     found: set[str] = set()

@@ -23,15 +23,15 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from braintree.util.xml_util import XmlUtil
 
-from providers.braintree.answers import TAKEN, transaction_report
+from providers.braintree.answers import TAKEN, listed, search_ids, transaction_report
 from providers.http import HttpPolicy, build_session
 from providers.outcomes import BalancePage, BalanceTxn
 
@@ -47,7 +47,8 @@ WAS_TAKEN = ("authorized", "submitted_for_settlement")  # in a voided sale's his
 class BraintreeBalance:
     """The balance reads of BraintreeProvider (which provides these attributes)."""
 
-    base: str  # .../merchants/<id>
+    _call: Callable[..., Any]
+    _read: Callable[[requests.Response], dict[str, Any]]
     graphql_url: str
     policy: HttpPolicy
     session: requests.Session
@@ -96,53 +97,37 @@ class BraintreeBalance:
             return BalancePage(items, f"t:{window}:{offset + PAGE_IDS}")
         return BalancePage(items, f"t:{window + 1}:0" if window + 1 < windows else "d:1")
 
-    def _post_xml(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
-        try:
-            response = self.session.post(
-                f"{self.base}{path}",
-                data=XmlUtil.xml_from_dict(body).encode(),
-                timeout=self.policy.timeout,
-            )
-            if response.status_code != 200:
-                return None
-            return dict(XmlUtil.dict_from_xml(response.content))
-        except Exception:  # no answer, or not Braintree's XML (the SDK's parser raises any)
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The answer to a search (the client's own call and reader), or None when
+        Braintree did not answer it."""
+        answer = self._call("POST", path, body)
+        if not isinstance(answer, requests.Response) or answer.status_code != 200:
             return None
+        read = self._read(answer)
+        return None if "_malformed" in read else read
 
     def _ids(self, criteria: dict[str, Any]) -> list[str] | None:
-        answer = self._post_xml("/transactions/advanced_search_ids", {"search": criteria})
-        results = (answer or {}).get("search_results")
-        ids = results.get("ids") if isinstance(results, dict) else None
-        if not isinstance(ids, list):
-            return None
-        return [i for i in ids if isinstance(i, str)]
+        answer = self._post("/transactions/advanced_search_ids", {"search": criteria})
+        return search_ids(answer) if answer is not None else None
 
     def _by_ids(self, ids: list[str]) -> list[dict[str, Any]] | None:
         if not ids:
             return []
-        answer = self._post_xml("/transactions/advanced_search", {"search": {"ids": ids}})
-        if answer is None:
-            return None
-        listed = answer.get("credit_card_transactions")
-        found = listed.get("transaction") if isinstance(listed, dict) else None
-        transactions = [found] if isinstance(found, dict) else found or []
-        return [t for t in transactions if isinstance(t, dict)]
+        answer = self._post("/transactions/advanced_search", {"search": {"ids": ids}})
+        return listed(answer, "credit_card_transactions", "transaction") if answer else None
 
     # -- disputes -----------------------------------------------------------------
 
     def _disputes(self, start: datetime, end: datetime, page: int) -> BalancePage | None:
         first, last = start.date(), (end - timedelta(microseconds=1)).date()
         criteria = {"effective_date": {"min": first, "max": last}}
-        answer = self._post_xml(f"/disputes/advanced_search?page={page}", {"search": criteria})
+        answer = self._post(f"/disputes/advanced_search?page={page}", {"search": criteria})
         found = (answer or {}).get("disputes")
-        if not isinstance(found, dict):
+        if answer is None or not isinstance(found, dict):
             return None
-        listed = found.get("dispute")
-        disputes = [listed] if isinstance(listed, dict) else listed or []
         items = [
             item
-            for dispute in disputes
-            if isinstance(dispute, dict)
+            for dispute in listed(answer, "disputes", "dispute")
             for item in dispute_items(dispute)
             if item.created_at is None or start <= item.created_at < end
         ]

@@ -28,7 +28,14 @@ import requests
 from braintree.util.xml_util import XmlUtil
 
 from providers.base import KEYLESS, ChargeRequest
-from providers.braintree.answers import DECLINED, TAKEN, error_codes, transaction_report
+from providers.braintree.answers import (
+    DECLINED,
+    TAKEN,
+    error_codes,
+    listed,
+    search_ids,
+    transaction_report,
+)
 from providers.braintree.balance import BraintreeBalance
 from providers.braintree.refunds import UNSETTLED_RETRY_S, BraintreeRefunds
 from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
@@ -184,19 +191,15 @@ class BraintreeProvider(BraintreeRefunds, BraintreeBalance):
         if isinstance(answer, NotSent | Unknown):
             return answer
         body = self._read(answer)
-        results = body.get("search_results")
-        ids = results.get("ids") if isinstance(results, dict) else None
-        if answer.status_code != 200 or not isinstance(ids, list):
+        ids = search_ids(body)
+        if answer.status_code != 200 or ids is None:
             return _http_outcome(answer, body)
         if not ids:
             return []
         found = self._call("POST", "/transactions/advanced_search", {"search": {"ids": ids[:50]}})
         if isinstance(found, NotSent | Unknown):
             return found
-        listed = self._read(found).get("credit_card_transactions")
-        items = listed.get("transaction") if isinstance(listed, dict) else None
-        transactions = [items] if isinstance(items, dict) else items or []
-        return [t for t in transactions if isinstance(t, dict)]
+        return listed(self._read(found), "credit_card_transactions", "transaction")
 
     def cancel(self, request: ChargeRequest) -> Outcome:
         """Braintree never waits for the customer here: what it knows is the answer."""
