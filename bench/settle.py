@@ -23,20 +23,25 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import requests
 
-from bench.common import bulk_topups, cpu_s, memory_mb, write_results
+from bench.common import bulk_topups, write_results
 from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
+from bench.settle_api import through_api
 from bench.settle_baseline import WARMUP, baseline
+from bench.settle_baseline_api import baseline_api
+from bench.settle_meter import Meter, final_at, payment_statuses
+from providers.registry import spec_for
 
 # (worker processes, slots each) on the provider queue of one host.
-SHAPES = {"processes": (6, 1), "threads": (1, 64)}
+SHAPES = {"processes": (6, 1), "threads": (1, 64)}  # threads: --slots, by default Stripe's
 SETTINGS = {"PENDING_SWEEP_GRACE_S": "3600"}  # nothing but the charges moves them
 FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed') AND id = ANY(:ids)"
 FOLLOW_UPS = (
@@ -52,15 +57,30 @@ def main() -> None:
     parser.add_argument("--payments", type=int, default=300)
     parser.add_argument("--latencies-ms", default="300,1000")
     parser.add_argument("--timeout-s", type=float, default=600)
+    parser.add_argument(
+        "--shapes",
+        default="threads,api",
+        help="any of: processes, threads (top-ups enqueued at once), api (customers through "
+        "the API at --rate, a threaded provider worker)",
+    )
+    parser.add_argument("--through-api", action="store_true", help="the same as --shapes api")
+    parser.add_argument("--slots", type=int, default=spec_for("stripe").slots)
+    parser.add_argument("--rate", type=float, default=100.0, help="the API's customers a second")
     args = parser.parse_args()
     rows, baselines = [], []
+    shapes = {**SHAPES, "threads": (1, args.slots), "api": (1, args.slots)}
     for latency_ms in [int(v) for v in args.latencies_ms.split(",")]:
-        for shape, (procs, slots) in SHAPES.items():
+        for shape in ["api"] if args.through_api else args.shapes.split(","):
+            procs, slots = shapes[shape]
             # The same durable work done straight-line (bench/settle_baseline.py), right
             # before each configuration: the shared cores' speed drifts within a run.
-            straight = baseline(args.payments)
+            if shape == "api":
+                straight = baseline_api(args.payments, args.rate)
+                row = settle_api(slots, latency_ms, args.payments, args.rate, args.timeout_s)
+            else:
+                straight = baseline(args.payments)
+                row = settle(shape, procs, slots, latency_ms, args.payments, args.timeout_s)
             baselines.append(straight)
-            row = settle(shape, procs, slots, latency_ms, args.payments, args.timeout_s)
             row["baseline_cpu_ms_per_payment"] = straight["cpu_ms_per_payment"]
             row["cpu_ratio"] = round(row["cpu_ms_per_payment"] / straight["cpu_ms_per_payment"], 2)
             rows.append(row)
@@ -71,7 +91,11 @@ def main() -> None:
                 f"({row['worker_pss_mb']} PSS), {row['in_flight_per_gb']} calls in flight per "
                 f"GB ({row['in_flight_per_gb_pss']} per GB of PSS), CPU per payment "
                 f"{row['cpu_ms_per_payment']} ms ({row['cpu_ratio']}x the baseline's "
-                f"{straight['cpu_ms_per_payment']} ms just before)",
+                f"{straight['cpu_ms_per_payment']} ms just before); outside it "
+                f"{row['outside_cpu_ms_per_payment']} ms; {row['commits_per_s']} commits/s, "
+                f"{row['connections_opened']} connections opened; the host's bound "
+                f"{row['bound_per_s']}/s by {row['bound']} (slots {row['bound_by_slots_per_s']}, "
+                f"CPU {row['bound_by_cpu_per_s']}): {row['of_bound']} of it",
                 flush=True,
             )
     summary = _ratios(rows)
@@ -80,11 +104,50 @@ def main() -> None:
     print(json.dumps(summary))
 
 
+def settle_api(
+    slots: int, latency_ms: int, count: int, rate: float, timeout_s: float
+) -> dict[str, Any]:
+    with (
+        latency_stack(1, slots, latency_ms) as (stack, sweeper),
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        return through_api(
+            stack,
+            sweeper,
+            Path(tmp),
+            slots,
+            latency_ms,
+            count,
+            rate,
+            timeout_s,
+            lambda ids: _count(FOLLOW_UPS, ids),
+        )
+
+
 def settle(
     shape: str, procs: int, slots: int, latency_ms: int, count: int, timeout_s: float
 ) -> dict[str, Any]:
     from extensions import db
 
+    with latency_stack(procs, slots, latency_ms) as (stack, _):
+        # A warm-up first, not counted (each process's first jobs compile its
+        # templates and statements: a long-running system's steady state).
+        warm = bulk_topups(db, WARMUP, "pending", f"warm{shape}{latency_ms}", is_sent=False)
+        _settle_all(stack, shape, warm, time.monotonic(), timeout_s, lambda: None)
+        ids = bulk_topups(db, count, "pending", f"{shape}{latency_ms}", is_sent=False)
+        meter = Meter(stack)
+        started, started_at = time.monotonic(), time.time()
+        seconds = _settle_all(stack, shape, ids, started, timeout_s, meter.sample)
+        meter.stop()
+        latencies = [at - started_at for at in final_at(ids).values()]
+        return meter.row(shape, slots, latency_ms, ids, seconds, latencies)
+
+
+@contextmanager
+def latency_stack(procs: int, slots: int, latency_ms: int) -> Iterator[tuple[Stack, Sweeper]]:
+    """The system with `procs` provider workers of `slots` each, its sandbox answering
+    Stripe after `latency_ms`; inside the context of the bench's app (the sweeper's: its
+    sweeps do not run unless ticked)."""
     with running_stack(queue_workers=procs, queue_slots=slots, settings=SETTINGS) as stack:
         sweeper = Sweeper(stack, grace_s=3600, every_s=1)
         try:
@@ -94,55 +157,9 @@ def settle(
                 timeout=10,
             ).raise_for_status()
             with sweeper.app.app_context():
-                # A warm-up first, not counted (each process's first jobs compile its
-                # templates and statements: a long-running system's steady state).
-                warm = bulk_topups(db, WARMUP, "pending", f"warm{shape}{latency_ms}", is_sent=False)
-                _settle_all(stack, shape, warm, time.monotonic(), timeout_s, lambda: None)
-                ids = bulk_topups(db, count, "pending", f"{shape}{latency_ms}", is_sent=False)
-                kinds = _process_kinds(stack)
-                before = {kind: cpu_s(pids) for kind, pids in kinds.items()}
-                started, started_at = time.monotonic(), time.time()
-                rss, pss = [0.0], [0.0]
-
-                def sample() -> None:
-                    resident, proportional = memory_mb(kinds["provider workers"])
-                    rss[0], pss[0] = max(rss[0], resident), max(pss[0], proportional)
-
-                seconds = _settle_all(stack, shape, ids, started, timeout_s, sample)
-                after = {kind: cpu_s(pids) for kind, pids in kinds.items()}
-                latencies = _settle_latencies(ids, started_at)
-                statuses = _statuses(ids)
-                peak_rss, peak_pss = rss[0], pss[0]
+                yield stack, sweeper
         finally:
             sweeper.close()
-    settled = statuses.get("succeeded", 0)
-    cpu_ms = {
-        kind: round((after[kind] - before[kind]) * 1000 / max(1, settled), 2) for kind in kinds
-    }
-    rate = count / seconds
-    return {
-        "shape": shape,
-        "processes": procs,
-        "slots": slots,
-        "latency_ms": latency_ms,
-        "payments": count,
-        "statuses": statuses,
-        "seconds": round(seconds, 2),
-        "settled_per_s": round(rate, 1),
-        "latency_p50_s": round(statistics.median(latencies), 2),
-        "latency_p95_s": round(statistics.quantiles(latencies, n=20)[18], 2),
-        "worker_rss_mb": round(peak_rss, 1),
-        "worker_pss_mb": round(peak_pss, 1),
-        # Little's law: calls in flight = settled/s x the provider's latency (what the
-        # run kept in flight; below the slots when the host's CPU is the limit). Per GB
-        # of RSS (as first measured) and of PSS (the memory the host gives them).
-        "in_flight_per_gb": round(rate * latency_ms / 1000 / (peak_rss / 1024), 1),
-        "slots_per_gb": round(procs * slots / (peak_rss / 1024), 1),
-        "in_flight_per_gb_pss": round(rate * latency_ms / 1000 / (peak_pss / 1024), 1),
-        "slots_per_gb_pss": round(procs * slots / (peak_pss / 1024), 1),
-        "cpu_ms_per_payment_by_kind": cpu_ms,
-        "cpu_ms_per_payment": round(sum(cpu_ms.values()), 2),
-    }
 
 
 def _settle_all(
@@ -187,32 +204,13 @@ def _keep_evidence(stack: Stack, shape: str) -> None:
 
     from extensions import redis_client
 
-    kept = Path(write_results(f"settle-{shape}-failed", {"statuses": _statuses()})).parent
+    kept = Path(write_results(f"settle-{shape}-failed", {"statuses": payment_statuses()})).parent
     for program in stack.programs:
         shutil.copy(program.log, kept / f"settle-{shape}-{program.name}.log")
     for name in (STRIPE_QUEUE, "maintenance", "notifications"):
         queue = Queue(name, connection=redis_client.client)
         print(f"{name}: {len(queue)} queued, {queue.failed_job_registry.count} failed", flush=True)
     print(f"logs and statuses kept in {kept}", flush=True)
-
-
-def _process_kinds(stack: Stack) -> dict[str, list[int]]:
-    def pids(prefix: str) -> list[int]:
-        return [p.proc.pid for p in stack.programs if p.name.startswith(prefix) and p.proc]
-
-    postmaster = []
-    if stack.postgres is not None:
-        pid_file = Path(stack.postgres.data_dir) / "postmaster.pid"
-        postmaster = [int(pid_file.read_text().split()[0])]
-    redis = [stack.redis.proc.pid] if stack.redis.proc else []
-    return {
-        "web": pids("web"),
-        "provider workers": pids("worker-stripe"),
-        "maintenance": pids("worker-maintenance"),
-        "notifications": pids("worker-notifications"),
-        "postgres": postmaster,
-        "redis": redis,
-    }
 
 
 def _count(query: str, ids: list[int]) -> int:
@@ -225,48 +223,17 @@ def _count(query: str, ids: list[int]) -> int:
     return int(found or 0)
 
 
-def _settle_latencies(ids: list[int], started_at: float) -> list[float]:
-    """Seconds from the enqueue to each payment's final transition."""
-    from sqlalchemy import text
-
-    from extensions import db
-
-    rows = db.session.scalars(
-        text(
-            "SELECT EXTRACT(EPOCH FROM MAX(created_at)) FROM payment_transitions "
-            "WHERE payment_id = ANY(:ids) AND to_status IN ('succeeded', 'failed') "
-            "GROUP BY payment_id"
-        ),
-        {"ids": ids},
-    ).all()
-    return [float(at) - started_at for at in rows]
-
-
-def _statuses(ids: list[int] | None = None) -> dict[str, int]:
-    from sqlalchemy import text
-
-    from extensions import db
-
-    rows = db.session.execute(
-        text(
-            "SELECT status, COUNT(*) FROM payments "
-            "WHERE CAST(:ids AS integer[]) IS NULL OR id = ANY(:ids) GROUP BY status"
-        ),
-        {"ids": ids},
-    )
-    return {status: n for status, n in rows}
-
-
 def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Threads against processes at each latency: settled/s, memory, calls per GB."""
     summary: dict[str, Any] = {"benchmark": "settle"}
     for latency in sorted({r["latency_ms"] for r in rows}):
         by = {r["shape"]: r for r in rows if r["latency_ms"] == latency}
-        threads, procs = by["threads"], by["processes"]
-        both = {
-            field: {"threads": threads[field], "processes": procs[field]}
+        both: dict[str, Any] = {
+            field: {shape: row[field] for shape, row in by.items()}
             for field in (
                 "settled_per_s",
+                "latency_p50_s",
+                "latency_p95_s",
                 "worker_rss_mb",
                 "worker_pss_mb",
                 "in_flight_per_gb",
@@ -278,7 +245,10 @@ def _ratios(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "cpu_ratio",
             )
         }
-        both["settled_ratio"] = round(threads["settled_per_s"] / procs["settled_per_s"], 2)
+        if "threads" in by and "processes" in by:
+            both["settled_ratio"] = round(
+                by["threads"]["settled_per_s"] / by["processes"]["settled_per_s"], 2
+            )
         summary[f"at_{latency}ms"] = both
     return summary
 

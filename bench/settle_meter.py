@@ -1,0 +1,182 @@
+"""What bench.settle reads of a run: the CPU of every process on the host by kind, the
+provider workers' memory, the database's counters, and the host's bound from them."""
+
+from __future__ import annotations
+
+import os
+import statistics
+from pathlib import Path
+from typing import Any
+
+from bench.common import cpu_s, memory_mb
+from bench.drills.stack import Stack
+
+
+class Meter:
+    """The CPU of every process on the host by kind (ours, and not ours: the sandbox,
+    the mail sink, the load generator), the provider workers' peak memory and the
+    database's commits and new connections, from its making to `stop`."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.kinds, self.outside = _process_kinds(stack), _outside(stack)
+        self.procs = len(self.kinds["provider workers"])
+        self.before = self._cpu()
+        self.counters = _database_counters()
+        self.rss = self.pss = 0.0
+
+    def _cpu(self) -> dict[str, float]:
+        cpu = {kind: cpu_s(pids) for kind, pids in {**self.kinds, **self.outside}.items()}
+        return {**cpu, "load generator": _own_cpu_s()}
+
+    def sample(self) -> None:
+        resident, proportional = memory_mb(self.kinds["provider workers"])
+        self.rss, self.pss = max(self.rss, resident), max(self.pss, proportional)
+
+    def stop(self, generator_cpu_s: float = 0.0) -> None:
+        """The readings' end; `generator_cpu_s`: a load generator's own process."""
+        self.sample()
+        after = self._cpu()
+        after["load generator"] += generator_cpu_s
+        self.spent = {kind: after[kind] - self.before[kind] for kind in after}
+        self.counters = tuple(  # type: ignore[assignment]  # the same two counters
+            a - b for a, b in zip(_database_counters(), self.counters, strict=True)
+        )
+
+    def row(
+        self,
+        shape: str,
+        slots: int,
+        latency_ms: int,
+        ids: list[int],
+        seconds: float,
+        latencies: list[float],
+    ) -> dict[str, Any]:
+        statuses = payment_statuses(ids)
+        settled = max(1, statuses.get("succeeded", 0))
+        per_payment = {kind: round(s * 1000 / settled, 2) for kind, s in self.spent.items()}
+        cpu_ms = {kind: per_payment[kind] for kind in self.kinds}
+        outside_ms = {kind: v for kind, v in per_payment.items() if kind not in self.kinds}
+        rate = len(ids) / seconds
+        total_ms = sum(per_payment.values())
+        bound = _bound(self.procs * slots, latency_ms, total_ms)
+        return {
+            "shape": shape,
+            "processes": self.procs,
+            "slots": slots,
+            "latency_ms": latency_ms,
+            "payments": len(ids),
+            "statuses": statuses,
+            "seconds": round(seconds, 2),
+            "settled_per_s": round(rate, 1),
+            "latency_p50_s": round(statistics.median(latencies), 2),
+            "latency_p95_s": round(statistics.quantiles(latencies, n=20)[18], 2),
+            "worker_rss_mb": round(self.rss, 1),
+            "worker_pss_mb": round(self.pss, 1),
+            # Little's law: calls in flight = settled/s x the provider's latency (what the
+            # run kept in flight; below the slots when the host's CPU is the limit). Per GB
+            # of RSS (as first measured) and of PSS (the memory the host gives them).
+            "in_flight_per_gb": round(rate * latency_ms / 1000 / (self.rss / 1024), 1),
+            "slots_per_gb": round(self.procs * slots / (self.rss / 1024), 1),
+            "in_flight_per_gb_pss": round(rate * latency_ms / 1000 / (self.pss / 1024), 1),
+            "slots_per_gb_pss": round(self.procs * slots / (self.pss / 1024), 1),
+            "cpu_ms_per_payment_by_kind": cpu_ms,
+            "cpu_ms_per_payment": round(sum(cpu_ms.values()), 2),
+            # Not ours, on the same cores: the provider's sandbox, the mail sink, the load
+            # generator; and the database's commits and new connections.
+            "outside_cpu_ms_per_payment": outside_ms,
+            "commits_per_s": round(self.counters[0] / seconds, 1),
+            "connections_opened": self.counters[1],
+            **bound,
+            "of_bound": round(rate / bound["bound_per_s"], 2),
+        }
+
+
+def _bound(slots: int, latency_ms: int, cpu_ms_per_payment: float) -> dict[str, Any]:
+    """What the host can settle at most: the slots over the provider's latency, and its
+    cores over the CPU a payment took of every process on them (ours and not)."""
+    by_slots = slots * 1000 / latency_ms
+    by_cpu = (os.cpu_count() or 1) * 1000 / cpu_ms_per_payment
+    return {
+        "bound_by_slots_per_s": round(by_slots, 1),
+        "bound_by_cpu_per_s": round(by_cpu, 1),
+        "bound_per_s": round(min(by_slots, by_cpu), 1),
+        "bound": "slots" if by_slots < by_cpu else "cpu",
+    }
+
+
+def _process_kinds(stack: Stack) -> dict[str, list[int]]:
+    def pids(prefix: str) -> list[int]:
+        return [p.proc.pid for p in stack.programs if p.name.startswith(prefix) and p.proc]
+
+    postmaster = []
+    if stack.postgres is not None:
+        pid_file = Path(stack.postgres.data_dir) / "postmaster.pid"
+        postmaster = [int(pid_file.read_text().split()[0])]
+    redis = [stack.redis.proc.pid] if stack.redis.proc else []
+    return {
+        "web": pids("web"),
+        "provider workers": pids("worker-stripe"),
+        "maintenance": pids("worker-maintenance"),
+        "notifications": pids("worker-notifications"),
+        "postgres": postmaster,
+        "redis": redis,
+    }
+
+
+def _outside(stack: Stack) -> dict[str, list[int]]:
+    programs = {p.name: [p.proc.pid] for p in stack.programs if p.proc}
+    return {"sandbox": programs["sandbox"], "mail sink": programs["mail"]}
+
+
+def _own_cpu_s() -> float:
+    """This process alone (its children are the stack's programs, counted by kind)."""
+    own = os.times()
+    return own.user + own.system
+
+
+def _database_counters() -> tuple[int, int]:
+    """(transactions committed, connections opened) of the database so far."""
+    from sqlalchemy import text
+
+    from extensions import db
+
+    row = db.session.execute(
+        text(
+            "SELECT xact_commit, sessions FROM pg_stat_database WHERE datname = current_database()"
+        )
+    ).one()
+    db.session.commit()
+    return int(row[0]), int(row[1])
+
+
+def payment_statuses(ids: list[int] | None = None) -> dict[str, int]:
+    from sqlalchemy import text
+
+    from extensions import db
+
+    rows = db.session.execute(
+        text(
+            "SELECT status, COUNT(*) FROM payments "
+            "WHERE CAST(:ids AS integer[]) IS NULL OR id = ANY(:ids) GROUP BY status"
+        ),
+        {"ids": ids},
+    )
+    return {status: n for status, n in rows}
+
+
+def final_at(ids: list[int]) -> dict[int, float]:
+    """When each final payment's final transition was written (epoch seconds)."""
+    from sqlalchemy import text
+
+    from extensions import db
+
+    rows = db.session.execute(
+        text(
+            "SELECT payment_id, EXTRACT(EPOCH FROM MAX(created_at)) FROM payment_transitions "
+            "WHERE payment_id = ANY(:ids) AND to_status IN ('succeeded', 'failed') "
+            "GROUP BY payment_id"
+        ),
+        {"ids": ids},
+    ).all()
+    db.session.commit()
+    return {int(payment_id): float(at) for payment_id, at in rows}
