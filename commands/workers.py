@@ -26,6 +26,7 @@ from rq.worker import WorkerStatus
 from commands.job_timeouts import SharedTimerDeathPenalty
 from extensions import db, redis_client
 from jobs.schedule import periodic_jobs
+from services.platform.queues import every_queue_name
 from settings import settings
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,10 @@ class AppContextMixin:
     class here, forking or not, has it: so it also holds what all of them spare RQ)."""
 
     flask_app: Flask
+    queues: list[Queue]  # RQ's: the worker's own
+    # The queues whose scheduled jobs (retries, backoffs) this worker's RQ scheduler moves
+    # to their queue when due; None: its own (RQ's way).
+    scheduled_queues: list[str] | None = None
     # RQ's third line per finished job, how long its result is kept (RQ's default, 500 s:
     # dropping it at once costs more, as RQ then deletes the job from every registry).
     log_result_lifespan = False
@@ -54,6 +59,20 @@ class AppContextMixin:
             job.ended_at = now()
             return
         super().handle_execution_ended(job, queue, heartbeat_ttl)  # type: ignore[misc]  # RQ's Worker is untyped
+
+    def _start_scheduler(self, *args: Any, **kwargs: Any) -> None:
+        """RQ makes its scheduler for the worker's own queues (each queue's scheduled jobs
+        are moved by whichever scheduler holds that queue's lock): here for
+        `scheduled_queues` instead, when set."""
+        own = self.queues
+        if self.scheduled_queues is not None:
+            self.queues = [
+                Queue(name, connection=own[0].connection) for name in self.scheduled_queues
+            ]
+        try:
+            super()._start_scheduler(*args, **kwargs)  # type: ignore[misc]  # RQ's Worker is untyped
+        finally:
+            self.queues = own
 
     def perform_job(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> bool:
         with self.flask_app.app_context():
@@ -200,7 +219,12 @@ class AppThreadedWorker(SparingLoopMixin, AppContextMixin, SimpleWorker):
 
 
 def build_worker(
-    app: Flask, queue_names: list[str], *, simple: bool = False, slots: int = 1
+    app: Flask,
+    queue_names: list[str],
+    *,
+    simple: bool = False,
+    slots: int = 1,
+    scheduled_queues: list[str] | None = None,
 ) -> Worker:
     cls: type[Any] = AppSimpleWorker if simple else AppWorker
     if slots > 1:
@@ -213,6 +237,7 @@ def build_worker(
         maintenance_interval=WORKER_MAINTENANCE_S,
     )
     worker.flask_app = app
+    worker.scheduled_queues = scheduled_queues
     if slots > 1:
         worker.slots = slots
     return worker
@@ -239,6 +264,14 @@ def run_through_redis_errors(name: str, run: Callable[[], None]) -> None:
 @click.option("--fork", is_flag=True, help="Fork a work horse per job (RQ's default).")
 @click.option("--burst", is_flag=True, help="Exit when the queues are empty.")
 @click.option(
+    "--schedules",
+    type=click.Choice(["own", "every", "none"]),
+    default="own",
+    show_default=True,
+    help="Whose scheduled jobs (retries, backoffs) this worker's RQ scheduler, a fork of "
+    "it, moves to their queues when due: its own queues', every queue's, or none.",
+)
+@click.option(
     "--slots",
     type=click.IntRange(1, 512),
     default=1,
@@ -246,15 +279,20 @@ def run_through_redis_errors(name: str, run: Callable[[], None]) -> None:
     help="Jobs run at once, each in a thread (a provider queue's bulkhead).",
 )
 @with_appcontext
-def worker_command(queues: tuple[str, ...], fork: bool, burst: bool, slots: int) -> None:
+def worker_command(
+    queues: tuple[str, ...], fork: bool, burst: bool, schedules: str, slots: int
+) -> None:
     """Work the given RQ queues (one provider queue per program in production)."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]  # werkzeug's LocalProxy is untyped
     if fork and slots > 1:
         raise click.UsageError("--fork runs one job at a time: it takes no --slots")
 
     def work() -> None:
-        worker = build_worker(app, list(queues), simple=not fork, slots=slots)  # asks Redis
-        worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
+        scheduled = sorted({*every_queue_name(), *queues}) if schedules == "every" else None
+        worker = build_worker(  # asks Redis
+            app, list(queues), simple=not fork, slots=slots, scheduled_queues=scheduled
+        )
+        worker.work(with_scheduler=schedules != "none", burst=burst, logging_level="INFO")
 
     # The app's objects, made once, are left out of the collector's passes: RQ forks its
     # scheduler (and a work horse per job with --fork), and a pass touching every object

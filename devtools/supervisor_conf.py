@@ -41,8 +41,16 @@ def flask_args(*command: str) -> list[str]:
 
 
 def worker_args(queue: str, slots: int = 1) -> list[str]:
-    """A worker of `queue`, running `slots` jobs at once (threads of one process)."""
-    return flask_args("worker", queue, *(("--slots", str(slots)) if slots > 1 else ()))
+    """A worker of `queue`, running `slots` jobs at once (threads of one process). RQ's
+    scheduler is a fork of its worker, its memory again: the maintenance workers'
+    schedulers move every queue's scheduled jobs, the other workers run none."""
+    schedules = "every" if queue == MAINTENANCE_QUEUE else "none"
+    return flask_args(
+        "worker",
+        queue,
+        *(("--slots", str(slots)) if slots > 1 else ()),
+        *("--schedules", schedules),
+    )
 
 
 @dataclass

@@ -27,7 +27,7 @@ from providers.smtp import SMTP_GATEWAY
 from services.backoffice import charts
 from services.platform import day_counts, metrics
 from services.platform.provider_clients import breaker_for, provider_for
-from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
+from services.platform.queues import every_queue_name
 from services.wallet.audit import last_audit
 from settings import settings
 
@@ -105,9 +105,8 @@ def capped_count(query: Select[Any]) -> int:
 
 
 def queues() -> list[dict[str, Any]]:
-    names = [provider_queue_name(p) for p in settings().payments.providers]
     rows = []
-    for name in [*names, settings().email.queue, MAINTENANCE_QUEUE]:
+    for name in every_queue_name():
         try:
             queue = Queue(name, connection=redis_client.client)
             rows.append(

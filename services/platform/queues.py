@@ -19,6 +19,7 @@ from rq.registry import ScheduledJobRegistry
 from config import JOB_TIMEOUT_S
 from extensions import per_app, redis_client
 from services.platform import job_paths
+from settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,13 @@ SWEEP_BATCH = 500  # rows per sweep run; the next run takes the rest
 def provider_queue_name(provider: str) -> str:
     """The queue of one provider's jobs; matches the supervisor program exactly."""
     return f"{QUEUE_PREFIX}{provider}"
+
+
+def every_queue_name() -> list[str]:
+    """Every queue of this deployment: each enabled provider's, the emails', maintenance."""
+    enabled = settings()
+    providers = [provider_queue_name(p) for p in enabled.payments.providers]
+    return [*providers, enabled.email.queue, MAINTENANCE_QUEUE]
 
 
 def provider_queue(provider: str) -> Queue:

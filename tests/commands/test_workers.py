@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, Worker
 from rq.exceptions import StopRequested
+from rq.registry import ScheduledJobRegistry
 from rq.suspension import resume, suspend
 from rq.worker import WorkerStatus
 
@@ -297,3 +299,22 @@ def test_a_job_costs_a_worker_at_most_eight_redis_round_trips(
                 trips.append(redis.reset())
     # The worker's start and end cancel out. (Ten before, as RQ runs it.)
     assert (trips[1] - trips[0]) / 20 <= 8
+
+
+@pytest.mark.parametrize(
+    ("schedules", "is_moved"), [("every", True), ("own", False), ("none", False)]
+)
+def test_whose_scheduled_jobs_a_worker_moves(
+    app: Flask, runner: Any, schedules: str, is_moved: bool
+) -> None:
+    """A maintenance worker with `--schedules every` moves a provider queue's due
+    scheduled job to that queue (the provider workers run no scheduler of their own:
+    each would be a fork, its memory again); with its own queues' or none, it stays."""
+    connection = Redis.from_url(app.config["REDIS_URL"])
+    stripe = Queue(provider_queue_name("stripe"), connection=connection)
+    job = stripe.enqueue_in(timedelta(seconds=0), "jobs.movements.sweep_job")
+    time.sleep(0.01)  # due
+    result = runner.invoke(args=["worker", MAINTENANCE_QUEUE, "--burst", "--schedules", schedules])
+    assert result.exit_code == 0, result.output
+    assert (job.id in stripe.job_ids) is is_moved
+    assert (job.id in ScheduledJobRegistry(queue=stripe)) is not is_moved

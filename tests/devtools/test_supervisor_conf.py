@@ -41,13 +41,19 @@ def test_one_worker_program_per_provider_queue() -> None:
         "program:worker-maintenance",
         "program:worker-notifications",  # the emails' bulkhead
     }
-    # One threaded worker per provider queue, with the slots of the provider's spec.
+    # One threaded worker per provider queue, with the slots of the provider's spec; RQ's
+    # scheduler (a fork of its worker) only in maintenance, for every queue.
     assert workers["program:worker-braintree"]["command"].endswith(
-        "worker payments-braintree --slots 16"
+        "worker payments-braintree --slots 16 --schedules none"
     )
-    assert workers["program:worker-notifications"]["command"].endswith("worker notifications")
+    assert workers["program:worker-notifications"]["command"].endswith(
+        "worker notifications --schedules none"
+    )
+    assert workers["program:worker-maintenance"]["command"].endswith(
+        "worker maintenance --schedules every"
+    )
     assert "program:mail" not in parser.sections()  # the sink is for development only
-    assert workers["program:worker-stripe"]["command"].endswith("--slots 64")
+    assert workers["program:worker-stripe"]["command"].endswith("--slots 64 --schedules none")
     assert "numprocs" not in workers["program:worker-stripe"]
     for section in workers.values():
         assert int(section["stopwaitsecs"]) == STOP_WAIT_S > JOB_TIMEOUT_S
