@@ -14,6 +14,7 @@ from config import INSTANCE_DIR, ConfigError, settings_from_env
 from extensions import babel, csrf, db, login_manager, migrate, redis_client
 from models import OrderStatus, PaymentStatus, WebhookState
 from models.types import MAX_ROW_ID
+from resilience.db_ping import ping_when_idle
 from services.accounts.customers import load_session_user
 from services.platform import metrics
 from services.platform.locales import LANGUAGE_NAMES, current_locale, datetime_text, money_text
@@ -68,6 +69,8 @@ def register_extensions(app: Flask) -> None:
     import models  # noqa: F401  (registers every model on the metadata)
 
     db.init_app(app)
+    with app.app_context():
+        ping_when_idle(db.engine)
     migrate.init_app(
         app,
         db,

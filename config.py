@@ -210,7 +210,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "IS_PRODUCTION": is_production,
         "SECRET_KEY": secret_key,
         "SQLALCHEMY_DATABASE_URI": database_url,
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        # A connection is asked whether it is alive before it is lent only when it lay
+        # idle (resilience/db_ping.py), not before every checkout (`pool_pre_ping`).
+        "SQLALCHEMY_ENGINE_OPTIONS": {},
         "REDIS_URL": redis_url or defaults["REDIS_URL"],
         # Session cookies: never readable from JavaScript, not sent on cross-site
         # POSTs, and HTTPS-only in production.

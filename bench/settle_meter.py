@@ -104,6 +104,19 @@ def _bound(slots: int, latency_ms: int, cpu_ms_per_payment: float) -> dict[str, 
     }
 
 
+def straight_bound(row: dict[str, Any], baseline_cpu_ms: float) -> dict[str, Any]:
+    """The most this host could settle if our processes took the straight-line baseline's
+    CPU per payment, the processes not ours (sandbox, mail sink, load generator) taking
+    what they took in the run; and the run's figure as a share of it."""
+    outside_ms = sum(row["outside_cpu_ms_per_payment"].values())
+    bound = (os.cpu_count() or 1) * 1000 / (baseline_cpu_ms + outside_ms)
+    bound = min(bound, row["bound_by_slots_per_s"])
+    return {
+        "straight_bound_per_s": round(bound, 1),
+        "of_straight_bound": round(row["settled_per_s"] / bound, 2),
+    }
+
+
 def _process_kinds(stack: Stack) -> dict[str, list[int]]:
     def pids(prefix: str) -> list[int]:
         return [p.proc.pid for p in stack.programs if p.name.startswith(prefix) and p.proc]

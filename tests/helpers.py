@@ -199,7 +199,7 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
         "SQLALCHEMY_DATABASE_URI": server_urls["database"],
         "REDIS_URL": server_urls["redis"],
         # Concurrency tests run up to 50 threads, each with its own connection.
-        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True, "pool_size": 60},
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_size": 60},
         **FAST_PROVIDER_CONFIG,
     }
     if "sandbox" in server_urls:

@@ -61,10 +61,7 @@ def shop(app: Flask, make_app: Any, proxy: CuttingProxy) -> Flask:
         url = db.engine.url.render_as_string(hide_password=False)
     return make_app(
         SQLALCHEMY_DATABASE_URI=proxy.url_for(url),
-        SQLALCHEMY_ENGINE_OPTIONS={
-            "pool_pre_ping": True,
-            "connect_args": {"prepare_threshold": None},
-        },
+        SQLALCHEMY_ENGINE_OPTIONS={"connect_args": {"prepare_threshold": None}},
     )
 
 
