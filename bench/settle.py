@@ -1,27 +1,43 @@
-"""Settlement on one worker host: payments settled per second at a provider latency, the
-memory of the provider workers, calls in flight per GB, and CPU per settled payment by
-process kind, for the provider workers as processes (one call each) and as one threaded
-worker (many calls in flight), side by side in one run.
+"""Settlement on one worker host: payments settled per second at a provider latency,
+the time from the enqueue (or the customer's request) to final, the provider workers'
+memory and calls in flight per GB, and CPU per settled payment of every process on the
+host by kind, each shape beside its straight-line baseline in one run.
 
     python -m bench.settle [--payments 300] [--latencies-ms 300,1000]
+                           [--shapes threads,api@100,api@40] [--through-api] [--slots 64]
 
 The whole system runs as in production (bench/drills/stack.py: sandbox, gunicorn, RQ
 workers, PostgreSQL, Redis); the sandbox answers every Stripe request after the given
-latency. After a warm-up of WARMUP payments (not counted: each process's first jobs
-compile its templates and statements), N top-ups never sent are inserted at once and
-their charges enqueued; the run ends when all are final and their webhooks and
-receipts are done. CPU is read from
-/proc (user + system of each program and its children, PostgreSQL's and Redis' too),
-and set beside the straight-line baseline's (bench/settle_baseline.py: the same durable
-work in one plain process, after the same warm-up), measured in the same run right
-before each configuration (the shared cores' speed drifts within a run). The last line
-is JSON.
+latency. The shapes:
+
+  - threads: one threaded provider worker (`--slots`, by default Stripe's); N top-ups
+    never sent are inserted at once and their charges enqueued; processes: six
+    one-call workers, the same way;
+  - api@RATE (`--through-api`: the two below): the shop's customers (bench/shoppers.py,
+    a process of its own) create orders and pay them through the JSON API, RATE new
+    ones a second, and ask for each payment as the status page does until it is final
+    (bench/settle_api.py); api@100 is what the goal asks of the host, api@40 a rate it
+    carries (its latency is the customers' own, not a queue's).
+
+Each waits until all are final and their webhooks and receipts are done, after a
+warm-up not counted (each process's first jobs compile its templates and statements).
+CPU is read from /proc (user + system of each program and its children, PostgreSQL's
+and Redis' too), and set beside the straight-line baseline's (bench/settle_baseline.py,
+and bench/settle_baseline_api.py for the customers: the same work in one plain process,
+after the same warm-up), measured right before each configuration (the shared cores'
+speed drifts within a run). The processes that are not ours (the sandbox, the mail sink,
+the load generator) are read too, and with them the host's bound: its cores over the
+CPU a payment took of every process, and over what it would take at the baseline's CPU
+(the most any code could settle here), beside the slots over the latency. The goals
+(`goals`) are printed with their figures; the last line is JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -44,7 +60,8 @@ from providers.registry import spec_for
 SHAPES = {"processes": (6, 1), "threads": (1, 64)}  # threads: --slots, by default Stripe's
 # The customers through the API: as many as the goal asks for (100 a second), and as many
 # as the host carries (its latency: a host asked for more than it settles only queues).
-THROUGH_API = "api@100,api@40"
+ASKED, CARRIED = "api@100", "api@40"
+THROUGH_API = f"{ASKED},{CARRIED}"
 SETTINGS = {"PENDING_SWEEP_GRACE_S": "3600"}  # nothing but the charges moves them
 FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed') AND id = ANY(:ids)"
 FOLLOW_UPS = (
@@ -100,7 +117,8 @@ def main() -> None:
                 f"{row['cpu_ms_per_payment']} ms ({row['cpu_ratio']}x the baseline's "
                 f"{straight['cpu_ms_per_payment']} ms just before); outside it "
                 f"{row['outside_cpu_ms_per_payment']} ms; {row['commits_per_s']} commits/s, "
-                f"{row['connections_opened']} connections opened; the host's bound "
+                f"{row['connections_opened']} connections opened, {row['through_unknown']} "
+                f"payments through unknown; the host's bound "
                 f"{row['bound_per_s']}/s by {row['bound']} (slots {row['bound_by_slots_per_s']}, "
                 f"CPU {row['bound_by_cpu_per_s']}): {row['of_bound']} of it; at the baseline's "
                 f"CPU {row['straight_bound_per_s']}/s: {row['of_straight_bound']} of that",
@@ -159,6 +177,7 @@ def latency_stack(procs: int, slots: int, latency_ms: int) -> Iterator[tuple[Sta
     Stripe after `latency_ms`; inside the context of the bench's app (the sweeper's: its
     sweeps do not run unless ticked)."""
     with running_stack(queue_workers=procs, queue_slots=slots, settings=SETTINGS) as stack:
+        _first_served(stack)
         sweeper = Sweeper(stack, grace_s=3600, every_s=1)
         try:
             requests.post(
@@ -170,6 +189,18 @@ def latency_stack(procs: int, slots: int, latency_ms: int) -> Iterator[tuple[Sta
                 yield stack, sweeper
         finally:
             sweeper.close()
+
+
+def _first_served(stack: Stack) -> None:
+    """The sandbox and the mail sink stand for the world outside the host: their answers
+    must not wait for our processes' CPU on the shared cores (a provider starved by our
+    load answers late, and our clients' timeouts would measure the bench, not the shop).
+    They are served first where this process may say so (root); their CPU is counted
+    all the same."""
+    for program in stack.programs:
+        if program.name in ("sandbox", "mail") and program.proc is not None:
+            with contextlib.suppress(PermissionError):
+                os.setpriority(os.PRIO_PROCESS, program.proc.pid, -10)
 
 
 def _settle_all(
@@ -234,35 +265,41 @@ def _count(query: str, ids: list[int]) -> int:
 
 
 def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Issue 53's goals, each with its figures and whether this run met it: at 1 s >= 100
-    settled/s or >= 0.8 of the host's bound at the baseline's CPU; CPU per payment <= 1.8x
-    the baseline; p95 <= 2.5 s and p50 <= 1.5 s from the enqueue (the customer's request)
-    to final at 1 s; >= 300 calls in flight per GB of the provider workers' RSS at 1 s."""
-    at_1s = [r for r in rows if r["latency_ms"] == 1000]
+    """Issue 53's goals, each with its figures and whether this run met it, on the shapes
+    it is about: at 1 s, >= 100 settled/s or >= 0.8 of the host's bound at the baseline's
+    CPU (the top-ups enqueued at once, and the customers at 100 a second); CPU per
+    payment <= 1.8x the baseline (every shape and latency); p50 <= 1.5 s and p95 <= 2.5 s
+    from the enqueue or the customer's request to final at 1 s (the customers at a rate
+    the host carries; the others are shown: theirs is the time in the queue); >= 300
+    calls in flight per GB of the provider workers' RSS at 1 s (the top-ups at once)."""
     found: dict[str, Any] = {}
-    for row in at_1s:
-        rate, share = row["settled_per_s"], row["of_straight_bound"]
-        found[f"settled at 1 s ({row['shape']})"] = {
-            "settled_per_s": rate,
-            "straight_bound_per_s": row["straight_bound_per_s"],
-            "of_it": share,
-            "met": rate >= 100 or share >= 0.8,
-        }
-        p50, p95 = row["latency_p50_s"], row["latency_p95_s"]
-        found[f"latency at 1 s ({row['shape']})"] = {
-            "p50_s": p50,
-            "p95_s": p95,
-            "met": p95 <= 2.5 and p50 <= 1.5,
-        }
-        found[f"calls in flight per GB of RSS at 1 s ({row['shape']})"] = {
-            "per_gb": row["in_flight_per_gb"],
-            "met": row["in_flight_per_gb"] >= 300,
-        }
     for row in rows:
-        found[f"CPU at {row['latency_ms']} ms ({row['shape']})"] = {
+        shape, at = row["shape"], f"{row['latency_ms']} ms"
+        found[f"CPU at {at} ({shape})"] = {
             "ratio": row["cpu_ratio"],
             "met": row["cpu_ratio"] <= 1.8,
         }
+        if row["latency_ms"] != 1000:
+            continue
+        rate, share = row["settled_per_s"], row["of_straight_bound"]
+        if shape in ("threads", ASKED):
+            found[f"settled at {at} ({shape})"] = {
+                "settled_per_s": rate,
+                "straight_bound_per_s": row["straight_bound_per_s"],
+                "of_it": share,
+                "met": rate >= 100 or share >= 0.8,
+            }
+        p50, p95 = row["latency_p50_s"], row["latency_p95_s"]
+        found[f"latency at {at} ({shape})"] = {
+            "p50_s": p50,
+            "p95_s": p95,
+            "met": p95 <= 2.5 and p50 <= 1.5 if shape == CARRIED else None,
+        }
+        if shape == "threads":
+            found[f"calls in flight per GB of RSS at {at} ({shape})"] = {
+                "per_gb": row["in_flight_per_gb"],
+                "met": row["in_flight_per_gb"] >= 300,
+            }
     return found
 
 
