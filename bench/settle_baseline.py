@@ -115,15 +115,20 @@ def baseline(count: int, warmup: int = WARMUP, threads: int = 16) -> dict[str, A
     }
 
 
-def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, emails: Any) -> None:
+def claim_and_charge(
+    local: threading.local, dsn: str, sandbox: str, claim: str, payment_id: int
+) -> tuple[psycopg.Connection[Any], tuple[Any, ...], dict[str, Any]]:
+    """The thread's own connection and HTTP session (made on its first payment); the
+    payment claimed by `claim` (its first four columns: key, amount, currency, card) and
+    charged at the sandbox: (the connection, the claimed row, the provider's answer)."""
     if not hasattr(local, "conn"):
         local.conn = psycopg.connect(dsn, autocommit=True)
         local.http = requests.Session()
         local.http.headers["Authorization"] = f"Bearer {SECRET_KEY}"
     conn: psycopg.Connection[Any] = local.conn
-    claimed = conn.execute(_CLAIM, (payment_id,)).fetchone()
+    claimed = conn.execute(claim, (payment_id,)).fetchone()
     assert claimed is not None
-    key, amount, currency, card, wallet_id, customer_id = claimed
+    key, amount, currency, card = claimed[:4]
     answer = local.http.post(
         f"{sandbox}/v1/payment_intents",
         data={
@@ -138,6 +143,12 @@ def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, ema
         timeout=30,
     ).json()
     assert answer["status"] == "succeeded" and answer["amount"] == amount, answer
+    return conn, tuple(claimed), answer
+
+
+def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, emails: Any) -> None:
+    conn, claimed, answer = claim_and_charge(local, dsn, sandbox, _CLAIM, payment_id)
+    _, amount, currency, _, wallet_id, customer_id = claimed
     with conn.transaction():
         conn.execute(
             "UPDATE payments SET status = 'succeeded', provider_payment_id = %s, "

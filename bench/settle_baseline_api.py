@@ -31,18 +31,17 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import requests
 
 from bench.common import postgres_url
 from bench.settle_api import CUSTOMERS, WARMUP, measured
 from bench.settle_baseline import (
-    SECRET_KEY,
     _cpu_s,
     _postmaster,
     _send_emails,
     _services,
     _wait_webhooks,
     _Webhooks,
+    claim_and_charge,
 )
 from devtools.servers import free_port
 from services.accounts.customers import hash_token
@@ -238,28 +237,8 @@ _local = threading.local()
 
 
 def _settle_order(dsn: str, sandbox: str, payment_id: int, emails: Any) -> None:
-    if not hasattr(_local, "conn"):
-        _local.conn = psycopg.connect(dsn, autocommit=True)
-        _local.http = requests.Session()
-        _local.http.headers["Authorization"] = f"Bearer {SECRET_KEY}"
-    conn: psycopg.Connection[Any] = _local.conn
-    claimed = conn.execute(_CLAIM, (payment_id,)).fetchone()
-    assert claimed is not None
-    key, amount, currency, card, order_id, customer_id = claimed
-    answer = _local.http.post(
-        f"{sandbox}/v1/payment_intents",
-        data={
-            "amount": str(amount),
-            "currency": currency.lower(),
-            "confirm": "true",
-            "allowed_payment_method_types[]": "card",
-            "payment_method": card,
-            "metadata[payment_id]": str(payment_id),
-        },
-        headers={"Idempotency-Key": str(key)},
-        timeout=30,
-    ).json()
-    assert answer["status"] == "succeeded" and answer["amount"] == amount, answer
+    conn, claimed, answer = claim_and_charge(_local, dsn, sandbox, _CLAIM, payment_id)
+    _, amount, currency, _, order_id, customer_id = claimed
     with conn.transaction():
         conn.execute("SELECT id FROM orders WHERE id = %s FOR UPDATE", (order_id,))
         conn.execute(
