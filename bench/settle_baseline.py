@@ -146,21 +146,38 @@ def claim_and_charge(
     return conn, tuple(claimed), answer
 
 
+def succeeded(conn: psycopg.Connection[Any], payment_id: int, provider_id: str) -> None:
+    """The payment succeeded with its provider id, and its transition."""
+    conn.execute(
+        "UPDATE payments SET status = 'succeeded', provider_payment_id = %s, "
+        "lease_expires_at = NULL, is_effect_applied = true, updated_at = now() "
+        "WHERE id = %s AND status = 'pending'",
+        (provider_id, payment_id),
+    )
+    conn.execute(
+        "INSERT INTO payment_transitions (payment_id, from_status, to_status, source, "
+        "reason, created_at) VALUES (%s, 'pending', 'succeeded', 'charge', %s, now())",
+        (payment_id, f"provider payment {provider_id}"),
+    )
+
+
+def receipt(conn: psycopg.Connection[Any], payment_id: int, customer_id: int) -> int:
+    """The payment's receipt in the outbox: its row's id."""
+    outbox = conn.execute(
+        "INSERT INTO outbox (kind, subject_id, recipient, status, attempts, created_at, "
+        "updated_at) SELECT 'receipt', %s, email, 'pending', 0, now(), now() "
+        "FROM customers WHERE id = %s RETURNING id",
+        (payment_id, customer_id),
+    ).fetchone()
+    assert outbox is not None
+    return int(outbox[0])
+
+
 def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, emails: Any) -> None:
     conn, claimed, answer = claim_and_charge(local, dsn, sandbox, _CLAIM, payment_id)
     _, amount, currency, _, wallet_id, customer_id = claimed
     with conn.transaction():
-        conn.execute(
-            "UPDATE payments SET status = 'succeeded', provider_payment_id = %s, "
-            "lease_expires_at = NULL, is_effect_applied = true, updated_at = now() "
-            "WHERE id = %s AND status = 'pending'",
-            (answer["id"], payment_id),
-        )
-        conn.execute(
-            "INSERT INTO payment_transitions (payment_id, from_status, to_status, source, "
-            "reason, created_at) VALUES (%s, 'pending', 'succeeded', 'charge', %s, now())",
-            (payment_id, f"provider payment {answer['id']}"),
-        )
+        succeeded(conn, payment_id, answer["id"])
         balance = conn.execute(
             "SELECT balance_minor FROM wallets WHERE id = %s FOR UPDATE", (wallet_id,)
         ).fetchone()
@@ -190,14 +207,8 @@ def _settle(local: threading.local, dsn: str, sandbox: str, payment_id: int, ema
             "UPDATE wallets SET balance_minor = %s, updated_at = now() WHERE id = %s",
             (after, wallet_id),
         )
-        outbox = conn.execute(
-            "INSERT INTO outbox (kind, subject_id, recipient, status, attempts, created_at, "
-            "updated_at) SELECT 'receipt', %s, email, 'pending', 0, now(), now() "
-            "FROM customers WHERE id = %s RETURNING id",
-            (payment_id, customer_id),
-        ).fetchone()
-    assert outbox is not None
-    emails.put(outbox[0])
+        outbox_id = receipt(conn, payment_id, customer_id)
+    emails.put(outbox_id)
 
 
 def _send_emails(dsn: str, mail_port: int, emails: queue.Queue[int | None]) -> None:

@@ -42,6 +42,8 @@ from bench.settle_baseline import (
     _wait_webhooks,
     _Webhooks,
     claim_and_charge,
+    receipt,
+    succeeded,
 )
 from devtools.servers import free_port
 from services.accounts.customers import hash_token
@@ -241,17 +243,7 @@ def _settle_order(dsn: str, sandbox: str, payment_id: int, emails: Any) -> None:
     _, amount, currency, _, order_id, customer_id = claimed
     with conn.transaction():
         conn.execute("SELECT id FROM orders WHERE id = %s FOR UPDATE", (order_id,))
-        conn.execute(
-            "UPDATE payments SET status = 'succeeded', provider_payment_id = %s, "
-            "lease_expires_at = NULL, is_effect_applied = true, updated_at = now() "
-            "WHERE id = %s AND status = 'pending'",
-            (answer["id"], payment_id),
-        )
-        conn.execute(
-            "INSERT INTO payment_transitions (payment_id, from_status, to_status, source, "
-            "reason, created_at) VALUES (%s, 'pending', 'succeeded', 'charge', %s, now())",
-            (payment_id, f"provider payment {answer['id']}"),
-        )
+        succeeded(conn, payment_id, answer["id"])
         conn.execute(
             "UPDATE orders SET status = 'paid', paid_at = now(), updated_at = now() WHERE id = %s",
             (order_id,),
@@ -262,11 +254,5 @@ def _settle_order(dsn: str, sandbox: str, payment_id: int, emails: Any) -> None:
              ["clearing:stripe", "revenue"], [amount, -amount], [currency, currency],
              [None, None]),
         )  # fmt: skip
-        outbox = conn.execute(
-            "INSERT INTO outbox (kind, subject_id, recipient, status, attempts, created_at, "
-            "updated_at) SELECT 'receipt', %s, email, 'pending', 0, now(), now() "
-            "FROM customers WHERE id = %s RETURNING id",
-            (payment_id, customer_id),
-        ).fetchone()
-    assert outbox is not None
-    emails.put(outbox[0])
+        outbox_id = receipt(conn, payment_id, customer_id)
+    emails.put(outbox_id)

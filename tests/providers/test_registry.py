@@ -69,7 +69,7 @@ def test_client_queue_worker_program_and_backfill() -> None:
     parser = configparser.RawConfigParser()
     parser.read_string(render(layout))
     program = parser["program:worker-toy"]
-    assert program["command"].endswith("worker payments-toy --slots 3")
+    assert program["command"].endswith("worker payments-toy --slots 3 --schedules none")
     schedule = periodic_jobs(
         Settings.from_config(settings_from_env({"PAYMENTS_PROVIDERS": "stripe,toy"}))
     )
