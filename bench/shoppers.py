@@ -10,7 +10,7 @@ Each creates an order (POST /api/orders), pays it by card (POST
 until it is final. C threads do the asking; each customer uses one of the API tokens
 in FILE (one a line). The last line is JSON: each payment's id, when its customer
 asked for the order and when it was seen final (epoch seconds), the answers' status
-codes, this process's CPU.
+codes, this process's CPU while they shopped.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def shop(
     web_url: str, tokens: list[str], count: int, rate: float, clients: int, timeout_s: float
 ) -> dict[str, Any]:
     the_shop = Shop(web_url, tokens)
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), _cpu_s()
     with ThreadPoolExecutor(clients, thread_name_prefix="customer") as pool:
         arrived = 0
         while time.monotonic() - started < timeout_s:
@@ -126,14 +126,20 @@ def shop(
             if bought == count and not the_shop.waiting():
                 break
             time.sleep(0.005)
-    own = os.times()
     return {
         "payments": the_shop.payments,
         "codes": dict(the_shop.codes),
         "failures": the_shop.failures[:20],
         "failed": len(the_shop.failures),
-        "cpu_s": own.user + own.system,
+        # The customers' own work, from their first request: not this interpreter's start
+        # and imports (about 0.9 s of CPU, 3 ms a payment of a run of 300).
+        "cpu_s": _cpu_s() - cpu_before,
     }
+
+
+def _cpu_s() -> float:
+    own = os.times()
+    return own.user + own.system
 
 
 def main() -> None:
