@@ -53,7 +53,15 @@ from bench.drills.stack import STRIPE_QUEUE, Stack, Sweeper, running_stack
 from bench.settle_api import through_api
 from bench.settle_baseline import WARMUP, baseline
 from bench.settle_baseline_api import baseline_api
-from bench.settle_meter import Meter, final_at, payment_statuses, straight_bound
+from bench.settle_meter import (
+    FINAL,
+    FOLLOW_UPS,
+    Meter,
+    counted,
+    final_at,
+    payment_statuses,
+    straight_bound,
+)
 from providers.registry import spec_for
 
 # (worker processes, slots each) on the provider queue of one host.
@@ -65,11 +73,6 @@ SHAPES = {"processes": (6, 1), "threads": (1, 64)}  # threads: --slots, by defau
 ASKED, CARRIED = "api@100", "api@30"
 THROUGH_API = f"{ASKED},{CARRIED}"
 SETTINGS = {"PENDING_SWEEP_GRACE_S": "3600"}  # nothing but the charges moves them
-FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed') AND id = ANY(:ids)"
-FOLLOW_UPS = (
-    "SELECT (SELECT COUNT(*) FROM processed_webhooks WHERE state = 'pending') "
-    "+ (SELECT COUNT(*) FROM outbox WHERE status = 'pending')"
-)
 
 
 def main() -> None:
@@ -150,7 +153,6 @@ def settle_api(
             count,
             rate,
             timeout_s,
-            lambda ids: _count(FOLLOW_UPS, ids),
         )
 
 
@@ -225,14 +227,14 @@ def _settle_all(
         for i in ids:
             queue.enqueue(SEND_JOB, CHARGE.name, i, job_id=CHARGE.send_job_id(i), pipeline=pipe)
         pipe.execute()
-    while _count(FINAL, ids) < len(ids):
+    while counted(FINAL, ids) < len(ids):
         sample()
         if time.monotonic() - started > timeout_s:
             _keep_evidence(stack, shape)
             raise SystemExit(f"{shape}: not settled in {timeout_s} s")
         time.sleep(0.2)
     seconds = time.monotonic() - started
-    while _count(FOLLOW_UPS, ids):  # what follows a charge: its webhook, its email
+    while counted(FOLLOW_UPS, ids):  # what follows a charge: its webhook, its email
         if time.monotonic() - started > timeout_s:
             _keep_evidence(stack, shape)
             raise SystemExit(f"{shape}: webhooks or emails left after {timeout_s} s")
@@ -254,16 +256,6 @@ def _keep_evidence(stack: Stack, shape: str) -> None:
         queue = Queue(name, connection=redis_client.client)
         print(f"{name}: {len(queue)} queued, {queue.failed_job_registry.count} failed", flush=True)
     print(f"logs and statuses kept in {kept}", flush=True)
-
-
-def _count(query: str, ids: list[int]) -> int:
-    from sqlalchemy import text
-
-    from extensions import db
-
-    found = db.session.scalar(text(query), {"ids": ids})
-    db.session.commit()
-    return int(found or 0)
 
 
 def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.drills.stack import PROJECT_DIR, Stack, Sweeper, api_customer
-from bench.settle_meter import Meter, final_at
+from bench.settle_meter import FOLLOW_UPS, Meter, counted, final_at
 
 CUSTOMERS = 40  # API tokens the customers take turns with
 WARMUP = 60  # payments before the measured ones, not counted (at WARMUP_RATE a second)
@@ -69,7 +69,6 @@ def through_api(
     count: int,
     rate: float,
     timeout_s: float,
-    follow_ups: Any,
 ) -> dict[str, Any]:
     """`count` customers at `rate` a second through the stack's API; the row of bench.settle
     with the customers' own figures (what they were answered, when they saw it final)."""
@@ -78,7 +77,7 @@ def through_api(
         stack.web_url, tokens, count, rate, timeout_s, lambda: Meter(stack)
     )
     waited = time.monotonic()
-    while follow_ups(ids):  # what follows a charge: its webhook, its email
+    while counted(FOLLOW_UPS, ids):  # what follows a charge: its webhook, its email
         if time.monotonic() - waited > timeout_s:
             raise SystemExit("through the API: webhooks or emails left")
         meter.sample()

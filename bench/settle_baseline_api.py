@@ -24,7 +24,9 @@ import re
 import secrets
 import tempfile
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -161,12 +163,19 @@ class _Api(BaseHTTPRequestHandler):
     local = threading.local()
 
     @classmethod
-    def serving(cls, dsn: str, sandbox: str, pool: ThreadPoolExecutor, emails: Any) -> Any:
+    @contextmanager
+    def serving(
+        cls, dsn: str, sandbox: str, pool: ThreadPoolExecutor, emails: Any
+    ) -> Iterator[str]:
+        """The API served on a free port (its URL) until the block ends."""
         cls.dsn, cls.sandbox, cls.pool, cls.emails = dsn, sandbox, pool, emails
         server = ThreadingHTTPServer(("127.0.0.1", free_port()), cls)
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        return _Stopping(server)
+        try:
+            yield f"http://127.0.0.1:{server.server_port}"
+        finally:
+            server.shutdown()
 
     def _conn(self) -> psycopg.Connection[Any]:
         if not hasattr(self.local, "conn"):
@@ -222,17 +231,6 @@ class _Api(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return
-
-
-class _Stopping:
-    def __init__(self, server: ThreadingHTTPServer) -> None:
-        self.server = server
-
-    def __enter__(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
 
 
 _local = threading.local()

@@ -11,6 +11,13 @@ from typing import Any
 from bench.common import cpu_s, memory_mb
 from bench.drills.stack import Stack
 
+FINAL = "SELECT COUNT(*) FROM payments WHERE status IN ('succeeded', 'failed') AND id = ANY(:ids)"
+# What follows a charge: its webhook events applied, its receipt sent.
+FOLLOW_UPS = (
+    "SELECT (SELECT COUNT(*) FROM processed_webhooks WHERE state = 'pending') "
+    "+ (SELECT COUNT(*) FROM outbox WHERE status = 'pending')"
+)
+
 
 class Meter:
     """The CPU of every process on the host by kind (ours, and not ours: the sandbox,
@@ -21,7 +28,7 @@ class Meter:
         self.kinds, self.outside = _process_kinds(stack), _outside(stack)
         self.procs = len(self.kinds["provider workers"])
         self.before = self._cpu()
-        self.counters = _database_counters()
+        self.counters_at_start = _database_counters()
         self.rss = self.pss = 0.0
 
     def _cpu(self) -> dict[str, float]:
@@ -38,9 +45,9 @@ class Meter:
         after = self._cpu()
         after["load generator"] += generator_cpu_s
         self.spent = {kind: after[kind] - self.before[kind] for kind in after}
-        self.counters = tuple(  # type: ignore[assignment]  # the same two counters
-            a - b for a, b in zip(_database_counters(), self.counters, strict=True)
-        )
+        commits, opened = _database_counters()
+        self.commits = commits - self.counters_at_start[0]
+        self.connections_opened = opened - self.counters_at_start[1]
 
     def row(
         self,
@@ -84,8 +91,8 @@ class Meter:
             # Not ours, on the same cores: the provider's sandbox, the mail sink, the load
             # generator; and the database's commits and new connections.
             "outside_cpu_ms_per_payment": outside_ms,
-            "commits_per_s": round(self.counters[0] / seconds, 1),
-            "connections_opened": self.counters[1],
+            "commits_per_s": round(self.commits / seconds, 1),
+            "connections_opened": self.connections_opened,
             **bound,
             "of_bound": round(rate / bound["bound_per_s"], 2),
             # Payments whose charge timed out on the way (unknown, then looked up): a
@@ -112,10 +119,10 @@ def straight_bound(row: dict[str, Any], baseline_cpu_ms: float) -> dict[str, Any
     CPU per payment, the processes not ours (sandbox, mail sink, load generator) taking
     what they took in the run; and the run's figure as a share of it."""
     outside_ms = sum(row["outside_cpu_ms_per_payment"].values())
-    bound = (os.cpu_count() or 1) * 1000 / (baseline_cpu_ms + outside_ms)
-    bound = min(bound, row["bound_by_slots_per_s"])
+    slots = row["processes"] * row["slots"]
+    bound = _bound(slots, row["latency_ms"], baseline_cpu_ms + outside_ms)["bound_per_s"]
     return {
-        "straight_bound_per_s": round(bound, 1),
+        "straight_bound_per_s": bound,
         "of_straight_bound": round(row["settled_per_s"] / bound, 2),
     }
 
@@ -212,3 +219,14 @@ def final_at(ids: list[int]) -> dict[int, float]:
     ).all()
     db.session.commit()
     return {int(payment_id): float(at) for payment_id, at in rows}
+
+
+def counted(query: str, ids: list[int]) -> int:
+    """What `query` (FINAL, FOLLOW_UPS) counts now."""
+    from sqlalchemy import text
+
+    from extensions import db
+
+    found = db.session.scalar(text(query), {"ids": ids})
+    db.session.commit()
+    return int(found or 0)
