@@ -9,7 +9,7 @@ all three: it runs one short session per mutant (devtools/mutation.py).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
@@ -26,8 +26,10 @@ from config import ConfigError, settings_from_env
 from devtools.postgres import throwaway_postgres
 from devtools.servers import throwaway_redis
 from extensions import db
+from services.platform import autocommit
 from tests.admin_support import admin_login, make_admin
 from tests.helpers import api_customer, make_test_config, seed_catalog
+from tests.lock_support import drop_other_connections
 from tests.sandbox_support import braintree_gateway, wired_to_a_sandbox
 
 
@@ -80,6 +82,21 @@ def make_app(server_urls: dict[str, str]) -> Iterator[Any]:
     yield build
     for extra in built:
         _dispose(extra)
+
+
+@pytest.fixture
+def drop_connections(app: Flask) -> Iterator[Callable[[], int]]:
+    """A restart as the pools see it: every other connection to the test database
+    terminated (call it inside an app context; tests/lock_support.py). Afterwards the
+    app's pools, its own and the lean one, are let go: the next test must not meet a
+    connection killed here (the pool asks only a connection idle for a second or longer
+    whether it is alive, resilience/db_ping.py)."""
+    yield lambda: drop_other_connections(db.engine)
+    with app.app_context():
+        db.session.remove()
+        for engine in db.engines.values():
+            engine.dispose()
+        autocommit.engine().dispose()
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,10 @@
 """The lean paths' connections: a pool of autocommit connections (each statement is its
-own transaction) without the liveness ping the app's pool does before every checkout
-(a round trip, and a quarter of a lean path's CPU). A connection that died is noticed
-by the statement itself: `first_row` says so, and the caller takes its ORM path, which
-pings and finds whatever the statement did commit.
+own transaction) without the liveness ping the app's pool does before lending a
+connection that lay idle (resilience/db_ping.py: a round trip, and a quarter of a lean
+path's CPU). A connection that died is noticed by the statement itself: `first_row`
+says so, and the caller takes its ORM path, which finds whatever the statement did
+commit (a connection of the app's pool that died too fails once more: a 503 or a job's
+retry).
 
 A statement written as `plain(sql)` (SQL text whose parameters and columns need no types:
 the hot paths' own) runs on the pool's psycopg connection as it is: SQLAlchemy's

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from flask import Flask
@@ -24,7 +25,6 @@ from tests.helpers import (
     rows,
     seed_catalog,
 )
-from tests.lock_support import drop_other_connections
 from tests.round_trips import counted
 from tests.shop_support import fund, login, place_order
 
@@ -128,11 +128,11 @@ def test_a_revoked_token_or_an_ended_session_pays_nothing(app: Flask) -> None:
 
 
 def test_a_connection_the_database_dropped_falls_back_to_the_orm_path(
-    app: Flask, client: FlaskClient, api: dict[str, str]
+    app: Flask, client: FlaskClient, api: dict[str, str], drop_connections: Callable[[], int]
 ) -> None:
     api_pay(client, api, api_order(client, api)["id"])  # the lean pool has a connection
     with app.app_context():
-        assert drop_other_connections(db.engine)
+        assert drop_connections()
 
     response = api_pay(client, api, api_order(client, api)["id"])
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -46,7 +47,7 @@ from tests.helpers import (
     rows,
     run_notification_jobs,
 )
-from tests.lock_support import drop_other_connections, lock_waiters
+from tests.lock_support import lock_waiters
 from tests.round_trips import counted
 
 # What differs between two payments whatever path settled them.
@@ -106,11 +107,13 @@ def test_the_lean_settle_writes_what_the_orm_path_writes(
     assert lean == orm
 
 
-def test_a_charge_after_the_database_dropped_its_connections_goes_through(app: Flask) -> None:
+def test_a_charge_after_the_database_dropped_its_connections_goes_through(
+    app: Flask, drop_connections: Callable[[], int]
+) -> None:
     warm_up, payment_id = committed_payment(app), committed_payment(app)
     with app.app_context():
         charge_payment(warm_up)  # the lean pool holds a connection
-        assert drop_other_connections(db.engine)
+        assert drop_connections()
         charge_payment(payment_id)
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
 
@@ -154,7 +157,9 @@ def test_a_success_that_leaves_out_its_amount_goes_to_review(app: Flask, sandbox
     assert rows(app, LedgerEntry) == 0 and rows(app, ProviderCall) == 1
 
 
-def test_a_settle_whose_connection_dropped_takes_the_orm_path(app: Flask, sandbox: Any) -> None:
+def test_a_settle_whose_connection_dropped_takes_the_orm_path(
+    app: Flask, sandbox: Any, drop_connections: Callable[[], int]
+) -> None:
     sandbox.add_fault(
         "latency", ms=600, dialect="stripe", endpoint="create"
     )  # under the 1 s read timeout
@@ -163,7 +168,7 @@ def test_a_settle_whose_connection_dropped_takes_the_orm_path(app: Flask, sandbo
         charging = threading.Thread(target=_charge_in, args=(app, payment_id))
         charging.start()
         sandbox.wait_for_request("create")  # the call is in flight; the claim committed
-        assert drop_other_connections(db.engine)  # the lean pool's connection with them
+        assert drop_connections()  # the lean pool's connection with them
         charging.join(10)
     charged = payment(app, payment_id)
     assert charged.status == PaymentStatus.SUCCEEDED and charged.is_effect_applied

@@ -16,19 +16,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError
 
 from devtools.servers import free_port
-from extensions import db
 from services.platform import autocommit
-from tests.lock_support import drop_other_connections
 
 KINDS: list[Callable[[str], Any]] = [text, autocommit.plain]
-
-
-@pytest.fixture(autouse=True)
-def fresh_pool(app_ctx: Flask) -> None:
-    """Each test starts with no pooled connection: one that an earlier test file's drop
-    (tests/lock_support.py) left dead would fail its first statement, once (what a
-    restart does, and what the tests below provoke themselves)."""
-    autocommit.engine().dispose()
 
 
 @pytest.fixture(params=KINDS, ids=["sqlalchemy", "plain"])
@@ -85,12 +75,14 @@ def own_pool(app: Flask, make_app: Any) -> Iterator[Flask]:
         autocommit.engine().dispose()
 
 
-def test_a_dropped_connection_is_said_plainly(own_pool: Flask, sql: Callable[[str], Any]) -> None:
+def test_a_dropped_connection_is_said_plainly(
+    own_pool: Flask, sql: Callable[[str], Any], drop_connections: Callable[[], int]
+) -> None:
     # Two pooled connections, both dropped below.
     with autocommit.engine().connect() as first, autocommit.engine().connect() as second:
         first.execute(text("SELECT 1")), second.execute(text("SELECT 1"))
     # The database drops every connection but this one (a restart, as the pool sees it).
-    assert drop_other_connections(db.engine) >= 2
+    assert drop_connections() >= 2
     with pytest.raises(autocommit.ConnectionLost):
         autocommit.first_row(sql("SELECT 1"), {})
     # The pool has let all its dead connections go: the next statement works.
@@ -98,16 +90,16 @@ def test_a_dropped_connection_is_said_plainly(own_pool: Flask, sql: Callable[[st
 
 
 def test_a_dropped_connection_is_tried_once_more_on_a_new_one(
-    own_pool: Flask, sql: Callable[[str], Any]
+    own_pool: Flask, sql: Callable[[str], Any], drop_connections: Callable[[], int]
 ) -> None:
     assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None  # a pooled connection
-    assert drop_other_connections(db.engine)  # a restart, as the pool sees it
+    assert drop_connections()  # a restart, as the pool sees it
     row = autocommit.first_row_retried(sql("SELECT 2 AS two"), {})
     assert row is not None and row.two == 2
 
 
 def test_connections_made_while_the_clock_was_ahead_are_let_go_too(
-    own_pool: Flask, sql: Callable[[str], Any]
+    own_pool: Flask, sql: Callable[[str], Any], drop_connections: Callable[[], int]
 ) -> None:
     """The reported CI failure: the pool judged its connections by their start time, so
     two made while the clock read later (a test's time travel; a clock stepped back in
@@ -116,7 +108,7 @@ def test_connections_made_while_the_clock_was_ahead_are_let_go_too(
     pool = autocommit.engine()
     with time_machine.travel(ahead, tick=False), pool.connect() as first, pool.connect() as two:
         first.execute(text("SELECT 1")), two.execute(text("SELECT 1"))
-    assert drop_other_connections(db.engine) >= 2
+    assert drop_connections() >= 2
     row = autocommit.first_row_retried(sql("SELECT 3 AS three"), {})
     assert row is not None and row.three == 3
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -38,7 +39,7 @@ from tests.helpers import (
     signed_post,
     stripe_event,
 )
-from tests.lock_support import drop_other_connections, is_held
+from tests.lock_support import is_held
 from tests.webhook_support import recorded
 
 
@@ -288,11 +289,13 @@ def test_an_event_locks_the_order_before_its_payment(app: Flask) -> None:
     assert held == {"orders", "payments"}
 
 
-def test_a_delivery_after_a_database_restart_is_recorded(app: Flask, client: FlaskClient) -> None:
+def test_a_delivery_after_a_database_restart_is_recorded(
+    app: Flask, client: FlaskClient, drop_connections: Callable[[], int]
+) -> None:
     first, second = committed_payment(app), committed_payment(app)
     assert signed_post(client, stripe_event(first)).get_json() == {"status": "accepted"}
     with app.app_context():  # the database drops the pooled connections (a restart)
-        assert drop_other_connections(db.engine)
+        assert drop_connections()
     response = signed_post(client, stripe_event(second))
     assert response.get_json() == {"status": "accepted"}  # once more, on a new connection
     assert rows(app, ProcessedWebhook) == 2
