@@ -52,7 +52,6 @@ def apply_dispute_event(
     payment = lock_found_payment(*located) if located is not None else None
     if payment is None:
         record.state, record.note = WebhookState.PENDING, "payment of the dispute not found yet"
-        record.processed_at = None
         return record.state
     record.payment_id = payment.id
     reason = f"{event.event_type} {event.event_id}"

@@ -50,22 +50,31 @@ def apply_payment_event(
     if payment is None:
         # The charge job may not have stored the provider's id yet: keep it for later.
         record.state, record.note = WebhookState.PENDING, "payment not found yet"
-        record.processed_at = None
         return record.state
-    record.payment_id = payment.id
+    status = OUTCOME_STATUS[event.outcome]
+    record.state, record.note = _apply_to(payment, status, event, record.id)
+    record.payment_id = payment.id  # with its state: the record's row is written once
+    return record.state
+
+
+def _apply_to(
+    payment: Payment, status: PaymentStatus, event: ProviderEvent, record_id: int
+) -> tuple[WebhookState, str]:
+    """What the event (which says `status`) does to its locked payment, and the note on
+    its record."""
     newest = db.session.scalar(
         select(func.max(ProcessedWebhook.event_created_at)).where(
             ProcessedWebhook.payment_id == payment.id,
             ProcessedWebhook.state == WebhookState.APPLIED,
-            ProcessedWebhook.id != record.id,
+            ProcessedWebhook.id != record_id,
         )
     )
     if newest is not None and event.created_at < newest:
-        record.state = WebhookState.IGNORED
-        record.note = f"older than the event applied for this payment at {newest.isoformat()}"
-        return record.state
+        return (
+            WebhookState.IGNORED,
+            f"older than the event applied for this payment at {newest.isoformat()}",
+        )
     reason = f"{event.event_type} {event.event_id}"
-    status = OUTCOME_STATUS[event.outcome]
     problem = answers.mismatch(
         payment,
         event.provider_id,
@@ -76,9 +85,7 @@ def apply_payment_event(
         answers.set_aside(
             payment, problem, source=TransitionSource.WEBHOOK, what=reason, actor=event.event_id
         )
-        record.state = WebhookState.APPLIED
-        record.note = f"{answers.MISMATCH_PREFIX}: {problem}"[:500]
-        return record.state
+        return WebhookState.APPLIED, f"{answers.MISMATCH_PREFIX}: {problem}"[:500]
     if payment.provider_payment_id is None and event.provider_id:
         payment.provider_payment_id = event.provider_id
     if status == PaymentStatus.FAILED and payment.decline_code is None and event.decline_code:
@@ -87,10 +94,9 @@ def apply_payment_event(
     is_moved = move(
         payment, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
     )
-    record.state = WebhookState.APPLIED
-    record.note = (
+    note = (
         f"{was.value} -> {payment.status.value}"
         if is_moved
         else f"no change: payment was {was.value}"
     )
-    return record.state
+    return WebhookState.APPLIED, note

@@ -55,7 +55,6 @@ def apply_refund_event(
     if refund is None:
         # Our own answer may not have stored the provider's refund id yet: keep it.
         record.state, record.note = WebhookState.PENDING, "refund not found yet"
-        record.processed_at = None
         return record.state
     record.payment_id = refund.payment_id
     if event.outcome is None:

@@ -204,14 +204,17 @@ def apply_event(
 ) -> str:
     """Apply an event in the caller's transaction through the handler of its kind
     (services/movements/kinds.py); set record.state. `located`: what the kind's locator
-    answered for it already (a batch sorts by it)."""
-    record.processed_at = utcnow()
+    answered for it already (a batch sorts by it). The record is stamped after the
+    handler, so its row is written once, with the rest of its fields, at the next flush
+    (not also by the handler's first statement's autoflush)."""
     handler = kinds.EVENT_HANDLERS.get(event.kind)
     if handler is None:
         record.state, record.note = WebhookState.IGNORED, f"no movement of kind {event.kind!r}"
-        return record.state
-    apply, _ = handler
-    return apply(provider, event, record, located)
+    else:
+        handler[0](provider, event, record, located)
+    if record.state != WebhookState.PENDING:
+        record.processed_at = utcnow()
+    return record.state
 
 
 def locate(provider: str, event: ProviderEvent) -> Located:

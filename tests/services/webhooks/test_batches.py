@@ -4,12 +4,14 @@ deadlocks."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
 from rq import Queue
 from sqlalchemy import func, select
+from sqlalchemy.event import listen, remove
 
 from extensions import db, redis_client
 from models import (
@@ -28,6 +30,7 @@ from services.webhooks.batches import BATCH
 from tests.helpers import (
     committed_payment,
     committed_topup,
+    payment,
     run_maintenance_jobs,
     signed_post,
     stripe_event,
@@ -95,6 +98,44 @@ def test_a_batch_is_capped(app: Flask, client: FlaskClient) -> None:
     with app.app_context():
         assert batches.apply_batch() == (BATCH, False)
     assert _states(app) == {WebhookState.APPLIED: BATCH, WebhookState.PENDING: 3}
+
+
+def test_events_of_one_payment_in_one_batch_never_move_it_backwards(
+    app: Flask, client: FlaskClient
+) -> None:
+    """The later event is applied first (arrival order); the older one, applied after it in
+    the same transaction, sees it and is ignored. Each event's record is written once (its
+    state, note, payment and time together), not also by its handler's first statement."""
+    payment_id, now = committed_payment(app), int(time.time())
+    for kind, created in [
+        ("payment_intent.succeeded", now),
+        ("payment_intent.payment_failed", now - 10),
+    ]:
+        event = stripe_event(payment_id, kind, created=created, intent_id=f"pi_{payment_id}")
+        assert signed_post(client, event).status_code == 200
+    writes: list[int] = []
+
+    def count(
+        conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool
+    ) -> None:
+        if statement.startswith("UPDATE processed_webhooks"):
+            writes.append(len(params) if many else 1)
+
+    with app.app_context():
+        listen(db.engine, "before_cursor_execute", count)
+        try:
+            assert batches.apply_batch() == (2, False)
+        finally:
+            remove(db.engine, "before_cursor_execute", count)
+        records = db.session.scalars(select(ProcessedWebhook).order_by(ProcessedWebhook.id)).all()
+        assert [(r.state, r.payment_id) for r in records] == [
+            (WebhookState.APPLIED, payment_id),
+            (WebhookState.IGNORED, payment_id),
+        ]
+        assert all(r.processed_at is not None for r in records)
+        assert "older than" in records[1].note
+    assert sum(writes) == 2
+    assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
 
 
 def test_a_job_out_of_budget_rings_again_for_the_rest(
