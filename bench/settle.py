@@ -172,7 +172,7 @@ def settle(
         seconds = _settle_all(stack, shape, ids, started, timeout_s, meter.sample)
         meter.stop()
         latencies = [at - started_at for at in final_at(ids).values()]
-        return meter.row(shape, slots, latency_ms, ids, seconds, latencies)
+        return meter.row(shape, slots, latency_ms, ids, seconds, latencies, at_once=True)
 
 
 @contextmanager
