@@ -62,11 +62,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
     def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+        return None if value is None else as_utc(value)
+
+
+def as_utc(value: datetime) -> datetime:
+    """A timestamp read from PostgreSQL as the app holds it: aware, in UTC (naive: UTC)."""
+    return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def str_enum(enum_cls: type[enum.Enum], name: str, length: int = 16) -> Enum:

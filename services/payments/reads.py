@@ -19,21 +19,22 @@ from models import (
     TransitionSource,
 )
 from services.payments.intake import NewPayment, NewTransition
+from services.payments.lean_read import ReadPayment, ReadTransition
 from services.payments.ordering import NewLine, NewOrder
 from services.platform.retention import transitions_of
 from services.wallet.ledger import Movement
 
 
 def payment_json(
-    payment: Payment | NewPayment,
+    payment: Payment | NewPayment | ReadPayment,
     *,
     with_transitions: bool = True,
     refunds: Sequence[Refund] | None = None,
-    transitions: Sequence[PaymentTransition | NewTransition] | None = None,
+    transitions: Sequence[PaymentTransition | NewTransition | ReadTransition] | None = None,
 ) -> dict[str, Any]:
     """The payment as the API shows it; `refunds` and `transitions` when the caller has
-    them already (a payment the lean intake just created has none and one), else read
-    here."""
+    them already (a payment the lean intake just created has none and one; the lean
+    read's, none and its own), else read here."""
     body: dict[str, Any] = {
         "id": payment.id,
         "status": payment.status.value,
@@ -73,7 +74,7 @@ def payment_json(
     return body
 
 
-def next_action(payment: Payment | NewPayment) -> dict[str, str] | None:
+def next_action(payment: Payment | NewPayment | ReadPayment) -> dict[str, str] | None:
     if payment.status != PaymentStatus.REQUIRES_ACTION or not payment.action_url:
         return None
     return {"type": "redirect_to_url", "url": payment.action_url}
@@ -83,7 +84,7 @@ ADMIN_DECISION = "decided by our payments team"
 IN_REVIEW = "being checked by our payments team"
 
 
-def customer_reason(transition: PaymentTransition | NewTransition) -> str:
+def customer_reason(transition: PaymentTransition | NewTransition | ReadTransition) -> str:
     """What a customer may read of a transition: never an admin's free text (it is
     written for colleagues and may name other customers or internal facts), nor why a
     payment went to review (a provider's answer, another payment, our own lookups)."""
