@@ -2,9 +2,8 @@
 own transaction) without the liveness ping the app's pool does before lending a
 connection that lay idle (resilience/db_ping.py: a round trip, and a quarter of a lean
 path's CPU). A connection that died is noticed by the statement itself: `first_row`
-says so, and the caller takes its ORM path, which finds whatever the statement did
-commit (a connection of the app's pool that died too fails once more: a 503 or a job's
-retry).
+says so, the app's pools let their connections go too (the same restart dropped them),
+and the caller takes its ORM path, which finds whatever the statement did commit.
 
 A statement written as `plain(sql)` (SQL text whose parameters and columns need no types:
 the hot paths' own) runs on the pool's psycopg connection as it is: SQLAlchemy's
@@ -26,6 +25,8 @@ from psycopg.rows import namedtuple_row
 from sqlalchemy import Engine, Executable, create_engine, text
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.exc import DBAPIError
+
+from extensions import db
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +126,13 @@ def _plain_rows(statement: Plain, params: Mapping[str, object]) -> list[Record]:
 
 def _lost(cause: BaseException | None, pool: Engine) -> ConnectionLost:
     """A restart dropped every connection: the pool lets all it holds go (a new pool for
-    the next checkout). Not SQLAlchemy's own invalidation, which keeps a connection
-    whose start time reads later than the drop (one made while the clock was ahead)."""
+    the next checkout), and so do the app's pools, whose connections the same restart
+    dropped: the caller's ORM path, next, must not meet one (the app's pool asks only a
+    connection idle for a second whether it is alive, resilience/db_ping.py). Not
+    SQLAlchemy's own invalidation, which keeps a connection whose start time reads later
+    than the drop (one made while the clock was ahead)."""
     log.warning("lean statement: connection lost (%s); its caller decides", cause)
     pool.dispose()
+    for app_pool in db.engines.values():
+        app_pool.dispose()  # one checked out now is closed when it is given back
     return ConnectionLost(str(cause))

@@ -16,6 +16,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError, ProgrammingError
 
 from devtools.servers import free_port
+from extensions import db
+from resilience import db_ping
 from services.platform import autocommit
 
 KINDS: list[Callable[[str], Any]] = [text, autocommit.plain]
@@ -87,6 +89,25 @@ def test_a_dropped_connection_is_said_plainly(
         autocommit.first_row(sql("SELECT 1"), {})
     # The pool has let all its dead connections go: the next statement works.
     assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None
+
+
+def test_a_dropped_connection_lets_the_apps_pool_go_too(
+    own_pool: Flask,
+    sql: Callable[[str], Any],
+    drop_connections: Callable[[], int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The caller's ORM path comes next: the app's connection, given back a moment ago
+    and dropped by the same restart, is not lent to it (the pool would not ask it)."""
+    monkeypatch.setattr(db_ping, "IDLE_PING_S", 60)
+    assert autocommit.first_row(sql("SELECT 1 AS one"), {}) is not None
+    pid = text("SELECT pg_backend_pid()")
+    with db.engine.connect() as first, db.engine.connect() as second:
+        backends = {first.scalar(pid), second.scalar(pid)}  # back in the pool a moment ago
+    assert drop_connections()  # from one of them: the other is dropped
+    with pytest.raises(autocommit.ConnectionLost):
+        autocommit.first_row(sql("SELECT 1"), {})
+    assert db.session.scalar(pid) not in backends
 
 
 def test_a_dropped_connection_is_tried_once_more_on_a_new_one(
