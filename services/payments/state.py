@@ -49,7 +49,9 @@ def move(
         return False
     if taken.to != PaymentStatus.SUCCEEDED:
         machine.take(TABLE, payment, taken, source=source, actor=actor)
-    elif not settling.succeed(payment, taken, source, actor):
+    elif settling.succeed(payment, taken, source, actor):
+        return True  # its statement wrote the receipt too
+    else:
         machine.take(TABLE, payment, taken, source=source, actor=actor)
         _succeeded_without_effect(payment, source)
     _queue_email(payment)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from flask import Flask
 from sqlalchemy import func, select
+from sqlalchemy.event import listen, remove
 
 from extensions import db
 from models import (
@@ -246,3 +249,24 @@ def test_an_order_payment_pays_its_order_even_with_a_wallet_named(app_ctx: Flask
     assert named.balance_minor == 0
     assert reverse_effect(payment) == f"order {order.id} open again"
     assert order.status == OrderStatus.OPEN
+
+
+def test_a_success_writes_its_receipt_in_its_one_statement(app_ctx: Flask) -> None:
+    """The success's statement (services/payments/settling.py) writes the receipt: no
+    second INSERT into the outbox that could only find it there."""
+    payment = locked_order_payment()
+    outbox_writes: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if "INSERT INTO outbox" in statement:
+            outbox_writes.append(statement)
+
+    listen(db.engine, "before_cursor_execute", seen)
+    try:
+        assert move(payment, S.SUCCEEDED, source=SRC.WEBHOOK, reason="evt_1")
+    finally:
+        remove(db.engine, "before_cursor_execute", seen)
+    db.session.commit()
+    assert len(outbox_writes) == 1 and "UPDATE payments" in outbox_writes[0]
+    kinds = db.session.scalars(select(OutboxMessage.kind)).all()
+    assert kinds == [EmailKind.RECEIPT]
