@@ -85,7 +85,7 @@ def test_make_run_serves_a_paid_order_on_its_own_postgresql_and_stops_on_ctrl_c(
         assert "could not enqueue" not in printed  # seeded only once Redis was up
         assert f"admin      http://127.0.0.1:{ports['WEB_PORT']}/admin/" in printed
         assert f"postgresql+psycopg://postgres@127.0.0.1:{ports['POSTGRES_PORT']}/" in printed
-        _pay_an_order(env, ports)
+        _pay_an_order(env, ports, run_dir)
     finally:
         os.killpg(run.pid, signal.SIGINT)
         run.wait(timeout=90)
@@ -104,9 +104,10 @@ def _wait_for_output(path: Path, text: str, process: subprocess.Popen[bytes]) ->
         time.sleep(0.2)
 
 
-def _wait_until_served(url: str) -> None:
+def _wait_until_served(url: str, run_dir: Path) -> None:
     """The banner comes once every program is started; its web workers may still be
-    booting on a loaded machine (a parallel test run): wait for an answer first."""
+    booting on a loaded machine (a parallel test run): wait for an answer first. If none
+    comes, the failure shows what the web program's logs say."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         try:
@@ -114,11 +115,20 @@ def _wait_until_served(url: str) -> None:
                 return
         except requests.RequestException:
             pass
-        assert time.monotonic() < deadline, f"{url} never answered"
+        assert time.monotonic() < deadline, f"{url} never answered\n{_web_logs(run_dir)}"
         time.sleep(0.5)
 
 
-def _pay_an_order(env: dict[str, str], ports: dict[str, int]) -> None:
+def _web_logs(run_dir: Path) -> str:
+    logs = run_dir / "logs"
+    return "\n".join(
+        f"--- {log.name}\n{log.read_text(errors='replace')[-2000:]}"
+        for log in [*sorted(logs.glob("*web*")), logs / "supervisord.log"]
+        if log.exists()
+    )
+
+
+def _pay_an_order(env: dict[str, str], ports: dict[str, int], run_dir: Path) -> None:
     created = subprocess.run(
         [sys.executable, "-m", "flask", "--app", "app", "customers", "create", "run@example.com"],
         cwd=PROJECT_DIR,
@@ -129,7 +139,7 @@ def _pay_an_order(env: dict[str, str], ports: dict[str, int]) -> None:
     )
     token = created.stdout.split("api token: ")[1].strip()
     web = f"http://127.0.0.1:{ports['WEB_PORT']}"
-    _wait_until_served(f"{web}/healthz")
+    _wait_until_served(f"{web}/healthz", run_dir)
     auth = {"Authorization": f"Bearer {token}"}
     order = requests.post(
         f"{web}/api/orders",
