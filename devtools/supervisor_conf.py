@@ -49,7 +49,8 @@ def worker_args(queue: str, slots: int = 1) -> list[str]:
         "worker",
         queue,
         *(("--slots", str(slots)) if slots > 1 else ()),
-        *("--schedules", schedules),
+        "--schedules",
+        schedules,
     )
 
 

@@ -173,8 +173,8 @@ def _pay(
     try:
         row = autocommit.first_row(statement, params)
     except autocommit.ConnectionLost:
-        # The ORM path pings and asks again with the same key, so a statement that did
-        # commit is found, not repeated.
+        # The ORM path asks again with the same key, on new connections (the pools let
+        # the dropped ones go), so a statement that did commit is found, not repeated.
         return None
     if row is None:
         return None

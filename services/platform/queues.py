@@ -35,9 +35,9 @@ def provider_queue_name(provider: str) -> str:
 
 def every_queue_name() -> list[str]:
     """Every queue of this deployment: each enabled provider's, the emails', maintenance."""
-    enabled = settings()
-    providers = [provider_queue_name(p) for p in enabled.payments.providers]
-    return [*providers, enabled.email.queue, MAINTENANCE_QUEUE]
+    config = settings()
+    providers = [provider_queue_name(p) for p in config.payments.providers]
+    return [*providers, config.email.queue, MAINTENANCE_QUEUE]
 
 
 def provider_queue(provider: str) -> Queue:

@@ -211,7 +211,8 @@ def apply_event(
     if handler is None:
         record.state, record.note = WebhookState.IGNORED, f"no movement of kind {event.kind!r}"
     else:
-        handler[0](provider, event, record, located)
+        apply, _ = handler
+        apply(provider, event, record, located)
     if record.state != WebhookState.PENDING:
         record.processed_at = utcnow()
     return record.state
