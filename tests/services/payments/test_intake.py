@@ -131,10 +131,11 @@ def test_a_connection_the_database_dropped_falls_back_to_the_orm_path(
     app: Flask, client: FlaskClient, api: dict[str, str], drop_connections: Callable[[], int]
 ) -> None:
     api_pay(client, api, api_order(client, api)["id"])  # the lean pool has a connection
+    order_id = api_order(client, api)["id"]  # before the drop: its token check is the ORM's
     with app.app_context():
         assert drop_connections()
 
-    response = api_pay(client, api, api_order(client, api)["id"])
+    response = api_pay(client, api, order_id)  # the lean statement meets a dead connection
 
     assert response.status_code == 201, response.get_json()
     assert rows(app, Payment) == 2 and rows(app, PaymentTransition) == 2
