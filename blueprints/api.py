@@ -26,7 +26,12 @@ from services.payments.checkout import (
 )
 from services.payments.intake import NewPayment, pay_order_by_token
 from services.payments.lean_read import read_payment_by_token
-from services.payments.ordering import create_order, parse_items
+from services.payments.ordering import (
+    NewOrder,
+    create_order,
+    create_order_by_token,
+    parse_items,
+)
 from services.payments.reads import (
     movement_json,
     new_order_json,
@@ -132,9 +137,29 @@ def openapi() -> ResponseReturnValue:
 
 
 @bp.post("/orders")
-@token_required
 def post_order() -> ResponseReturnValue:
-    order = create_order(g.customer, parse_items(_json_body("items").get("items")))
+    order = _lean_order()  # the common case in one statement (services/payments/ordering.py)
+    return _post_order() if order is None else _order_created(order)
+
+
+def _lean_order() -> NewOrder | None:
+    token = _bearer_token()
+    if not token:
+        return None
+    try:
+        quantities = parse_items(_json_body("items").get("items"))
+    except ClientError:
+        return None  # the ORM path answers it, after the token's check
+    return create_order_by_token(hash_token(token), quantities)
+
+
+@token_required
+def _post_order() -> ResponseReturnValue:
+    """Every other case (errors): decided and answered by the ORM path."""
+    return _order_created(create_order(g.customer, parse_items(_json_body("items").get("items"))))
+
+
+def _order_created(order: NewOrder) -> ResponseReturnValue:
     return jsonify(new_order_json(order)), 201, _location("api.get_order", order_id=order.id)
 
 
