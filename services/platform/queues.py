@@ -174,8 +174,11 @@ def _push(queue: Queue, func: str, jobs: list[tuple[tuple[object, ...], str]]) -
 # SET NX of the bell, and the job is enqueued only when the bell was not rung already.
 # The job answers (deletes the bell) before it claims, so a row committed after the
 # claim rings again: none waits without a job. A bell whose job was lost (Redis went
-# away between the two) lapses after BELL_TTL_S; the sweeps find such rows meanwhile.
-BELL_TTL_S = 30
+# away between the two, or the worker was killed before the job answered) lapses after
+# BELL_TTL_S, so rows committed meanwhile wait that long at most for the next ring (the
+# sweeps find them when none comes). A bell that lapses while its job still waits in a
+# long queue lets one more job in: harmless, the batches claim with SKIP LOCKED.
+BELL_TTL_S = 5
 # The woken job waits this long before it answers: the rows committed meanwhile find the
 # bell rung and ride in its batch. Fewer, fuller batches (each job costs RQ about 2 ms
 # of CPU; 60 rows a second came in batches of one or two), for this much latency.

@@ -8,6 +8,7 @@ import time
 from flask import Flask
 from flask.testing import FlaskClient
 
+from extensions import redis_client
 from services.platform import queues
 from tests.admin_support import admin_csrf
 from tests.helpers import queued_job_ids, unknown_payment
@@ -52,3 +53,19 @@ def test_the_emails_bell_gathers_longer(app: Flask) -> None:
         started = time.monotonic()
         queues.answer(queues.EMAILS_BELL)
         assert time.monotonic() - started >= queues.EMAILS_GATHER_S
+
+
+def test_a_bell_whose_job_was_lost_lapses_within_seconds(app: Flask) -> None:
+    """A worker killed before its woken job answered leaves the bell rung: the rows
+    recorded meanwhile enqueue nothing, and wait for the bell to lapse (seconds, not the
+    sweeps' half minute) and the next row's ring."""
+    with app.app_context():
+        queue = queues.named_queue("lost-bell-test")
+        assert queues.ring(queue, "jobs.some.job", "bell:lost")
+        queue.empty()  # the job is gone, never answered
+        assert queues.ring(queue, "jobs.some.job", "bell:lost") and not queue.job_ids
+        assert 0 < redis_client.client.ttl("bell:lost") <= 5
+        redis_client.client.delete("bell:lost")  # as its lapse does
+        assert queues.ring(queue, "jobs.some.job", "bell:lost")
+        assert len(queue.job_ids) == 1
+        queue.empty()
