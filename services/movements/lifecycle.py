@@ -70,7 +70,15 @@ def defer(kind: Kind, row: Movement, outcome: NotSent) -> FollowUp:
     gave one, else SEND_DEFER_S; jittered so that deferred jobs do not return as a herd."""
     delay_s = outcome.retry_after_s or settings().payments.send_defer_s
     delay_s *= random.uniform(1.0, 1.3)
-    row.next_attempt_at = utcnow() + timedelta(seconds=delay_s)
+    now, previous = utcnow(), row.next_attempt_at
+    # The job's id names the second it is due. RQ runs a scheduled job up to a second
+    # early (its registry keeps whole seconds), so a deferred job that meets the open
+    # breaker again can be told to come back within its own second: the same id as the
+    # job still running, which the enqueue takes for the job already waiting, and the
+    # send would be lost (until the janitor's sweep). The next one is due a second later.
+    if previous is not None and int(now.timestamp() + delay_s) <= int(previous.timestamp()):
+        delay_s = int(previous.timestamp()) + 1 - now.timestamp()
+    row.next_attempt_at = now + timedelta(seconds=delay_s)
     row.last_error = outcome.reason[:500]
     row_id, provider = row.id, row.provider
     job_id = kind.send_job_id(row_id, f"-at-{int(row.next_attempt_at.timestamp())}")

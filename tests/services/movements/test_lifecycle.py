@@ -13,7 +13,7 @@ import pytest
 from flask import Flask
 from redis import Redis
 from rq import Queue
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.registry import ScheduledJobRegistry
 from sqlalchemy import select
 
@@ -302,3 +302,24 @@ def test_a_refunds_lookup_is_counted_as_a_charges_is(app: Flask, sandbox: Any) -
     assert counted._value.get() == before + 1
     assert _get(app, refund_id).reconcile_attempts == 1
     assert _get(app, refund_id).status == RefundStatus.SUCCEEDED
+
+
+def test_a_send_deferred_again_within_its_own_second_gets_a_job_of_its_own(
+    app_ctx: Flask,
+) -> None:
+    """RQ runs a deferred job up to a second early; an open breaker with half a second
+    left defers it again, into the second its own id names. The enqueue took that id,
+    still running, for a job already waiting: the payment was never sent (16 of 360
+    payments pending for minutes in bench.settle's customers at 100 a second)."""
+    due = utcnow() + timedelta(seconds=0.3)
+    row = _Row(status=PaymentStatus.PENDING, next_attempt_at=due)
+    connection = Redis.from_url(app_ctx.config["REDIS_URL"])
+    running = Queue(provider_queue_name("stripe"), connection=connection).enqueue(
+        "jobs.movements.send_job", "charge", 41, job_id=f"charge-41-at-{int(due.timestamp())}"
+    )
+    running.set_status(JobStatus.STARTED)  # this job is the one deferring
+
+    lifecycle.defer(CHARGE, row, NotSent("circuit open", retry_after_s=0.05))()
+
+    assert row.next_attempt_at is not None and row.next_attempt_at > due
+    assert _scheduled(app_ctx) == [f"charge-41-at-{int(due.timestamp()) + 1}"]
