@@ -11,11 +11,15 @@ from __future__ import annotations
 import select
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from flask.testing import FlaskClient
+
 from devtools.servers import free_port
+from tests.helpers import api_customer, seed_catalog
 
 
 class RoundTripProxy:
@@ -83,3 +87,17 @@ def counted(url: str) -> Iterator[tuple[str, RoundTripProxy]]:
         yield urlunsplit(parts._replace(netloc=netloc)), proxy
     finally:
         proxy.close()
+
+
+@contextmanager
+def counted_shop(
+    make_app: Callable[..., Any], database_url: str
+) -> Iterator[tuple[FlaskClient, dict[str, str], RoundTripProxy]]:
+    """An app whose database is behind a counting proxy, with the catalog and one API
+    customer: (its test client, the customer's headers, the proxy)."""
+    with counted(database_url) as (db_url, database):
+        app = make_app(SQLALCHEMY_DATABASE_URI=db_url)
+        with app.app_context():
+            seed_catalog()
+        _, headers = api_customer(app)
+        yield app.test_client(), headers, database

@@ -24,8 +24,8 @@ from services.payments.lean_read import read_payment_by_token
 from services.payments.reads import payment_json
 from services.payments.state import move
 from tests.factories import make_refund
-from tests.helpers import api_customer, api_order, api_pay, charged, seed_catalog
-from tests.round_trips import counted
+from tests.helpers import api_customer, api_order, api_pay, charged
+from tests.round_trips import counted_shop
 
 
 def _token(headers: dict[str, str]) -> str:
@@ -46,12 +46,7 @@ def _paid(client: FlaskClient, api: dict[str, str]) -> int:
 def test_a_poll_takes_one_round_trip(
     app: Flask, make_app: Any, server_urls: dict[str, str]
 ) -> None:
-    with counted(server_urls["database"]) as (db_url, database):
-        lean = make_app(SQLALCHEMY_DATABASE_URI=db_url)
-        with lean.app_context():
-            seed_catalog()
-        _, headers = api_customer(lean)
-        client = lean.test_client()
+    with counted_shop(make_app, server_urls["database"]) as (client, headers, database):
         payment_id = _paid(client, headers)
         client.get(f"/api/payments/{payment_id}", headers=headers)  # connects the pool
         database.reset()

@@ -17,7 +17,7 @@ from services.payments.ordering import create_order, create_order_by_token, pars
 from services.platform.errors import UnprocessableError
 from tests.factories import make_customer, make_product
 from tests.helpers import api_customer, api_order, rows, seed_catalog
-from tests.round_trips import counted
+from tests.round_trips import counted_shop
 
 
 @pytest.mark.parametrize(
@@ -134,12 +134,7 @@ def test_a_token_nobody_holds_writes_no_order(app_ctx: Flask) -> None:
 def test_an_api_order_takes_one_round_trip(
     app: Flask, make_app: Any, server_urls: dict[str, str]
 ) -> None:
-    with counted(server_urls["database"]) as (db_url, database):
-        lean = make_app(SQLALCHEMY_DATABASE_URI=db_url)
-        with lean.app_context():
-            seed_catalog()
-        _, headers = api_customer(lean)
-        client = lean.test_client()
+    with counted_shop(make_app, server_urls["database"]) as (client, headers, database):
         api_order(client, headers)  # connects the pool
         database.reset()
         order = api_order(client, headers, quantity=3)
