@@ -147,7 +147,7 @@ def _lean_order() -> NewOrder | None:
     if not token:
         return None
     try:
-        quantities = parse_items(_json_body("items").get("items"))
+        quantities = _order_items()
     except ClientError:
         return None  # the ORM path answers it, after the token's check
     return create_order_by_token(hash_token(token), quantities)
@@ -156,7 +156,11 @@ def _lean_order() -> NewOrder | None:
 @token_required
 def _post_order() -> ResponseReturnValue:
     """Every other case (errors): decided and answered by the ORM path."""
-    return _order_created(create_order(g.customer, parse_items(_json_body("items").get("items"))))
+    return _order_created(create_order(g.customer, _order_items()))
+
+
+def _order_items() -> dict[str, int]:
+    return parse_items(_json_body("items").get("items"))
 
 
 def _order_created(order: NewOrder) -> ResponseReturnValue:

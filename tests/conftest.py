@@ -94,9 +94,7 @@ def drop_connections(app: Flask) -> Iterator[Callable[[], int]]:
     yield lambda: drop_other_connections(db.engine)
     with app.app_context():
         db.session.remove()
-        for engine in db.engines.values():
-            engine.dispose()
-        autocommit.engine().dispose()
+        autocommit.release_pools()
 
 
 @pytest.fixture(autouse=True)

@@ -186,7 +186,7 @@ WITH who AS (
     FROM new_order, priced ORDER BY priced.sku COLLATE "C"
 )
 SELECT new_order.id, new_order.total_minor, priced.sku, priced.quantity,
-    priced.price_minor, priced.currency
+    priced.price_minor, priced.line_total_minor, priced.currency
 FROM new_order, priced
 """)
 
@@ -212,7 +212,7 @@ def create_order_by_token(token_hash: str, quantities: dict[str, int]) -> NewOrd
     if not rows:
         return None
     lines = tuple(
-        NewLine(r.sku, r.quantity, r.price_minor, r.price_minor * r.quantity)
+        NewLine(r.sku, r.quantity, r.price_minor, r.line_total_minor)
         for r in sorted(rows, key=lambda r: r.sku)
     )
     first = rows[0]

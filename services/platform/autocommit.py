@@ -132,7 +132,13 @@ def _lost(cause: BaseException | None, pool: Engine) -> ConnectionLost:
     SQLAlchemy's own invalidation, which keeps a connection whose start time reads later
     than the drop (one made while the clock was ahead)."""
     log.warning("lean statement: connection lost (%s); its caller decides", cause)
-    pool.dispose()
-    for app_pool in db.engines.values():
-        app_pool.dispose()  # one checked out now is closed when it is given back
+    release_pools(pool)
     return ConnectionLost(str(cause))
+
+
+def release_pools(pool: Engine | None = None) -> None:
+    """The lean pool (`pool`, or this app's) and the app's own pools let every connection
+    they hold go; one checked out now is closed when it is given back."""
+    (pool or engine()).dispose()
+    for app_pool in db.engines.values():
+        app_pool.dispose()
