@@ -38,7 +38,7 @@ from providers.braintree.answers import (
 )
 from providers.braintree.balance import BraintreeBalance
 from providers.braintree.refunds import UNSETTLED_RETRY_S, BraintreeRefunds
-from providers.http import HttpPolicy, build_session, classify_exception, parse_retry_after
+from providers.http import HttpPolicy, build_session, classify_exception
 from providers.outcomes import (
     Absent,
     CardShown,
@@ -117,11 +117,8 @@ class BraintreeProvider(BraintreeRefunds, BraintreeBalance):
     # -- charging -------------------------------------------------------------------
 
     def charge(self, request: ChargeRequest) -> Outcome:
-        if request.first_sent_at is not None:
-            # It may have gone through: only Braintree knows. Ask, never guess.
-            found = self.lookup(request)
-            if not isinstance(found, Absent):
-                return found
+        """One sale. A sale that may have been sent before is looked up first by the
+        engine (services/movements/engine.send_once), never here."""
         if request.currency.upper() != self.currency:
             return Declined("currency_not_accepted", f"the merchant account takes {self.currency}")
         sale = {
@@ -252,15 +249,35 @@ def _error_outcome(error: dict[str, Any]) -> Outcome:
     return Declined(f"validation_{'_'.join(sorted(codes)) or 'error'}", message)
 
 
+# Braintree's answers that carry no transaction and no validation error, read as the
+# engine must read them. Braintree keeps no idempotency keys, so nothing that came after
+# the request left us is NotSent: its docs say a 429 or 503 was not processed, but a
+# balancer in front of it answers the same statuses after the sale was made, and nothing in
+# the answer proves which one spoke. Each is Unknown, settled by a search before any
+# repeat (services/movements/engine.send_once); the flag says whether the answer shows the
+# provider unhealthy now (the breaker counts it). Any status not listed: Unknown, counted
+# as a failure when it is a 5xx.
+HTTP_ANSWERS: dict[int, tuple[str, bool]] = {
+    401: ("authentication failed: check the BRAINTREE_* keys", False),
+    403: ("authorization failed: check the BRAINTREE_* keys", False),
+    404: ("not found", False),
+    426: ("upgrade required: the API version is too old", False),
+    429: ("rate limited", True),
+    500: ("server error", True),
+    502: ("bad gateway", True),
+    503: ("down for maintenance, or a balancer's answer", True),
+    504: ("gateway timeout", True),
+}
+
+
 def _http_outcome(response: requests.Response, body: dict[str, Any]) -> Outcome:
     status = response.status_code
-    if status == 429:
-        return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
-    if status == 503:
-        return NotSent("Braintree is down for maintenance (503)")
     if status in (401, 403):
         log.error("braintree refused our keys (%s): check the BRAINTREE_* settings", status)
-        return NotSent(f"authentication failed ({status})", is_provider_failure=False)
-    if status >= 500:
-        return Unknown(f"provider error {status}")
-    return Unknown(f"unexpected answer {status}: {str(body)[:200]}")
+    said, is_failure = HTTP_ANSWERS.get(status, ("unexpected answer", status >= 500))
+    detail = f": {str(body)[:200]}" if status not in HTTP_ANSWERS else ""
+    return Unknown(
+        f"Braintree answered {status} ({said}){detail}; it may have acted: "
+        "searched before any repeat",
+        is_provider_failure=is_failure,
+    )

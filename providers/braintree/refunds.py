@@ -40,10 +40,8 @@ class BraintreeRefunds:
     unsettled_retry_s: float
 
     def refund(self, request: RefundRequest) -> Outcome:
-        if request.first_sent_at is not None:
-            found = self.lookup_refund(request)  # may have been sent: ask, never guess
-            if not isinstance(found, Absent):
-                return found
+        """One credit. A refund that may have been sent before is looked up first by
+        the engine (services/movements/engine.send_once), never here."""
         credit = {
             "transaction": {
                 "amount": str(Decimal(request.amount_minor) / 100),

@@ -13,6 +13,10 @@ janitor (services/movements/janitor.py) recovers from:
 A lookup replays the create while the provider keeps the key (a send: services/
 movements/replays.py), else reads the provider's records; a key-less provider's
 movement it has no record of is sent again.
+
+A key-less provider (Braintree) may act twice on a request sent twice, so every send of
+a row whose request may have left before is preceded by a lookup (`send_once`): only a
+proven absence lets the create go out again (DESIGN 19), on every path, for every kind.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 from extensions import db
 from models.types import utcnow
+from providers.base import Provider
 from providers.outcomes import Absent, NotSent, Succeeded
 from resilience.gateway import CallContext, CallRecord
 from services.movements import lifecycle, replays
@@ -112,7 +117,7 @@ def send(kind: Kind, row_id: int) -> None:
     calls: list[CallRecord] = []
     outcome = gateway_for(row.provider).call(
         CallContext(kind.name, row_id, str(row.idempotency_key), row.send_count, kind.name),
-        lambda: kind.send(provider, request),
+        lambda: send_once(kind, provider, request, row.previous_sent_at),
         recorder=calls.append,
     )
     if kind.settle is not None and isinstance(outcome, Succeeded):
@@ -128,6 +133,20 @@ def send(kind: Kind, row_id: int) -> None:
         follow_up = kind.apply(kind, locked, outcome, kind.send_source, row.previous_sent_at)
     db.session.commit()
     follow_up()
+
+
+def send_once(
+    kind: Kind, provider: Provider, request: Any, previously_sent: datetime | None
+) -> Any:
+    """The kind's create call. For a provider without idempotency keys whose request may
+    have left before (`previously_sent`), the provider's records are read first, and
+    only a proven absence (a consistent read: `Absent`) lets the request go out again;
+    anything else the read says is the answer, and nothing is sent."""
+    if previously_sent is not None and not provider.capabilities.supports_idempotency_keys:
+        found = kind.lookup(provider, request)
+        if not isinstance(found, Absent):
+            return found
+    return kind.send(provider, request)
 
 
 def _not_sent(kind: Kind, locked: Any, row: Any, outcome: NotSent) -> lifecycle.FollowUp:
@@ -178,11 +197,11 @@ def look_up(kind: Kind, row_id: int) -> None:
     )
     if isinstance(outcome, Absent) and not provider.capabilities.supports_idempotency_keys:
         # The key-less provider has no such movement: it never happened, so send it now
-        # (its client looks up once more right before sending), through the breaker,
-        # recorded as sent before it leaves.
+        # (looked up once more right before sending), through the breaker, recorded as
+        # sent before it leaves.
         outcome = gateway.call(
             context("resend", None),
-            lambda: kind.send(provider, sent),
+            lambda: send_once(kind, provider, sent, row.first_sent_at),
             before=functools.partial(_mark_resend, kind, row_id),
         )
     follow_up = lifecycle.judge_lookup(kind, release(kind, row_id), outcome)

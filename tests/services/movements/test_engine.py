@@ -22,7 +22,7 @@ from extensions import db
 from models import ProcessedWebhook, TransitionSource, WebhookState
 from models.types import UTCDateTime, str_enum, utcnow
 from providers.events import ProviderEvent
-from providers.outcomes import Report, Succeeded, Unknown
+from providers.outcomes import Absent, Report, Succeeded, Unknown
 from services.movements import engine, janitor, kinds, lifecycle
 from services.webhooks import events
 from tests.helpers import queued_job_ids, run_jobs
@@ -76,6 +76,7 @@ class ToyRequest:
 
 
 SENT: list[str] = []  # what the toy provider was asked to do
+LOOKUP_ANSWERS: list[Any] = []  # what its lookups answer, in turn (none left: Succeeded)
 
 
 def _send(provider: object, request: ToyRequest) -> Unknown:
@@ -83,8 +84,10 @@ def _send(provider: object, request: ToyRequest) -> Unknown:
     return Unknown("read timeout")  # it did it, and the answer was lost
 
 
-def _lookup(provider: object, request: ToyRequest) -> Succeeded:
+def _lookup(provider: object, request: ToyRequest) -> Any:
     SENT.append(f"lookup {request.toy_id}")
+    if LOOKUP_ANSWERS:
+        return LOOKUP_ANSWERS.pop(0)
     return Succeeded(f"toy_{request.toy_id}", Report(our_id=str(request.toy_id)))
 
 
@@ -153,6 +156,7 @@ def toy_kind(app: Flask) -> Iterator[kinds.Kind]:
         ToyBase.metadata.create_all(db.engine)
     kinds.register(TOY)
     SENT.clear()
+    LOOKUP_ANSWERS.clear()
     yield TOY
     del kinds.KINDS["toy"], kinds.EVENT_HANDLERS["toy"]
     with app.app_context():
@@ -253,3 +257,32 @@ def test_every_kind_is_claimed_by_one_conditional_update_one_winner_among_thread
         assert taken.send_count == 1 and taken.lease_expires_at is not None
         assert engine.claim(kind, row_id, utcnow()) is None  # leased (and not looked up)
         assert engine.claim(kind, row_id, utcnow(), is_send=True) is None
+
+
+def test_a_keyless_kind_is_never_sent_again_without_a_lookup_that_proves_absence(
+    app: Flask, toy_kind: kinds.Kind
+) -> None:
+    """DESIGN 19, in the engine for every kind of a provider without keys (the toy's is
+    Braintree): a row whose request may have left is looked up before any send, on the
+    send job's path and on the lookup's resend, and only Absent lets it go out again."""
+    with app.app_context():
+        fresh = Toy()
+        maybe_sent = Toy(first_sent_at=utcnow() - timedelta(minutes=5), send_count=1)
+        lost = Toy(status=ToyStatus.UNKNOWN, first_sent_at=utcnow() - timedelta(hours=1))
+        db.session.add_all([fresh, maybe_sent, lost])
+        db.session.commit()
+        ids = fresh.id, maybe_sent.id, lost.id
+    with app.app_context():
+        engine.send(TOY, ids[0])
+    assert [f"send {ids[0]}"] == SENT  # never sent: no lookup needed
+    SENT.clear()
+    LOOKUP_ANSWERS.append(Unknown("search finds nothing yet", is_provider_failure=False))
+    with app.app_context():
+        engine.send(TOY, ids[1])  # pending again (a janitor's sweep) but maybe sent
+    assert [f"lookup {ids[1]}"] == SENT  # asked, and not proven absent: not sent
+    assert _toy(app, ids[1]).status == ToyStatus.UNKNOWN
+    SENT.clear()
+    LOOKUP_ANSWERS.extend([Absent("a consistent read has none")] * 2)
+    with app.app_context():
+        engine.look_up(TOY, ids[2])  # proven absent: sent again, after one more lookup
+    assert [f"lookup {ids[2]}", f"lookup {ids[2]}", f"send {ids[2]}"] == SENT
