@@ -11,6 +11,7 @@ from jobs.movements import sweep_job
 from jobs.notifications import check_alerts_job, sweep_outbox_job
 from jobs.payments import retention_job, sample_health_job, sweep_abandoned_payments_job
 from jobs.webhooks import backfill_webhooks_job, retry_pending_webhooks_job
+from providers.registry import spec_for
 from services.platform.queues import MAINTENANCE_QUEUE, provider_queue_name
 from services.statements.reconcile import BALANCE_PROVIDERS
 from settings import Settings
@@ -43,6 +44,7 @@ def periodic_jobs(config: Settings) -> list[PeriodicJob]:
             backfill_webhooks_job, provider_queue_name(p), config.webhooks.backfill_interval_s, (p,)
         )
         for p in config.payments.providers
+        if spec_for(p).lists_undelivered_events
     ]
     jobs += [
         PeriodicJob(

@@ -87,6 +87,8 @@ class BudgetRetry(Retry):
         _pool: Any = None,
         _stacktrace: Any = None,
     ) -> BudgetRetry:
+        if response is not None:
+            _note_retried(method, url, response)
         if (
             self.stop_header
             and response is not None
@@ -222,6 +224,22 @@ def clock_offset_s(response: requests.Response, received_at: float) -> float | N
         return None
     # The header truncates to the second: its middle is the best guess of their time.
     return round(theirs.timestamp() + 0.5 - received_at, 3)
+
+
+def _note_retried(method: str | None, url: str | None, response: Any) -> None:
+    """An answer the retry policy repeats the request after (urllib3's, never seen by
+    requests' hooks): traced too, so the gateway knows what each attempt answered."""
+    headers = response.headers
+    exchange = HttpExchange(
+        str(method),
+        urlsplit(url or "").path,
+        int(response.status),
+        headers.get("Request-Id") or headers.get("X-Request-Id"),
+        str(headers.get(REPLAYED_HEADER, "")).lower() == "true",
+    )
+    if not hasattr(_TRACE, "exchanges"):
+        _TRACE.exchanges = []
+    _TRACE.exchanges.append(exchange)
 
 
 def _trace(response: requests.Response, *args: object, **kwargs: object) -> None:

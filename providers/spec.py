@@ -92,6 +92,11 @@ class ProviderSpec:
     # The setting naming the merchant account's one currency (Braintree's), or None when
     # the provider takes every currency of the shop (Stripe).
     account_currency_setting: str | None = None
+    # The provider lists the webhook events it failed to deliver (Stripe's
+    # `GET /v1/events?delivery_success=false`): the periodic backfill asks it. A provider
+    # without such a list (Braintree retries its own notifications) is never asked: an
+    # answer it cannot give is no failure of its health (the breaker never hears of it).
+    lists_undelivered_events: bool = False
 
     def minimum_for(self, currency: str) -> int:
         return self.minimum_minor.get(currency.upper(), 1)

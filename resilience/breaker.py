@@ -32,6 +32,8 @@ from typing import Any
 
 from redis import Redis
 
+from resilience.breaker_scripts import ALLOW, OVERRIDE, RECORD
+
 log = logging.getLogger(__name__)
 
 
@@ -77,139 +79,6 @@ class Decision:
         return self.verdict != Verdict.REJECT
 
 
-# KEYS[1] state hash, KEYS[2] calls zset, KEYS[3] failures zset, KEYS[4] event log list.
-# The last ARGV is the clock: '' for Redis' own TIME (always, outside tests), or the
-# milliseconds a test's clock says (the seam that lets tests move time, not wait).
-_PRELUDE = """
-local now
-if ARGV[#ARGV] ~= '' then
-  now = tonumber(ARGV[#ARGV])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function log_event(text)
-  redis.call('LPUSH', KEYS[4], now .. ' ' .. text)
-  redis.call('LTRIM', KEYS[4], 0, 99)
-  redis.call('HINCRBY', KEYS[1], 'transitions', 1)
-end
-local function open_circuit(reason, base_ms, max_ms)
-  local openings = redis.call('HINCRBY', KEYS[1], 'openings', 1)
-  local duration = math.min(base_ms * (2 ^ (openings - 1)), max_ms)
-  redis.call('HSET', KEYS[1], 'state', 'open', 'open_until', now + duration,
-             'consecutive_failures', 0)
-  redis.call('HDEL', KEYS[1], 'probe_token', 'probe_lease_until')
-  redis.call('DEL', KEYS[2], KEYS[3])
-  log_event('open ' .. duration .. 'ms: ' .. reason)
-  return duration
-end
-"""
-
-# ARGV: token, probe_lease_ms, window_ms. Returns {verdict, until_ms, needs_record}:
-# a success needs recording only while failures are on record (the closed happy path
-# then costs one round trip).
-_ALLOW = (
-    _PRELUDE
-    + """
-local fields = redis.call('HMGET', KEYS[1], 'forced', 'state', 'consecutive_failures')
-local forced, state = fields[1], fields[2] or 'closed'
-if forced == 'open' then
-  redis.call('HINCRBY', KEYS[1], 'rejected', 1)
-  return {'reject', -1, 0}
-end
-if forced == 'closed' then return {'allow', 0, 0} end
-if state == 'closed' then
-  local failing = tonumber(fields[3] or 0) > 0 or
-    redis.call('ZCOUNT', KEYS[3], now - tonumber(ARGV[3]), '+inf') > 0
-  return {'allow', 0, failing and 1 or 0}
-end
-if state == 'open' then
-  local open_until = tonumber(redis.call('HGET', KEYS[1], 'open_until') or 0)
-  if now < open_until then
-    redis.call('HINCRBY', KEYS[1], 'rejected', 1)
-    return {'reject', open_until, 0}
-  end
-  redis.call('HSET', KEYS[1], 'state', 'half_open')
-  log_event('half_open')
-end
-local lease = tonumber(redis.call('HGET', KEYS[1], 'probe_lease_until') or 0)
-if now < lease then
-  redis.call('HINCRBY', KEYS[1], 'rejected', 1)
-  return {'reject', lease, 0}
-end
-redis.call('HSET', KEYS[1], 'probe_token', ARGV[1], 'probe_lease_until', now + tonumber(ARGV[2]))
-redis.call('HINCRBY', KEYS[1], 'probes', 1)
-return {'probe', now + tonumber(ARGV[2]), 1}
-"""
-)
-
-# ARGV: is_failure (0/1), token ('' if none), window_ms, threshold, min_calls,
-#       failure_rate, open_base_ms, open_max_ms, member (unique id of this call)
-_RECORD = (
-    _PRELUDE
-    + """
-local is_failure = ARGV[1] == '1'
-redis.call('HINCRBY', KEYS[1], is_failure and 'failures_total' or 'successes_total', 1)
-if redis.call('HGET', KEYS[1], 'forced') then return 'forced' end
-local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
-if state == 'half_open' then
-  if ARGV[2] == '' or redis.call('HGET', KEYS[1], 'probe_token') ~= ARGV[2] then
-    return 'ignored'
-  end
-  if is_failure then
-    open_circuit('probe failed', tonumber(ARGV[7]), tonumber(ARGV[8]))
-    return 'open'
-  end
-  redis.call('HSET', KEYS[1], 'state', 'closed', 'consecutive_failures', 0, 'openings', 0)
-  redis.call('HDEL', KEYS[1], 'probe_token', 'probe_lease_until', 'open_until')
-  log_event('closed: probe succeeded')
-  return 'closed'
-end
-if state == 'open' then return 'ignored' end
-local window_start = now - tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', window_start)
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', window_start)
-redis.call('ZADD', KEYS[2], now, ARGV[9])
-redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[3]))
-if not is_failure then
-  redis.call('HSET', KEYS[1], 'consecutive_failures', 0)
-  return 'closed'
-end
-redis.call('ZADD', KEYS[3], now, ARGV[9])
-redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[3]))
-local consecutive = redis.call('HINCRBY', KEYS[1], 'consecutive_failures', 1)
-if consecutive >= tonumber(ARGV[4]) then
-  open_circuit(consecutive .. ' consecutive failures', tonumber(ARGV[7]), tonumber(ARGV[8]))
-  return 'open'
-end
-local calls = redis.call('ZCARD', KEYS[2])
-local failures = redis.call('ZCARD', KEYS[3])
-if calls >= tonumber(ARGV[5]) and failures / calls >= tonumber(ARGV[6]) then
-  open_circuit(failures .. '/' .. calls .. ' calls failed', tonumber(ARGV[7]), tonumber(ARGV[8]))
-  return 'open'
-end
-return 'closed'
-"""
-)
-
-# ARGV: action ('open' | 'closed' | 'reset'), audit text
-_OVERRIDE = (
-    _PRELUDE
-    + """
-redis.call('LPUSH', KEYS[5], now .. ' ' .. ARGV[2])
-redis.call('LTRIM', KEYS[5], 0, 99)
-if ARGV[1] == 'reset' then
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  log_event('reset')
-  return 'closed'
-end
-redis.call('HSET', KEYS[1], 'forced', ARGV[1])
-log_event('forced ' .. ARGV[1])
-return ARGV[1]
-"""
-)
-
-
 AUTH_FAILED_TTL_S = 900  # an authentication failure is forgotten 15 min after the last one
 
 
@@ -238,9 +107,9 @@ class CircuitBreaker:
             f"{prefix}:audit",
         ]
         self.auth_key = f"{prefix}:auth_failed"  # the provider refused our credentials
-        self._allow = redis.register_script(_ALLOW)
-        self._record = redis.register_script(_RECORD)
-        self._override = redis.register_script(_OVERRIDE)
+        self._allow = redis.register_script(ALLOW)
+        self._record = redis.register_script(RECORD)
+        self._override = redis.register_script(OVERRIDE)
 
     def allow(self) -> Decision:
         """Allow, reject until a time, or make the caller the half-open probe."""
@@ -273,22 +142,32 @@ class CircuitBreaker:
         duration_s: float,
         token: str | None = None,
         needs_record: bool = True,
+        is_neutral: bool = False,
+        what: str = "",
     ) -> str:
-        """Record a call's result; returns the state afterwards (closed/open/ignored/forced).
+        """Record a call's result; returns the state afterwards (closed/open/half_open/
+        ignored/forced).
 
         Pass the decision's `needs_record`: a fast success on the healthy path then
         is not sent to Redis at all (the happy path costs one round trip in all).
+        `is_neutral`: the answer says nothing of the provider's health now (its store
+        replayed an old answer): neither counted nor the half-open probe's verdict, whose
+        lease passes to the next call. `what`: what failed, kept for the alert.
         """
-        is_slow = not is_failure and duration_s > self.config.slow_call_s
+        if is_neutral and token is None:
+            return "ignored"  # nothing to count, no probe to hand on
+        is_slow = not is_failure and not is_neutral and duration_s > self.config.slow_call_s
         is_failure = is_failure or is_slow
-        if not is_failure and not needs_record:
+        if not is_failure and not is_neutral and not needs_record:
             return "closed"
+        if is_slow:
+            what = f"a call took {duration_s:.1f} s"
         c = self.config
         result = _text(
             self._record(
                 keys=self.keys[:4],
                 args=[
-                    "1" if is_failure else "0",
+                    "n" if is_neutral else "1" if is_failure else "0",
                     token or "",
                     int(c.window_s * 1000),
                     c.failure_threshold,
@@ -297,6 +176,7 @@ class CircuitBreaker:
                     int(c.open_s * 1000),
                     int(c.open_max_s * 1000),
                     secrets.token_hex(8),
+                    what[:200],
                     self._clock(),
                 ],
             )
@@ -374,6 +254,10 @@ class CircuitBreaker:
             "is_probe_in_flight": now_ms < lease,
             "rejected": int(fields.get("rejected", 0)),
             "probes": int(fields.get("probes", 0)),
+            # The outage's first opening (unix ms; None while closed): names it, once.
+            "outage_since_ms": int(fields["outage_since"]) if "outage_since" in fields else None,
+            "open_reason": fields.get("open_reason"),
+            "last_failure": fields.get("last_failure"),
             "transitions": int(fields.get("transitions", 0)),
             "recent_events": [_text(e) for e in events],
             "audit": [_text(a) for a in audit],

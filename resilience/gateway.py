@@ -143,13 +143,28 @@ class Gateway:
         started_at, started = datetime.now(UTC), time.monotonic()
         result: T | None = None
         is_failed = True  # until the request returns: an exception is a failure
+        exchanges: list[HttpExchange] = []
         try:
             result = request()
             is_failed = is_failure(result)
         finally:
             elapsed_s = time.monotonic() - started
-            self._record(decision, is_failed=is_failed, elapsed_s=elapsed_s)
-        exchanges = traced()
+            exchanges = traced()
+            # An answer from the provider's idempotency store (a stored 500 replayed), or
+            # its refusal of our own request (our key, our request's shape), says nothing
+            # of its health now: neither a failure nor the half-open probe's verdict.
+            is_neutral = bool(exchanges) and all(
+                e.is_replayed or e.status in (401, 403) for e in exchanges
+            )
+            is_neutral = is_neutral or getattr(result, "is_request_error", False) is True
+            what = _what_failed(context, result)
+            self._record(
+                decision,
+                is_failed=is_failed,
+                elapsed_s=elapsed_s,
+                is_neutral=is_neutral,
+                what=what,
+            )
         self._note_authentication(exchanges[-1].status if exchanges else None)
         if getattr(result, "is_request_error", False):
             self._note_request_error(context, result)
@@ -229,13 +244,23 @@ class Gateway:
         except Exception as exc:  # an alert must never break the call path
             log.warning("alert of %s not raised: %s", self.provider, exc)
 
-    def _record(self, decision: Decision, *, is_failed: bool, elapsed_s: float) -> None:
+    def _record(
+        self,
+        decision: Decision,
+        *,
+        is_failed: bool,
+        elapsed_s: float,
+        is_neutral: bool = False,
+        what: str = "",
+    ) -> None:
         try:
             self.breaker.record(
                 is_failure=is_failed,
                 duration_s=elapsed_s,
                 token=decision.token,
                 needs_record=decision.needs_record,
+                is_neutral=is_neutral,
+                what=what,
             )
         except RedisError as exc:
             log.warning("breaker of %s unreachable (%s): call not recorded", self.provider, exc)
@@ -271,6 +296,13 @@ class Gateway:
             recorder(record)
         except Exception as exc:  # the log must never break the call path
             log.warning("call log of %s not written: %s", self.provider, exc)
+
+
+def _what_failed(context: CallContext, result: object) -> str:
+    """ "charge: Unknown (read timeout)": a call's outcome as the breaker's alert says it."""
+    what = f"{context.operation}: {type(result).__name__ if result is not None else 'no answer'}"
+    reason = getattr(result, "reason", None)
+    return f"{what} ({reason})" if isinstance(reason, str) else what
 
 
 def seconds_until(at_ms: int | None) -> float | None:

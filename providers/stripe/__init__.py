@@ -100,6 +100,7 @@ MINIMUM_CHARGE_MINOR = {
 
 SPEC = ProviderSpec(
     name="stripe",
+    lists_undelivered_events=True,
     read_settings=read_settings,
     build=build,
     webhook=WebhookScheme(verify_stripe, parse_stripe, "STRIPE_WEBHOOK_SECRET"),

@@ -61,12 +61,15 @@ def breaker_alerts(snapshot: dict[str, Any]) -> int:
     """The alerts one breaker's state calls for (caller commits)."""
     provider, state, raised = snapshot["provider"], snapshot["state"], 0
     if state in OPEN_STATES:
-        # One per opening: the transition count moves with every open and close.
+        # One per outage, from its first opening to the close: a probe that fails and
+        # opens it again is the same outage (its start names it).
+        since = snapshot.get("outage_since_ms") or snapshot["transitions"]
         raised += raise_alert(
             AlertKind.BREAKER_OPEN,
-            f"breaker:{provider}:open:{snapshot['transitions']}",
-            f"the {provider} breaker opened: {snapshot['window_failures']} of "
-            f"{snapshot['window_calls']} recent calls failed; calls wait until it closes",
+            f"breaker:{provider}:outage:{since}",
+            f"the {provider} breaker opened ({snapshot.get('open_reason') or 'failures'}); "
+            f"the last failure: {snapshot.get('last_failure') or 'not recorded'}. Calls to "
+            f"{provider} wait until it closes (payments queue, none is charged twice).",
         )
     elif state == "forced_open":
         latest = (snapshot.get("audit") or ["(no audit line)"])[0]

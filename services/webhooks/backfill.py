@@ -32,7 +32,10 @@ def backfill_from(provider_name: str, client: Provider, gateway: Gateway) -> dic
     by page, at most BACKFILL_PAGES_PER_RUN pages a run. A run that stops early leaves
     its cursor in Redis and the next run resumes there, so old undelivered events are
     reached too; the last page clears it. Every page is requested through the provider's
-    gateway (an open circuit skips the run). None when the provider cannot be asked."""
+    gateway (an open circuit skips the run). None when the provider cannot be asked,
+    or keeps no such list (its spec's `lists_undelivered_events`): then nothing is sent."""
+    if not PROVIDERS[provider_name].lists_undelivered_events:
+        return None
     key = backfill_cursor_key(provider_name)
     cursor = _read_cursor(key)
     counts: dict[str, int] = {}

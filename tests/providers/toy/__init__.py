@@ -88,6 +88,7 @@ SPEC = ProviderSpec(
     webhook=WebhookScheme(verify, parse, "TOY_WEBHOOK_SECRET"),
     dev_secrets=frozenset({DEV_WEBHOOK_SECRET}),
     slots=3,
+    lists_undelivered_events=True,  # an empty list: the backfill asks it
     # No card script of its own: the pages offer its test tokens (development only).
     test_cards=(("card_toy", "Test card: approved"),),
 )

@@ -63,6 +63,35 @@ def test_each_opening_of_a_breaker_is_one_alert(app: Flask) -> None:
     assert len(opened) == 2 and _alert_emails(app) == 2
 
 
+def test_an_outage_is_one_alert_however_often_its_probe_reopens_it(app: Flask) -> None:
+    """Reopenings by a failed probe are the same outage (one alert, not one a minute),
+    and the alert says what failed, not "0 of 0 recent calls"."""
+    import time
+
+    from resilience.breaker import CircuitBreaker
+
+    now_ms = [int(time.time() * 1000)]
+    with app.app_context():
+        shared = breaker_for("braintree")
+        breaker = CircuitBreaker(
+            shared.redis, "braintree", shared.config, clock_ms=lambda: now_ms[0]
+        )
+        for _ in range(int(breaker.config.failure_threshold)):
+            breaker.record(is_failure=True, duration_s=0.01, what="charge: Unknown (read timeout)")
+        assert alerts.check() == 1
+        for _ in range(3):  # each probe fails: open again, for longer
+            now_ms[0] += int(breaker.config.open_max_s * 1000) + 1
+            probe = breaker.allow()
+            assert probe.token is not None
+            breaker.record(
+                is_failure=True, duration_s=0.01, token=probe.token, what="lookup: Unknown"
+            )
+            assert alerts.check() == 0
+    [(kind, detail)] = _alerts(app)
+    assert kind == AlertKind.BREAKER_OPEN
+    assert "consecutive failures" in detail and "charge: Unknown (read timeout)" in detail
+
+
 def test_a_refused_key_is_alerted(app: Flask) -> None:
     with app.app_context():
         breaker_for("stripe").note_authentication_failed(401)

@@ -38,3 +38,24 @@ def test_backfill_picks_up_undelivered_events_once(
     assert resolved.status == PaymentStatus.SUCCEEDED
     assert webhook_receiver.deliveries == []
     assert rows(app, ProcessedWebhook) == 1
+
+
+def test_a_provider_without_a_list_of_undelivered_events_is_never_asked(
+    app: Flask, sandbox: Any
+) -> None:
+    """Braintree keeps no such list: its backfill, run every minute, once counted the
+    missing answer as a failed call and opened the breaker of a healthy Braintree."""
+    from jobs.schedule import periodic_jobs
+    from services.platform.provider_clients import breaker_for
+    from settings import settings
+
+    with app.app_context():
+        for _ in range(20):
+            assert backfill_webhooks_job("braintree") == {}
+        snapshot = breaker_for("braintree").snapshot()
+        scheduled = [
+            job.args for job in periodic_jobs(settings()) if job.func is backfill_webhooks_job
+        ]
+    assert (snapshot["state"], snapshot["window_calls"]) == ("closed", 0)
+    assert sandbox.requests_log(dialect="braintree") == []
+    assert scheduled == [("stripe",)]

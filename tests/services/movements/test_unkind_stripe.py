@@ -1,0 +1,47 @@
+"""Stripe answered unkindly: a create that Stripe stored as a 500 under its key is
+replayed as that 500 by every lookup (`Idempotent-Replayed: true`). A stored answer says
+nothing of Stripe's health now: it is no failure and never the half-open probe's verdict,
+so a healthy Stripe closes its breaker and the payment resolves."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+import time_machine
+from flask import Flask
+
+from models import PaymentStatus
+from models.types import utcnow
+from services.platform.provider_clients import breaker_for
+from tests.helpers import (
+    charge_payment,
+    committed_payment,
+    payment,
+    reconcile_payment,
+    tune_breaker,
+)
+
+
+def test_a_replayed_stored_500_leaves_a_healthy_stripe_closed(
+    app: Flask, make_app: Any, sandbox: Any
+) -> None:
+    tuned = make_app()
+    tune_breaker(tuned, "stripe", failure_threshold=1, open_s=1.0, open_max_s=1.0)
+    sandbox.add_fault("error", status=500, phase="stored", count=1, dialect="stripe")
+    payment_id = committed_payment(tuned)
+    with tuned.app_context():
+        charge_payment(payment_id)  # a live 500: one failure opens this breaker
+        opened = breaker_for("stripe").snapshot()
+    assert opened["state"] == "open" and "charge: Unknown" in opened["last_failure"]
+    time.sleep(1.2)  # Redis' clock: the breaker lets one probe through now
+    with time_machine.travel(utcnow() + timedelta(minutes=10), tick=True):
+        with tuned.app_context():
+            # The replay answers the stored 500 (neutral: the probe passes on), then the
+            # read of Stripe's intents answers live and closes the circuit.
+            reconcile_payment(payment_id)
+            closed = breaker_for("stripe").snapshot()
+        assert payment(tuned, payment_id).status == PaymentStatus.SUCCEEDED
+    assert closed["state"] == "closed", closed["recent_events"]
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
