@@ -74,6 +74,10 @@ class ProviderEvent:
     dispute: DisputeFacts | None = None
     # A payout's event (kind "payout"): provider_id is then the provider's payout id.
     payout: PayoutFacts | None = None
+    # A failure that takes back a success the provider reported (Braintree's settlement
+    # declined: the sale's money never arrives): a succeeded payment fails, its effect
+    # and entry reversed; any other failure never moves a success.
+    takes_back_success: bool = False
 
 
 def check_timestamp(raw: str, now: float) -> int:

@@ -9,8 +9,30 @@ from typing import Any
 
 from providers.outcomes import Report
 
-TAKEN = ("authorized", "submitted_for_settlement", "settling", "settled", "settlement_pending")
-DECLINED = ("processor_declined", "failed", "gateway_rejected", "voided", "settlement_declined")
+# Braintree's transaction statuses (its reference, "Transaction: statuses"), each read
+# once here. Taken: the card was charged (a sale submitted for settlement, settling or
+# settled; settlement_pending and settlement_confirmed are steps of the same settling).
+# Authorized alone counts too: this shop submits every sale for settlement with it.
+TAKEN = (
+    "authorized",
+    "submitted_for_settlement",
+    "settling",
+    "settlement_pending",
+    "settlement_confirmed",
+    "settled",
+)
+# Final, no money taken: the processor or gateway refused, the authorization expired
+# unsettled, the sale was voided, or its settlement was declined (the money never came).
+DECLINED = (
+    "processor_declined",
+    "failed",
+    "gateway_rejected",
+    "authorization_expired",
+    "voided",
+    "settlement_declined",
+)
+# Not final yet: the processor has not answered the authorization; asked again later.
+IN_PROGRESS = ("authorizing",)
 
 
 def transaction_report(txn: dict[str, Any]) -> Report:

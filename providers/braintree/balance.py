@@ -4,8 +4,8 @@ read from three published sources, page by page (the cursor says which):
 - the transactions created in the range, an hour's search at a time
   (`advanced_search_ids` by `created_at`, then the transactions by id, 50 a call as
   Braintree's SDK reads them): a sale that took the money is a charge (+); a sale whose
-  settlement was declined is its charge and the money back out (-, as the dispute our
-  books record for it, `settlement_declined:<sale>`); a voided sale that had taken the
+  settlement was declined moved nothing (its money never came: our payment failed, and
+  a success booked before is reversed the same day); a voided sale that had taken the
   money is its charge and the void (-, the whole refund made as the void, named by the
   sale); a credit is a refund (-), and one declined at settlement its money back (+);
 - the disputes a change of which took effect in the range (`disputes/advanced_search`
@@ -196,9 +196,6 @@ def transaction_items(txn: dict[str, Any]) -> list[BalanceTxn]:
     )
     if kind == "sale" and status in TAKEN:
         return [_item(txn, "charge", "charge", 1)]
-    if kind == "sale" and status == "settlement_declined":
-        back = _item(txn, "adjustment", "dispute", -1, f"settlement_declined:{txn_id}")
-        return [_item(txn, "charge", "charge", 1), back]
     if kind == "sale" and status == "voided" and statuses & set(WAS_TAKEN):
         return [_item(txn, "charge", "charge", 1), _item(txn, "refund", "refund", -1, "void")]
     if kind == "credit" and status in TAKEN:

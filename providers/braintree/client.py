@@ -4,9 +4,14 @@ sandbox), its XML written and read by Braintree's own SDK's codec (`braintree.ut
 Braintree has no idempotency keys: a sale sent twice may charge twice, so a payment that
 may have been sent is looked up by our reference (`order_id`) before anything is sent
 again. Its answers, read as the movement engine needs them:
-- a sale `submitted_for_settlement` (or `authorized`, `settling`, `settled`) is a success:
-  the money is taken; a `settlement_declined` later comes as its own event;
+- its statuses are read by one table each (answers.py: TAKEN a success, DECLINED final
+  without money, IN_PROGRESS asked again; any other status Unknown); a
+  `settlement_declined` after a success comes as its own event, which fails the payment
+  and reverses what its success booked;
 - `processor_declined` and `failed` are declines, with the processor's code;
+- an answer without a transaction (429, 503, 5xx, a balancer's page) is Unknown by the
+  table HTTP_ANSWERS: Braintree keeps no keys, so nothing after the request left us is
+  "not sent", and the engine searches before any repeat;
 - `gateway_rejected` for `duplicate` is NOT a decline: the same card and amount went
   through moments ago, most likely our own first send: Unknown, so the lookup decides;
   other rejections (fraud, application incomplete) are declines with the reason;
@@ -30,6 +35,7 @@ from braintree.util.xml_util import XmlUtil
 from providers.base import KEYLESS, ChargeRequest
 from providers.braintree.answers import (
     DECLINED,
+    IN_PROGRESS,
     TAKEN,
     error_codes,
     listed,
@@ -233,7 +239,11 @@ def transaction_outcome(txn: dict[str, Any]) -> Outcome:
         code = str(txn.get("processor_response_code") or status)
         text = str(txn.get("processor_response_text") or status)
         return Declined(code, text, txn_id, report)
-    return Unknown(f"transaction {txn_id} is {status}", is_provider_failure=False)
+    if status in IN_PROGRESS:
+        return Unknown(f"transaction {txn_id} is still {status}", is_provider_failure=False)
+    return Unknown(
+        f"transaction {txn_id} is {status!r}, a status not read here", is_provider_failure=False
+    )
 
 
 def _error_outcome(error: dict[str, Any]) -> Outcome:

@@ -5,10 +5,10 @@ SHA-1 of the private key>`, several pairs joined by `&` during a key rotation. T
 notification is parsed only once its signature holds, by the SDK's own XML codec.
 
 Kinds read: a sale's `transaction_settled` (the money arrived: a success, never
-backwards) and `transaction_settlement_declined` (the money taken at the sale does not
-arrive: a reversal, recorded as a dispute lost of the sale's whole amount, so the one
-dispute kind takes it back and an operator sees it); a credit's (our refund's) settled
-or settlement declined; `dispute_*` (its status says where it is). Other kinds are
+backwards) and `transaction_settlement_declined` (the money never arrives: the charge
+failed, and a success reported before is taken back, its entry reversed exactly; never a
+dispute, which only a sale whose money we received can have); a credit's (our refund's)
+settled or settlement declined; `dispute_*` (its status says where it is). Other kinds are
 recorded and move nothing. Braintree's notifications carry no id: the event's id is its
 kind, subject and time, the same on every redelivery."""
 
@@ -35,8 +35,6 @@ PAYLOAD_CHARS = re.compile(rb"[A-Za-z0-9+=/\n]+")  # base64 in lines, nothing el
 
 SETTLED = "transaction_settled"
 SETTLEMENT_DECLINED = "transaction_settlement_declined"
-# A settlement decline is recorded as a dispute of this id (no Braintree id looks alike).
-DECLINE_DISPUTE_PREFIX = "settlement_declined:"
 
 # Braintree's dispute statuses in the dispute kind's words (models.dispute.DisputeStatus):
 # a chargeback's, and a retrieval's (an inquiry: the bank asks, nothing is withdrawn).
@@ -150,19 +148,10 @@ def _transaction_event(kind: str, created: datetime, txn: dict[str, Any]) -> Pro
         )
     if kind == SETTLED:
         return ProviderEvent(event_id, kind, created, "succeeded", txn_id, report)
-    # The sale took the money and its settlement was declined: the money never comes.
-    facts = DisputeFacts("lost", "settlement_declined", report.amount_minor, report.currency, None)
+    # The sale's settlement was declined: its money never arrives. The charge's own story
+    # (it failed), never a dispute: a sale that never took money loses nothing.
     return ProviderEvent(
-        event_id,
-        kind,
-        created,
-        None,
-        f"{DECLINE_DISPUTE_PREFIX}{txn_id}",
-        Report(reference=report.reference),
-        _code(txn),
-        kind="dispute",
-        parent_payment_id=txn_id,
-        dispute=facts,
+        event_id, kind, created, "failed", txn_id, report, _code(txn), takes_back_success=True
     )
 
 

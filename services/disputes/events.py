@@ -4,7 +4,9 @@ events names a payment of ours; it moves through its state machine under the loc
 its payment (so two events of one dispute never both record it), and the effect
 follows its status. A dispute that cannot be of the payment (another currency, more
 than was charged) is rejected and moves nothing; one of a payment not found yet waits,
-like any event, and is ignored after the grace period."""
+like any event, and is ignored after the grace period, as does one of a payment not
+settled yet; a dispute of a payment that never took money (failed, in review) is
+rejected: only money we received can be disputed."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from models import (
     DisputeStatus,
     EmailKind,
     Payment,
+    PaymentStatus,
     ProcessedWebhook,
     TransitionSource,
     WebhookState,
@@ -30,6 +33,8 @@ from services.movements.locks import lock_dispute, lock_found_payment
 from services.notifications.outbox import queue_email
 from services.platform.locales import money_text
 
+# A payment not settled yet: whether it took money is for its lookup to tell.
+UNSETTLED = (PaymentStatus.PENDING, PaymentStatus.UNKNOWN, PaymentStatus.REQUIRES_ACTION)
 STATUSES = {
     status.value: status for status in DisputeStatus if status != DisputeStatus.NEEDS_REVIEW
 }
@@ -63,6 +68,11 @@ def apply_dispute_event(
     # the one lock order (services/movements/locks.py): its payment is held already
     dispute = lock_dispute(dispute_id) if dispute_id is not None else None
     if dispute is None:
+        if payment.status in UNSETTLED:
+            # Whether it took money, only the lookup of the payment will tell.
+            record.state = WebhookState.PENDING
+            record.note = f"payment {payment.id} is {payment.status.value}: the dispute waits"
+            return record.state
         problem = _cannot_be_of(payment, facts)
         if problem:
             record.state, record.note = WebhookState.REJECTED, problem[:500]
@@ -101,6 +111,13 @@ def apply_dispute_event(
 
 
 def _cannot_be_of(payment: Payment, facts: DisputeFacts) -> str | None:
+    if payment.status != PaymentStatus.SUCCEEDED:
+        # A dispute takes back money we received: a payment that never took any (failed,
+        # or in review, where a person decides) has none to lose.
+        return (
+            f"payment {payment.id} is {payment.status.value}: it took no money a dispute "
+            "could take back"
+        )
     amount, currency = facts.amount_minor, facts.currency or ""
     if (
         currency == payment.currency

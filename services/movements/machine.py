@@ -79,17 +79,21 @@ def decide(
     source: TransitionSource,
     reason: str = "",
     actor: str | None = None,
+    may_reverse: bool = False,
 ) -> Step[S] | None:
     """The step the rules allow a locked row towards `to`, not taken yet (`take` takes
     it; a kind whose step writes more in one statement takes it itself); None when the
-    status stays (a row in review records what it was told)."""
+    status stays (a row in review records what it was told). `may_reverse`: the
+    provider's report takes back the final state it reported (Braintree's settlement
+    declined after a success), a reversal the table does not list for every report."""
     current = row.status
     if to == current:
         return None
     if current == table.review and source != TransitionSource.ADMIN:
         record(table, row, current, current, source, f"reported {to.value}: {reason}", actor)
         return None
-    is_reversal = (current, to) in table.reversals and source in PROVIDER_SOURCES
+    is_listed = (current, to) in table.reversals or (may_reverse and current in table.final)
+    is_reversal = is_listed and source in PROVIDER_SOURCES
     if is_reversal:
         reason = f"{to.value} after it had {current.value}: {reason}"
     elif (to, current) in table.reversals and _was_reversed(table, row, to, current):

@@ -92,7 +92,12 @@ def _apply_to(
         payment.decline_code = event.decline_code[:64]
     was = payment.status
     is_moved = move(
-        payment, status, source=TransitionSource.WEBHOOK, reason=reason, actor=event.event_id
+        payment,
+        status,
+        source=TransitionSource.WEBHOOK,
+        reason=reason,
+        actor=event.event_id,
+        may_reverse=event.takes_back_success,
     )
     note = (
         f"{was.value} -> {payment.status.value}"

@@ -39,14 +39,24 @@ def move(
     source: TransitionSource,
     reason: str = "",
     actor: str | None = None,
+    may_reverse: bool = False,
 ) -> bool:
     """Move a locked payment to `to` and record why, in the caller's transaction
     (the rules: services/movements/machine.py). Returns True when the status changed.
     Succeeding pays the order or credits the wallet in the same transaction, in the
-    success's one statement (services/payments/settling.py)."""
-    taken = machine.decide(TABLE, payment, to, source=source, reason=reason, actor=actor)
+    success's one statement (services/payments/settling.py). `may_reverse`: the
+    provider takes back the success it reported (its money never arrived): the payment
+    fails and its effect and entry are reversed exactly, as an admin's resolution does."""
+    taken = machine.decide(
+        TABLE, payment, to, source=source, reason=reason, actor=actor, may_reverse=may_reverse
+    )
     if taken is None:
         return False
+    if taken.is_reversal:
+        undone = reverse_effect(payment)
+        taken = machine.Step(
+            taken.was, taken.to, True, f"{taken.reason}; {undone or 'nothing to undo'}"
+        )
     if taken.to != PaymentStatus.SUCCEEDED:
         machine.take(TABLE, payment, taken, source=source, actor=actor)
     elif settling.succeed(payment, taken, source, actor):

@@ -1,7 +1,8 @@
 """End to end with Braintree: payments charged through the sandbox's Braintree gateway, its
 signed notifications delivered over HTTP to the app's webhook endpoint and applied: a sale
-settled, a settlement declined later (the order's money taken back, as a dispute lost),
-a chargeback opened; a forged notification refused and nothing recorded."""
+settled, a settlement declined later (the charge failed: its success and what it booked
+reversed, never a dispute), a chargeback opened; a forged notification refused and nothing
+recorded."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models import (
+    Account,
     Dispute,
     EmailKind,
     Order,
@@ -21,12 +23,26 @@ from models import (
     OutboxMessage,
     Payment,
     PaymentStatus,
+    Posting,
     ProcessedWebhook,
+    SourceKind,
 )
+from models.journal import JournalEntry
 from sandbox.braintree.notifications import signed_form
 from sandbox.braintree.xml import render
 from tests.helpers import charged_order
 from tests.sandbox_support import applied_webhooks, braintree_gateway
+
+
+def _net_by_account(payment_id: int) -> dict[str, int]:
+    """What the payment's entries left in each account (its success and any reversal)."""
+    rows = db.session.execute(
+        select(Posting.account, func.sum(Posting.amount_minor))
+        .join(JournalEntry, JournalEntry.id == Posting.entry_id)
+        .where(JournalEntry.source_kind == SourceKind.PAYMENT, JournalEntry.source_id == payment_id)
+        .group_by(Posting.account)
+    )
+    return {account: int(total) for account, total in rows}
 
 
 def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, Any]) -> None:
@@ -48,13 +64,14 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
     assert "dispute_opened" in applied
     with app.app_context():
         by_payment = {d.payment_id: d for d in db.session.scalars(select(Dispute))}
-        declined = by_payment[declines]
-        assert (declined.reason, declined.status.value, declined.amount_minor) == (
-            "settlement_declined",
-            "lost",
-            400_100,
-        )
-        # the operator is told of both, as of every dispute
+        # The declined settlement is the charge's failure, never a dispute: its success is
+        # taken back, and what it booked is reversed exactly (nothing is lost).
+        assert declines not in by_payment
+        declined = db.session.get(Payment, declines)
+        assert declined is not None and declined.status == PaymentStatus.FAILED
+        assert _net_by_account(declines) == {Account.clearing("braintree"): 0, Account.REVENUE: 0}
+        assert declined.is_effect_applied is False
+        # the operator is told of the chargeback, as of every dispute
         alerted = db.session.scalars(
             select(OutboxMessage.subject_id).where(OutboxMessage.kind == EmailKind.DISPUTE_ALERT)
         ).all()
@@ -63,12 +80,11 @@ def test_settled_declined_and_disputed_sales_reach_the_shop(wired: tuple[Flask, 
         assert by_payment[settles].amount_minor == 1234
         fought = by_payment[settles].id
         orders = {
-            o.id: o.status
-            for o in db.session.scalars(select(Order))
-            if o.id in {p.order_id for p in payments.values()}
+            p.id: db.session.get(Order, p.order_id).status  # type: ignore[union-attr]
+            for p in payments.values()
         }
-        # the declined sale's money never came, the chargeback's is withdrawn: both disputed
-        assert set(orders.values()) == {OrderStatus.DISPUTED}
+        # the chargeback's money is withdrawn; the declined sale's order is open again
+        assert orders == {settles: OrderStatus.DISPUTED, declines: OrderStatus.OPEN}
 
     # The shop fights the chargeback with evidence, in Braintree's Control Panel: won.
     gateway = braintree_gateway(sandbox.url)
@@ -119,3 +135,41 @@ def test_a_forged_notification_is_refused_and_recorded_nowhere(wired: tuple[Flas
         assert response.get_json()["error"]["code"] == "invalid_webhook"
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(ProcessedWebhook)) == 0
+
+
+def test_a_settlement_declined_after_a_lost_answer_fails_the_payment_and_books_no_loss(
+    wired: tuple[Flask, Any], make_app: Any
+) -> None:
+    """The sale's answer was lost (a reset through the fault proxy); the search finds it
+    settlement declined, and Braintree's notification says so too: the payment failed,
+    no dispute, and the journal has nothing of it (once, a dispute lost booked 4,001.50
+    that was never received)."""
+    from services.movements import engine
+    from services.payments.kind import CHARGE
+    from services.webhooks.events import retry_pending_events
+    from tests.factories import make_customer, make_order, make_payment
+    from tests.fault_proxy import RESET, fault_proxy
+
+    app, sandbox = wired
+    with fault_proxy(sandbox.url) as proxy:
+        proxy.add(RESET, r"/transactions$", method="POST")
+        cut = make_app(BRAINTREE_API_BASE=proxy.url)
+        with cut.app_context():
+            sale = make_payment(make_order(make_customer(), price_minor=400_150), "braintree")
+            db.session.commit()
+            payment_id = sale.id
+            engine.send(CHARGE, payment_id)
+            assert db.session.get(Payment, payment_id).status == PaymentStatus.UNKNOWN  # type: ignore[union-attr]
+    assert sandbox.age_braintree(60) == 1  # settlement declined (4001.50), and notified
+    with app.app_context():
+        engine.look_up(CHARGE, payment_id)  # found by the search, declined: failed
+    applied_webhooks(app, lambda found: "transaction_settlement_declined" in found)
+    with app.app_context():
+        retry_pending_events()  # a notification that came before the lookup: again
+        db.session.expire_all()
+        failed = db.session.get(Payment, payment_id)
+        assert failed is not None and failed.status == PaymentStatus.FAILED
+        assert db.session.scalar(select(func.count()).select_from(Dispute)) == 0
+        assert _net_by_account(payment_id) == {}  # nothing booked: nothing was received
+        order = db.session.get(Order, failed.order_id)
+        assert order is not None and order.status == OrderStatus.OPEN

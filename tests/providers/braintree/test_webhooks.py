@@ -14,7 +14,6 @@ import braintree
 import pytest
 
 from providers.braintree.webhooks import (
-    DECLINE_DISPUTE_PREFIX,
     load_braintree,
     parse_braintree,
     verify_braintree,
@@ -112,17 +111,15 @@ def test_a_sale_settled_is_a_success_with_our_reference_and_amount() -> None:
     assert event.created_at == NOW
 
 
-def test_a_settlement_declined_takes_the_sales_money_back_as_a_dispute_lost() -> None:
+def test_a_settlement_declined_is_the_charges_failure_never_a_dispute() -> None:
     event = _event(
         "transaction_settlement_declined",
         _sale(status="settlement_declined", processor_settlement_response_code="4001"),
     )
-    assert event.kind == "dispute" and event.parent_payment_id == "txn1"
-    assert event.provider_id == f"{DECLINE_DISPUTE_PREFIX}txn1"
-    assert event.dispute is not None
-    assert (event.dispute.status, event.dispute.reason) == ("lost", "settlement_declined")
-    assert (event.dispute.amount_minor, event.dispute.currency) == (1234, "EUR")
-    assert not event.dispute.is_inquiry and event.decline_code == "4001"
+    assert (event.kind, event.outcome, event.provider_id) == ("charge", "failed", "txn1")
+    assert event.dispute is None and event.takes_back_success
+    assert (event.report.amount_minor, event.report.currency) == (1234, "EUR")
+    assert event.report.reference == "ref-1" and event.decline_code == "4001"
 
 
 def test_a_credit_is_our_refund() -> None:
