@@ -9,6 +9,7 @@ from the wallet is refunded to the wallet, at once.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -41,11 +42,22 @@ from services.wallet.ledger import WalletError
 MIN_REASON = 5
 
 
+# What else a new refund decides, in its transaction (a customer's request approved).
+Decided = Callable[[Refund], None]
+
+
 def refund_payment(
-    payment_id: int, amount_minor: object, reason: str, actor: str, key: uuid.UUID
+    payment_id: int,
+    amount_minor: object,
+    reason: str,
+    actor: str,
+    key: uuid.UUID,
+    decided: Decided | None = None,
 ) -> tuple[Refund, bool]:
     """Refund (part of) a charged payment through its provider. Returns (refund, is_new);
-    a repeat with the same key returns the same refund. Commits, then enqueues."""
+    a repeat with the same key returns the same refund. `decided` runs on a new refund
+    before the commit, under the locks (it may raise ClientError: nothing is written).
+    Commits, then enqueues."""
     reason = _reason(reason)
     lock_order_of(payment_id)
     payment = lock_payment_row(payment_id)
@@ -90,15 +102,22 @@ def refund_payment(
                 f"spent from the wallet ({exc}). Nothing was changed.",
                 code="credit_spent",
             ) from None
+    _decide(decided, refund)
     db.session.commit()
     lifecycle.enqueue_send(REFUND, refund.provider, refund.id, is_first=True)
     return refund, True
 
 
 def refund_wallet_order(
-    order_id: int, amount_minor: object, reason: str, actor: str, key: uuid.UUID
+    order_id: int,
+    amount_minor: object,
+    reason: str,
+    actor: str,
+    key: uuid.UUID,
+    decided: Decided | None = None,
 ) -> tuple[Refund, bool]:
-    """Refund (part of) an order paid from the wallet, to the wallet. Commits."""
+    """Refund (part of) an order paid from the wallet, to the wallet (`decided` as
+    refund_payment's). Commits."""
     reason = _reason(reason)
     order = locked_order(order_id)
     if order is None:
@@ -133,8 +152,19 @@ def refund_wallet_order(
         reason="refunded to the wallet",
         actor=actor[:254],
     )
+    _decide(decided, refund)
     db.session.commit()
     return refund, True
+
+
+def _decide(decided: Decided | None, refund: Refund) -> None:
+    if decided is None:
+        return
+    try:
+        decided(refund)
+    except ClientError:
+        db.session.rollback()  # nothing of the refund is written
+        raise
 
 
 def _reason(reason: str) -> str:

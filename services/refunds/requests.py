@@ -21,6 +21,7 @@ from models import (
     OrderStatus,
     Payment,
     PaymentStatus,
+    Refund,
     RefundRequest,
     RefundRequestStatus,
 )
@@ -134,24 +135,29 @@ def currency_of(request_id: int) -> str:
 
 def approve(request_id: int, amount_minor: int | None, actor: str) -> str:
     """Refund the request's order (all that is left when `amount_minor` is None) through
-    the refund path, and mark the request approved. A repeat, or a second admin at the
-    same moment, finds the same refund. Commits; raises ClientError."""
+    the refund path, and mark the request approved in the refund's own transaction, under
+    the order's lock and then the request's: decided once. A decline at the same moment
+    either comes first (this approval is refused, nothing refunded) or finds it approved
+    (refused, nothing emailed); a second approval finds it approved. Commits; raises
+    ClientError."""
     request = _waiting(request_id)
     key = uuid.uuid5(REQUEST_KEYS, str(request.id))
     reason = f"customer's request #{request.id}: {request.reason}"
     paid = _charged_payment(request.order_id)
+    order_id = request.order_id
     db.session.rollback()  # the refund path takes its own locks, order first
+
+    def decided(refund: Refund) -> None:
+        waiting = _waiting(request_id)  # still undecided, or nothing is refunded
+        waiting.status = RefundRequestStatus.APPROVED
+        waiting.refund_id, waiting.decided_by, waiting.decided_at = refund.id, actor, utcnow()
+
     if paid is not None:
         left = _left("payment", paid)
-        refund, _ = refund_payment(paid, amount_minor or left, reason, actor, key)
+        refund, _ = refund_payment(paid, amount_minor or left, reason, actor, key, decided)
     else:
-        left = _left("order", request.order_id)
-        refund, _ = refund_wallet_order(request.order_id, amount_minor or left, reason, actor, key)
-    request = _locked(request_id)
-    if request.status == RefundRequestStatus.WAITING:
-        request.status = RefundRequestStatus.APPROVED
-        request.refund_id, request.decided_by, request.decided_at = refund.id, actor, utcnow()
-    db.session.commit()
+        left = _left("order", order_id)
+        refund, _ = refund_wallet_order(order_id, amount_minor or left, reason, actor, key, decided)
     return f"request #{request_id} approved: refund #{refund.id} ({refund.status.value})"
 
 
@@ -193,7 +199,7 @@ def _waiting(request_id: int) -> RefundRequest:
     if request.status != RefundRequestStatus.WAITING:
         db.session.rollback()
         raise ConflictError(
-            f"request #{request_id} is {request.status.value} already",
+            f"request #{request_id} is {request.status.value} already: it was decided once",
             code="refund_request_decided",
         )
     return request

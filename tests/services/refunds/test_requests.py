@@ -118,6 +118,62 @@ def test_two_admins_approving_at_once_make_one_refund(app: Flask, sandbox: Any) 
     assert len(said) == 2 and rows(app, Refund) == 1, said
 
 
+def _decide(
+    app: Flask, how: str, request_id: int, start: threading.Barrier, said: list[str]
+) -> None:
+    """One refunder's decision, at the barrier; what was decided goes to `said`."""
+    with app.app_context():
+        start.wait()
+        try:
+            if how == "approve":
+                requests.approve(request_id, None, "a@example.com")
+            else:
+                requests.decline(request_id, "Worn for a month.", "b@example.com")
+            said.append(how)
+        except ClientError as exc:
+            assert "already" in str(exc)
+        finally:
+            db.session.remove()
+
+
+def test_approve_and_decline_at_once_decide_once(app: Flask, sandbox: Any) -> None:
+    """20 races of a refunder approving and another declining the same request: each
+    ends one way, whole: a refund and no decline email, or a decline emailed and no
+    refund (once, 3 of 8 did both: the customer told no while the money went back)."""
+    outcomes = []
+    for race in range(20):
+        customer_id, order_id = _paid_order(app, f"racer{race}@example.com")
+        request_id = _ask(app, customer_id, order_id)
+        start, said = threading.Barrier(2), []
+        threads = [
+            threading.Thread(target=_decide, args=(app, how, request_id, start, said))
+            for how in ("approve", "decline")
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        with app.app_context():
+            found = db.session.get(RefundRequest, request_id)
+            assert found is not None
+            refunds = db.session.scalars(select(Refund).where(Refund.order_id == order_id)).all()
+            emails = db.session.scalars(
+                select(OutboxMessage).where(
+                    OutboxMessage.kind == EmailKind.REFUND_DECLINED,
+                    OutboxMessage.subject_id == request_id,
+                )
+            ).all()
+        assert len(said) == 1, said  # exactly one decision
+        if said == ["approve"]:
+            assert found.status == RefundRequestStatus.APPROVED and len(refunds) == 1
+            assert found.refund_id == refunds[0].id and emails == []
+        else:
+            assert found.status == RefundRequestStatus.DECLINED and refunds == []
+            assert len(emails) == 1
+        outcomes.append(said[0])
+    assert len(outcomes) == 20
+
+
 def test_declining_emails_the_customer_the_message(app: Flask, sandbox: Any) -> None:
     customer_id, order_id = _paid_order(app)
     request_id = _ask(app, customer_id, order_id)
