@@ -144,7 +144,8 @@ def test_approve_and_decline_at_once_decide_once(app: Flask, sandbox: Any) -> No
     for race in range(20):
         customer_id, order_id = _paid_order(app, f"racer{race}@example.com")
         request_id = _ask(app, customer_id, order_id)
-        start, said = threading.Barrier(2), []
+        start = threading.Barrier(2)
+        said: list[str] = []
         threads = [
             threading.Thread(target=_decide, args=(app, how, request_id, start, said))
             for how in ("approve", "decline")
