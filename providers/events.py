@@ -208,8 +208,28 @@ def required_field(obj: Any, key: str, kind: type, where: str) -> Any:
     return value
 
 
-def event_time(value: int) -> datetime:
+# The times a provider's event may carry: a year 1 or 9999 (and an offset that takes it
+# past the calendar) is no provider's, and once stored it cannot be read back.
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(2100, 1, 1, tzinfo=UTC)
+
+
+def event_time(value: int, field: str = "created") -> datetime:
     try:
-        return datetime.fromtimestamp(value, UTC)
+        return bounded_time(datetime.fromtimestamp(value, UTC), field)
     except (OverflowError, OSError, ValueError):
-        raise WebhookError("malformed field created") from None
+        raise WebhookError(f"malformed field {field}") from None
+
+
+def bounded_time(value: datetime, field: str) -> datetime:
+    """A provider's time in UTC, from EARLIEST to LATEST; WebhookError naming the field
+    otherwise (no zone, out of that range, past the calendar once in UTC)."""
+    if value.tzinfo is None:
+        raise WebhookError(f"malformed field {field}: no time zone")
+    try:
+        found = value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise WebhookError(f"malformed field {field}: out of range") from None
+    if not EARLIEST <= found < LATEST:
+        raise WebhookError(f"malformed field {field}: out of range")
+    return found

@@ -4,6 +4,7 @@ echoed; a validation error's codes."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -35,14 +36,24 @@ DECLINED = (
 IN_PROGRESS = ("authorizing",)
 
 
+# Braintree's amounts: a decimal of at most two places, bounded in length (its own limit
+# is far below 13 digits), so a value like 1E+900000 or Infinity is never computed on.
+AMOUNT = re.compile(r"[0-9]{1,13}(\.[0-9]{1,2})?")
+
+
+def amount_minor(raw: object) -> int | None:
+    """Braintree's decimal amount ("12.34") as minor units; None for anything else."""
+    if not isinstance(raw, str | int | Decimal) or isinstance(raw, bool):
+        return None
+    text = str(raw)
+    if not AMOUNT.fullmatch(text):
+        return None
+    return int(Decimal(text) * 100)
+
+
 def transaction_report(txn: dict[str, Any]) -> Report:
     """Braintree's decimal amount as minor units, its currency, our reference echoed."""
-    raw = txn.get("amount")
-    try:
-        amount = Decimal(str(raw)) * 100
-    except ArithmeticError:
-        amount = None
-    minor = int(amount) if amount is not None and amount == amount.to_integral() else None
+    minor = amount_minor(txn.get("amount"))
     return Report.of(minor, txn.get("currency_iso_code"), reference=txn.get("order_id"))
 
 

@@ -27,8 +27,14 @@ from urllib.parse import parse_qs
 
 from braintree.util.xml_util import XmlUtil
 
-from providers.braintree.answers import transaction_report
-from providers.events import DisputeFacts, ProviderEvent, WebhookError, required_field
+from providers.braintree.answers import amount_minor, transaction_report
+from providers.events import (
+    DisputeFacts,
+    ProviderEvent,
+    WebhookError,
+    bounded_time,
+    required_field,
+)
 from providers.outcomes import Report
 
 PAYLOAD_CHARS = re.compile(rb"[A-Za-z0-9+=/\n]+")  # base64 in lines, nothing else
@@ -133,7 +139,7 @@ def parse_braintree(payload: dict[str, Any]) -> ProviderEvent:
 def _transaction_event(kind: str, created: datetime, txn: dict[str, Any]) -> ProviderEvent:
     txn_id = _required_id(txn, "transaction")
     event_id = f"{kind}:{txn_id}:{created.isoformat()}"
-    report = transaction_report(txn)
+    report = _amount(transaction_report(txn), "subject.transaction")
     if txn.get("type") == "credit":  # our refund going back to the card
         return ProviderEvent(
             event_id,
@@ -144,7 +150,7 @@ def _transaction_event(kind: str, created: datetime, txn: dict[str, Any]) -> Pro
             report,
             _code(txn),
             kind="refund",
-            parent_payment_id=_text(txn.get("refunded_transaction_id")),
+            parent_payment_id=_id_of({"id": txn.get("refunded_transaction_id")}),
         )
     if kind == SETTLED:
         return ProviderEvent(event_id, kind, created, "succeeded", txn_id, report)
@@ -162,12 +168,14 @@ def _dispute_event(kind: str, created: datetime, dispute: dict[str, Any]) -> Pro
     is_inquiry = dispute.get("kind") == "retrieval"
     statuses = RETRIEVAL_STATUSES if is_inquiry else CHARGEBACK_STATUSES
     raw_status = _text(dispute.get("status")) or ""
-    report = Report.of(None, dispute.get("currency_iso_code"))
-    amount = transaction_report({"amount": dispute.get("amount_disputed")}).amount_minor
+    report = _amount(
+        Report.of(amount_minor(dispute.get("amount_disputed")), dispute.get("currency_iso_code")),
+        "subject.dispute",
+    )
     facts = DisputeFacts(
         statuses.get(raw_status, raw_status)[:32],
         (_text(dispute.get("reason")) or "general")[:64],
-        amount,
+        report.amount_minor,
         report.currency,
         _reply_by(dispute.get("reply_by_date")),
         is_inquiry=is_inquiry,
@@ -180,7 +188,7 @@ def _dispute_event(kind: str, created: datetime, dispute: dict[str, Any]) -> Pro
         dispute_id,
         Report(reference=_text(txn.get("order_id"))),
         kind="dispute",
-        parent_payment_id=_text(txn.get("id")),
+        parent_payment_id=_id_of(txn),
         dispute=facts,
     )
 
@@ -191,7 +199,8 @@ def _time(raw: str) -> datetime:
     except ValueError:
         raise WebhookError("malformed field notification.timestamp") from None
     # Braintree writes UTC (`...Z`); the SDK's codec reads it into a naive datetime.
-    return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
+    found = found if found.tzinfo is not None else found.replace(tzinfo=UTC)
+    return bounded_time(found, "notification.timestamp")
 
 
 def _reply_by(raw: object) -> datetime | None:
@@ -201,7 +210,11 @@ def _reply_by(raw: object) -> datetime | None:
         found = datetime.fromisoformat(raw)
     except ValueError:
         return None
-    return found if found.tzinfo is not None else found.replace(tzinfo=UTC)  # a date: UTC
+    found = found if found.tzinfo is not None else found.replace(tzinfo=UTC)  # a date: UTC
+    try:
+        return bounded_time(found, "reply_by_date")
+    except WebhookError:
+        return None
 
 
 def _required_id(obj: dict[str, Any], what: str) -> str:
@@ -211,8 +224,23 @@ def _required_id(obj: dict[str, Any], what: str) -> str:
     return found
 
 
+# Braintree's ids: short letters and digits (its transactions' are 8); an event id made
+# of one, its kind and its time stays within its column.
+BRAINTREE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def _id_of(obj: object) -> str | None:
-    return _text(obj.get("id")) if isinstance(obj, dict) else None
+    found = obj.get("id") if isinstance(obj, dict) else None
+    return found if isinstance(found, str) and BRAINTREE_ID.fullmatch(found) else None
+
+
+def _amount(report: Report, field: str) -> Report:
+    """A report whose amount and currency were given and readable; else WebhookError."""
+    if report.amount_minor is None or report.amount_minor <= 0:
+        raise WebhookError(f"missing or malformed field {field}.amount")
+    if report.currency is None or not re.fullmatch(r"[A-Z]{3}", report.currency):
+        raise WebhookError(f"missing or malformed field {field}.currency_iso_code")
+    return report
 
 
 def _text(value: object) -> str | None:

@@ -113,15 +113,26 @@ def test_bad_deliveries_are_400_and_write_nothing(
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        ({"type": "payment_intent.succeeded", "created": 1, "data": {"object": {}}}, "id"),
-        ({"id": "evt_1", "created": 1, "data": {"object": {}}}, "type"),
+        (
+            {"type": "payment_intent.succeeded", "created": 1_800_000_000, "data": {"object": {}}},
+            "id",
+        ),
+        ({"id": "evt_1", "created": 1_800_000_000, "data": {"object": {}}}, "type"),
         ({"id": "evt_1", "type": "x", "created": "yesterday", "data": {}}, "created"),
-        ({"id": "evt_1", "type": "payment_intent.succeeded", "created": 1, "data": []}, "data"),
         (
             {
                 "id": "evt_1",
                 "type": "payment_intent.succeeded",
-                "created": 1,
+                "created": 1_800_000_000,
+                "data": [],
+            },
+            "data",
+        ),
+        (
+            {
+                "id": "evt_1",
+                "type": "payment_intent.succeeded",
+                "created": 1_800_000_000,
                 "data": {"object": {"metadata": {}}},
             },
             "data.object.id",

@@ -49,7 +49,12 @@ def test_a_succeeded_intent_reports_what_it_was_for() -> None:
 
 
 def test_other_event_types_have_no_outcome() -> None:
-    payload = {"id": "evt_2", "type": "charge.refunded", "created": 1, "data": {"object": {}}}
+    payload = {
+        "id": "evt_2",
+        "type": "charge.refunded",
+        "created": 1_800_000_000,
+        "data": {"object": {}},
+    }
     assert parse_stripe(json.loads(json.dumps(payload))).outcome is None
 
 
@@ -58,7 +63,7 @@ def test_a_failed_intent_carries_its_decline_code() -> None:
         {
             "id": "evt_3",
             "type": "payment_intent.payment_failed",
-            "created": 1,
+            "created": 1_800_000_000,
             "data": {
                 "object": {
                     "id": "pi_3",
