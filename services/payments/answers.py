@@ -31,6 +31,7 @@ from services.movements import lifecycle
 from services.movements.kinds import Kind
 from services.payments import attempts
 from services.payments.state import log_context, move
+from services.payments.table import DECLINED_PREFIX
 from settings import settings
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ def _decline(payment: Payment, outcome: Declined, source: TransitionSource) -> N
         reason = f"our request was refused as invalid: {outcome.code} {outcome.message}"
     else:
         payment.decline_code = outcome.code[:64]
-        reason = f"declined: {outcome.code} {outcome.message}"
+        reason = f"{DECLINED_PREFIX}{outcome.code} {outcome.message}"
     is_moved = move(payment, PaymentStatus.FAILED, source=source, reason=reason.strip())
     if is_moved and not outcome.is_request_error:
         attempts.count_decline(payment, outcome.card_fingerprint)

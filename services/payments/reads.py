@@ -21,6 +21,7 @@ from models import (
 from services.payments.intake import NewPayment, NewTransition
 from services.payments.lean_read import ReadPayment, ReadTransition
 from services.payments.ordering import NewLine, NewOrder
+from services.payments.table import DECLINED_PREFIX
 from services.platform.retention import transitions_of
 from services.wallet.ledger import Movement
 
@@ -82,12 +83,21 @@ def next_action(payment: Payment | NewPayment | ReadPayment) -> dict[str, str] |
 
 ADMIN_DECISION = "decided by our payments team"
 IN_REVIEW = "being checked by our payments team"
+# A failure that is not the bank's decline (a provider's error an operator resolved, a
+# payment the provider has no record of): never called a decline.
+NOT_COMPLETED = "the payment could not be completed; nothing was charged"
 
 
 def customer_reason(transition: PaymentTransition | NewTransition | ReadTransition) -> str:
     """What a customer may read of a transition: never an admin's free text (it is
     written for colleagues and may name other customers or internal facts), nor why a
     payment went to review (a provider's answer, another payment, our own lookups)."""
+    if (
+        transition.to_status == PaymentStatus.FAILED
+        and transition.source != TransitionSource.WEBHOOK  # the provider's own word
+        and not transition.reason.startswith(DECLINED_PREFIX)
+    ):
+        return NOT_COMPLETED
     if transition.source == TransitionSource.ADMIN:
         return ADMIN_DECISION
     if transition.to_status == PaymentStatus.NEEDS_REVIEW:

@@ -8,6 +8,9 @@ from models import ALLOWED_TRANSITIONS, Payment, PaymentStatus, PaymentTransitio
 from services.movements import machine
 
 RESOLVED = (PaymentStatus.SUCCEEDED, PaymentStatus.FAILED)
+# The reason of a failure the bank (or the provider for it) declined; any other failure
+# is no decline to its customer (services/payments/reads.customer_reason).
+DECLINED_PREFIX = "declined: "
 
 
 def log_context(payment: Payment) -> dict[str, object]:

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from models import PaymentStatus, PaymentTransition, TransitionSource
-from services.payments.reads import ADMIN_DECISION, IN_REVIEW, customer_reason
+from services.payments.reads import ADMIN_DECISION, IN_REVIEW, NOT_COMPLETED, customer_reason
 
 
-def _transition(source: TransitionSource, reason: str) -> PaymentTransition:
-    return PaymentTransition(
-        payment_id=1, to_status=PaymentStatus.FAILED, source=source, reason=reason
-    )
+def _transition(
+    source: TransitionSource, reason: str, to: PaymentStatus = PaymentStatus.FAILED
+) -> PaymentTransition:
+    return PaymentTransition(payment_id=1, to_status=to, source=source, reason=reason)
 
 
 def test_an_admins_reason_is_replaced_for_customers() -> None:
     note = "customer 4711 is a known fraudster"
-    assert customer_reason(_transition(TransitionSource.ADMIN, note)) == ADMIN_DECISION
+    confirmed = _transition(TransitionSource.ADMIN, note, PaymentStatus.SUCCEEDED)
+    assert customer_reason(confirmed) == ADMIN_DECISION
+    # A failure an admin decided is no bank's decline either: "could not be completed".
+    assert customer_reason(_transition(TransitionSource.ADMIN, note)) == NOT_COMPLETED
+
+
+def test_a_failure_that_is_not_a_decline_is_never_called_one() -> None:
+    absent = "provider has no record of the payment: no payment_intent among ..."
+    assert customer_reason(_transition(TransitionSource.RECONCILE, absent)) == NOT_COMPLETED
 
 
 def test_other_reasons_are_shown_as_recorded() -> None:
