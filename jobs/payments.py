@@ -20,7 +20,8 @@ def cancel_abandoned_job(payment_id: int) -> None:
 
 
 def create_provider_customer_job(customer_id: int, provider: str) -> str | None:
-    """Runs on the provider's own queue: it calls that provider."""
+    """Runs on the provider's own queue: it calls that provider. (A job an earlier version
+    queued: customers are made by their first payment's send now.)"""
     return provider_customers.create(customer_id, provider)
 
 

@@ -122,7 +122,8 @@ def _handler_for(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
             return
 
         def _answer(self, status: int, headers: dict[str, str], body: bytes) -> None:
-            self.send_response(status)
+            # No Date or Server of the proxy's own: the provider's Date is its clock.
+            self.send_response_only(status)
             for name, value in headers.items():
                 if name.lower() not in HOP_BY_HOP:
                     self.send_header(name, value)

@@ -272,6 +272,22 @@ def rows(app: Flask, model: Any) -> int:
         return int(db.session.scalar(select(func.count()).select_from(model)) or 0)
 
 
+def charge_calls(app: Flask) -> int:
+    """The call log's rows of charges (a first payment's customer is made by a call of its
+    own: services/accounts/provider_customers.py)."""
+    from models import ProviderCall
+
+    with app.app_context():
+        return int(
+            db.session.scalar(
+                select(func.count())
+                .select_from(ProviderCall)
+                .where(ProviderCall.operation == "charge")
+            )
+            or 0
+        )
+
+
 def all_rows(app: Flask, model: Any) -> list[Any]:
     """Every row of `model` in id order, detached (readable after the app context)."""
     with app.app_context():

@@ -238,7 +238,11 @@ def transaction_outcome(txn: dict[str, Any]) -> Outcome:
     if status in DECLINED:
         code = str(txn.get("processor_response_code") or status)
         text = str(txn.get("processor_response_text") or status)
-        return Declined(code, text, txn_id, report)
+        # Braintree's own identity of the card number (the same for every nonce of it):
+        # card testing counts declines per card by it, as Stripe's fingerprint.
+        identity = card.get("unique_number_identifier")
+        fingerprint = identity if isinstance(identity, str) and 0 < len(identity) <= 64 else None
+        return Declined(code, text, txn_id, report, card_fingerprint=fingerprint)
     if status in IN_PROGRESS:
         return Unknown(f"transaction {txn_id} is still {status}", is_provider_failure=False)
     return Unknown(

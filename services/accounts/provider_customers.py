@@ -1,20 +1,19 @@
-"""A shop customer as each provider knows them (a Stripe Customer), made once, on the
-provider's queue: a payment sent with it names it, so its lookup lists only that
-customer's intents (one short page, however busy the shop). A payment sent before it
-exists goes without one, and its lookup reads the wider window of all intents."""
+"""A shop customer as each provider knows them (a Stripe Customer), made once, by the send
+of the customer's first payment at that provider, before the payment goes out (services/
+payments/kind.py): every payment sent with it names it, so its lookup lists only that
+customer's intents (one short page, however busy the shop). A payment sent when the
+provider could not make it goes without one, and its lookup reads the wider window."""
 
 from __future__ import annotations
 
 import logging
 
-from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from extensions import db
 from models import ProviderCustomer
 from resilience.gateway import CallContext
-from services.platform import job_paths, queues
 from services.platform.provider_clients import gateway_for, provider_for
 
 log = logging.getLogger(__name__)
@@ -23,19 +22,6 @@ log = logging.getLogger(__name__)
 def can_have(provider: str) -> bool:
     """Whether the provider keeps customers of its own."""
     return hasattr(provider_for(provider), "create_customer")
-
-
-def create_later(customer_id: int, provider: str) -> None:
-    """Have the customer made at the provider by a job on its queue (once: the job id)."""
-    try:
-        queues.provider_queue(provider).enqueue(
-            job_paths.CREATE_PROVIDER_CUSTOMER,
-            customer_id,
-            provider,
-            job_id=f"provider-customer-{provider}-{customer_id}",
-        )
-    except RedisError as exc:  # the customer's next payment asks again
-        log.warning("provider customer of %s not queued: %s", customer_id, exc)
 
 
 def create(customer_id: int, provider: str) -> str | None:

@@ -110,8 +110,10 @@ def send(kind: Kind, row_id: int) -> None:
     if claimed is None:
         return
     row = claimed.row
-    if kind.before_send is not None and kind.before_send(row):
-        return
+    if kind.before_send is not None:
+        row = kind.before_send(row)
+        if row is None:
+            return  # the kind settled the row without sending it
     request = kind.request_for(row, row.previous_sent_at)
     provider = provider_for(row.provider)
     calls: list[CallRecord] = []

@@ -59,7 +59,9 @@ class Kind:
     # What only some kinds do (None: nothing):
     claim_set: str = ""  # more SET of the send's claim (SQL, on `p` and `before`)
     claim_returning: str = "p.*"  # the columns the send needs back (SQL)
-    before_send: Callable[[Any], bool] | None = None  # True: not sent (it settled the row)
+    # Before a send: the claimed row to send (perhaps with more filled in), or None when
+    # it settled the row without sending it.
+    before_send: Callable[[Any], Any] | None = None
     settle: Callable[[Any, Any, list[Any]], bool] | None = None  # a success in one statement
 
     def send_job_id(self, row_id: int, suffix: str = "") -> str:

@@ -11,6 +11,8 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import update
+
 from extensions import db
 from models import Payment, PaymentStatus, TransitionSource
 from providers.base import ChargeRequest
@@ -59,20 +61,34 @@ def _named(request: ChargeRequest, provider_payment_id: str) -> ChargeRequest:
     return dataclasses.replace(request, provider_payment_id=provider_payment_id)
 
 
-def _before_send(row: Any) -> bool:
+def _before_send(row: Any) -> Any:
     """Card testing: a card past its limit for the customer is failed, not sent
-    (services/payments/attempts.py). A customer without the provider's customer record
-    gets one made for its next payments."""
+    (services/payments/attempts.py): None. A customer's first payment at a provider that
+    keeps customers (Stripe) has its customer made there first, and is sent with it, so
+    its lookup lists that customer's intents alone (a short page, however busy the shop;
+    made later, the first payment's lookup read every intent around its sends)."""
     if attempts.is_card_refused(row):
         payment = engine.release(CHARGE, row.id)
         lifecycle.unmark_sending(payment, row.previous_sent_at)
         payment.last_sent_at = row.previous_last_sent_at
         answers.refuse_card(payment)
         db.session.commit()
-        return True
-    if row.provider_customer_id is None and provider_customers.can_have(row.provider):
-        provider_customers.create_later(row.customer_id, row.provider)
-    return False
+        return None
+    if (
+        row.provider_customer_id is None
+        and row.previous_sent_at is None
+        and provider_customers.can_have(row.provider)
+    ):
+        made = provider_customers.create(row.customer_id, row.provider)  # commits
+        if made is not None:
+            db.session.execute(
+                update(Payment)
+                .where(Payment.id == row.id, Payment.provider_customer_id.is_(None))
+                .values(provider_customer_id=made)
+            )
+            db.session.commit()
+            return row._replace(provider_customer_id=made)
+    return row
 
 
 CHARGE: kinds.Kind = kinds.register(

@@ -27,7 +27,7 @@ def test_operator_sees_the_outage_and_reconciles(
     from selenium.webdriver.support.ui import WebDriverWait
 
     make_admin(app)
-    fault = sandbox.add_fault("hang", seconds=3, dialect="stripe")
+    fault = sandbox.add_fault("hang", seconds=3, dialect="stripe", endpoint="create")
     worker_app = make_app()  # a worker whose breaker opens at the first failure
     tune_breaker(worker_app, "stripe", failure_threshold=1)
     with worker_app.app_context():

@@ -77,7 +77,7 @@ def test_breaker_controls_are_confirmed_and_audited(admin_client: FlaskClient, a
 def test_overview_shows_an_open_breaker_and_an_unknown_payment(
     admin_client: FlaskClient, app: Flask, sandbox: Any, make_app: Any
 ) -> None:
-    sandbox.add_fault("hang", seconds=3, dialect="stripe")  # the provider hangs
+    sandbox.add_fault("hang", seconds=3, dialect="stripe", endpoint="create")  # charges hang
     worker_app = make_app()  # a worker whose breaker opens at the first failure
     tune_breaker(worker_app, "stripe", failure_threshold=1)
     with worker_app.app_context():

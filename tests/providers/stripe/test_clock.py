@@ -15,7 +15,8 @@ import time_machine
 
 from providers.http import clock_offset_s
 from providers.outcomes import Absent, Succeeded, Unknown
-from providers.stripe.client import SETTLE_S, StripeProvider, _window_on_their_clock
+from providers.stripe.client import SETTLE_S, StripeProvider
+from providers.stripe.lookups import _window_on_their_clock
 from tests.providers.stripe.support import charge_request, client
 
 

@@ -1,5 +1,5 @@
-"""A Stripe Customer per shop customer, made once on the provider's queue: the payments
-sent with it name it, so a lookup in a busy shop reads one short page of intents."""
+"""A Stripe Customer per shop customer, made once, before its first payment is sent: every
+payment sent with it names it, so a lookup in a busy shop reads one short page of intents."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from extensions import db
 from models import Payment, PaymentStatus, ProviderCustomer
 from models.types import utcnow
 from providers.outcomes import Absent, Succeeded
-from providers.stripe.client import LIST_MAX_PAGES, SETTLE_S
+from providers.stripe.client import SETTLE_S
+from providers.stripe.lookups import LIST_MAX_PAGES
 from services.accounts import provider_customers
 from services.payments.kind import request_for
-from services.platform.queues import provider_queue
 from tests.factories import make_customer, make_order, make_payment
-from tests.helpers import charge_payment, payment, reconcile_payment, run_jobs
+from tests.helpers import charge_payment, committed_payment, payment, reconcile_payment
 from tests.providers.stripe.support import charge_request, client
 
 
@@ -31,7 +31,7 @@ def _list_pages() -> float:
     return REGISTRY.get_sample_value("stripe_lookup_list_pages_total") or 0.0
 
 
-def test_a_customer_is_made_once_and_its_next_payments_name_it(
+def test_a_customer_is_made_before_its_first_payment_and_every_payment_names_it(
     app: Flask, sandbox: Any, sdk: stripe.StripeClient
 ) -> None:
     with app.app_context():
@@ -40,28 +40,35 @@ def test_a_customer_is_made_once_and_its_next_payments_name_it(
         db.session.commit()
         customer_id, first_id = customer.id, first.id
     with app.app_context():
-        charge_payment(first_id)  # sent without one, and the customer is asked for
-        queue = provider_queue("stripe")
-        assert queue.get_job_ids() == [f"provider-customer-stripe-{customer_id}"]
-    run_jobs(app)  # the job that makes it
-    with app.app_context():
+        charge_payment(first_id)  # the customer is made first, then the payment sent
         made = db.session.scalars(select(ProviderCustomer)).one()
         assert made.customer_id == customer_id and made.provider == "stripe"
         made_id = made.provider_customer_id
         assert provider_customers.create(customer_id, "stripe") == made_id
-        assert db.session.get_one(Payment, first_id).provider_customer_id is None
         second = make_payment(make_order(db.session.get_one(type(customer), customer_id)))
         db.session.commit()
         second_id = second.id
     with app.app_context():
         charge_payment(second_id)
-    sent = payment(app, second_id)
-    assert sent.status == PaymentStatus.SUCCEEDED
-    assert sent.provider_customer_id == made_id
-    # Stripe's own SDK reads the intent: it belongs to that customer.
-    intent = sdk.v1.payment_intents.retrieve(str(sent.provider_payment_id))
-    assert intent.customer == made_id
+    for payment_id in (first_id, second_id):
+        sent = payment(app, payment_id)
+        assert sent.status == PaymentStatus.SUCCEEDED
+        assert sent.provider_customer_id == made_id
+        # Stripe's own SDK reads the intent: it belongs to that customer.
+        intent = sdk.v1.payment_intents.retrieve(str(sent.provider_payment_id))
+        assert intent.customer == made_id
     assert len(sandbox.requests_log(endpoint="customer")) == 1  # made once
+
+
+def test_a_first_payment_is_sent_without_a_customer_stripe_cannot_make_now(
+    app: Flask, sandbox: Any
+) -> None:
+    sandbox.add_fault("error", dialect="stripe", endpoint="customer", status=500, count=5)
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    sent = payment(app, payment_id)
+    assert sent.status == PaymentStatus.SUCCEEDED and sent.provider_customer_id is None
 
 
 def test_in_a_busy_shop_one_lookup_reads_one_page(app: Flask, sandbox: Any) -> None:
@@ -89,6 +96,14 @@ def test_in_a_busy_shop_one_lookup_reads_one_page(app: Flask, sandbox: Any) -> N
         )
         assert _list_pages() == pages + 2 + LIST_MAX_PAGES  # 3,000 > 20 pages of 100
         assert not isinstance(wide, Absent)  # 20 pages are not all of them: not proven
+    # One sent without a customer after the busy ones: on the list's first page (newest
+    # first). The cap's 20 pages end without proving anything else, and never discard it.
+    late = charge_request(payment_id=9)
+    late_at = datetime.now(UTC)
+    assert isinstance(stripe_api.charge(late), Succeeded)
+    with time_machine.travel(datetime.now(UTC) + timedelta(seconds=SETTLE_S + 5), tick=True):
+        found_late = stripe_api.lookup(dataclasses.replace(late, first_sent_at=late_at))
+    assert isinstance(found_late, Succeeded), found_late
 
 
 def test_a_lookup_of_a_payment_sent_with_its_customer_lists_only_its_intents(

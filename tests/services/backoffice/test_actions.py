@@ -255,7 +255,9 @@ def test_a_customer_never_reads_an_admins_reason(app: Flask, admin_client: Flask
     )
     body = seen.get_data(as_text=True)
     assert seen.status_code == 200 and seen.get_json()["status"] == "failed"
-    assert "fraudster" not in body and "decided by our payments team" in body
+    assert "fraudster" not in body
+    # A failure an admin decided is no decline: it could not be completed.
+    assert "the payment could not be completed; nothing was charged" in body
 
 
 def test_a_refund_in_review_gets_a_decision_and_its_effect(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from datetime import timedelta
@@ -255,7 +256,9 @@ def test_a_lagging_search_never_fails_a_charged_payment_so_nobody_pays_twice(
     # Stripe charges, then answers a 500 and stores it under the key: every replay
     # answers that 500 and no intent id is known. Its search index lags an hour (an
     # outage, when this path runs).
-    sandbox.add_fault("error", status=500, phase="stored", count=1, dialect="stripe")
+    sandbox.add_fault(
+        "error", status=500, phase="stored", count=1, dialect="stripe", endpoint="create"
+    )
     sandbox.add_fault("search_lag", seconds=3600, dialect="stripe", endpoint="search")
     order = api_order(client, api)
     created = api_pay(client, api, order["id"])
@@ -323,7 +326,7 @@ def test_a_processing_answer_keeps_the_intent_id_for_the_next_lookup(
         reconcile_payment(payment_id)  # past the key's lifetime: no replay, asked by id
     assert payment(app, payment_id).status == PaymentStatus.SUCCEEDED
     endpoints = [r["endpoint"] for r in sandbox.requests_log(dialect="stripe")]
-    assert endpoints == ["create", "retrieve"]  # never a search
+    assert endpoints == ["customer", "create", "retrieve"]  # never a search
 
 
 def test_a_key_still_in_flight_at_stripe_keeps_the_payment_sent(app: Flask, sandbox: Any) -> None:
@@ -332,6 +335,7 @@ def test_a_key_still_in_flight_at_stripe_keeps_the_payment_sent(app: Flask, sand
     second charge elsewhere); it is unknown, and the lookup finds the one charge."""
     import threading
 
+    from services.accounts import provider_customers
     from services.payments.kind import request_for
     from services.platform.provider_clients import provider_for
 
@@ -340,7 +344,9 @@ def test_a_key_still_in_flight_at_stripe_keeps_the_payment_sent(app: Flask, sand
     with app.app_context():
         row = db.session.get(Payment, payment_id)
         assert row is not None
-        request = request_for(row, None)
+        # As the engine sends a first payment: with its customer's Stripe Customer.
+        made = provider_customers.create(row.customer_id, "stripe")
+        request = dataclasses.replace(request_for(row, None), provider_customer_id=made)
 
     def first_send() -> None:
         with app.app_context():

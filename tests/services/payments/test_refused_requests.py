@@ -72,7 +72,7 @@ def test_an_invalid_request_is_could_not_be_processed_and_alerts_ops(
 
 
 def test_a_refused_key_alerts_in_seconds_once_per_outage(app: Flask, sandbox: Any) -> None:
-    sandbox.add_fault("error", status=401, dialect="stripe", endpoint="create")
+    sandbox.add_fault("error", status=401, dialect="stripe")  # every request of ours
     started = time.monotonic()
     payment_id = committed_payment(app)
     with app.app_context():

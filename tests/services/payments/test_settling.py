@@ -32,6 +32,7 @@ from models import (
     TransitionSource,
     Wallet,
 )
+from services.accounts import provider_customers
 from services.books import journal
 from services.movements.locks import lock_payment
 from services.payments import settling
@@ -40,6 +41,7 @@ from services.platform import call_log
 from services.wallet import ledger
 from tests.factories import make_customer, make_order, make_payment, make_topup
 from tests.helpers import (
+    charge_calls,
     charge_payment,
     committed_payment,
     committed_topup,
@@ -51,7 +53,15 @@ from tests.lock_support import lock_waiters
 from tests.round_trips import counted
 
 # What differs between two payments whatever path settled them.
-OWN = {"id", "idempotency_key", "customer_id", "order_id", "wallet_id", "provider_payment_id"}
+OWN = {
+    "id",
+    "idempotency_key",
+    "customer_id",
+    "order_id",
+    "wallet_id",
+    "provider_payment_id",
+    "provider_customer_id",  # each customer's own Stripe Customer
+}
 # The call's own timing and request id, and the recipient (each customer's own address).
 LEFT_OUT = {"payment_id", "subject_id", "duration_ms", "request_id", "recipient"}
 # (and the clocks' offset, which the ORM path keeps for a later lookup: a success needs none)
@@ -75,6 +85,8 @@ def test_a_success_takes_two_statements(
         topup = committed_topup(lean)
         with lean.app_context():
             charge_payment(warm_up)  # connects the pool
+            for returning in (order_payment, topup):  # customers that paid before
+                provider_customers.create(payment(lean, returning).customer_id, "stripe")
             database.reset()
             charge_payment(order_payment)
             order_trips = database.reset()
@@ -154,7 +166,7 @@ def test_a_success_that_leaves_out_its_amount_goes_to_review(app: Flask, sandbox
         charge_payment(payment_id)
     charged = payment(app, payment_id)
     assert charged.status == PaymentStatus.NEEDS_REVIEW and not charged.is_effect_applied
-    assert rows(app, LedgerEntry) == 0 and rows(app, ProviderCall) == 1
+    assert rows(app, LedgerEntry) == 0 and charge_calls(app) == 1
 
 
 def test_a_settle_whose_connection_dropped_takes_the_orm_path(
@@ -172,7 +184,7 @@ def test_a_settle_whose_connection_dropped_takes_the_orm_path(
         charging.join(10)
     charged = payment(app, payment_id)
     assert charged.status == PaymentStatus.SUCCEEDED and charged.is_effect_applied
-    assert rows(app, ProviderCall) == 1  # written once, by the fallback
+    assert charge_calls(app) == 1  # written once, by the fallback
 
 
 def test_an_order_paid_meanwhile_takes_the_orm_path_to_review(app: Flask) -> None:
@@ -189,7 +201,7 @@ def test_an_order_paid_meanwhile_takes_the_orm_path_to_review(app: Flask) -> Non
     assert charged.status == PaymentStatus.NEEDS_REVIEW and not charged.is_effect_applied
     assert reasons[-1] == f"order {charged.order_id} was already paid"
     assert charged.lease_expires_at is None
-    assert rows(app, ProviderCall) == 1  # the call's row once, though both paths ran
+    assert charge_calls(app) == 1  # the call's row once, though both paths ran
     assert rows(app, OutboxMessage) == 1  # the review alert, no receipt
 
 

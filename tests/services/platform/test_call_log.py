@@ -27,7 +27,8 @@ def test_every_call_is_logged_with_the_providers_answer(app: Flask, sandbox: Any
     requests.delete(f"{sandbox.url}/_sandbox/faults/{fault}", timeout=5)
     with app.app_context():
         reconcile_payment(payment_id)  # the replay
-    timed_out, replayed = all_rows(app, ProviderCall)
+    made, timed_out, replayed = all_rows(app, ProviderCall)
+    assert (made.operation, made.outcome, made.subject_id) == ("customer", "str", None)
     assert (timed_out.operation, timed_out.outcome, timed_out.attempt) == ("charge", "Unknown", 1)
     assert timed_out.http_status is None and "timeout" in (timed_out.error or "").lower()
     assert (timed_out.subject_kind, timed_out.subject_id) == ("charge", payment_id)
@@ -60,7 +61,7 @@ def test_old_calls_leave_the_log(app: Flask, sandbox: Any) -> None:
         charge_payment(payment_id)
     later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
     with time_machine.travel(later), app.app_context():
-        assert purge() == 1
+        assert purge() == 2  # the charge, and the making of its customer's Stripe Customer
     assert all_rows(app, ProviderCall) == []
 
 
@@ -81,7 +82,9 @@ def test_the_calls_of_a_payment_in_review_are_kept_past_the_retention(
         db.session.commit()
     later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
     with time_machine.travel(later), app.app_context():
-        assert purge() == 1  # the settled one's call only
+        # The settled one's call, and the making of each one's Stripe Customer (about no
+        # row of ours).
+        assert purge() == 3
     assert [call.subject_id for call in all_rows(app, ProviderCall)] == [deciding]
 
 
@@ -115,6 +118,7 @@ def test_a_refund_in_review_keeps_its_calls_and_a_call_about_no_row_leaves(
         db.session.commit()
     later = utcnow() + timedelta(days=app.config["CALL_LOG_RETENTION_DAYS"], hours=1)
     with time_machine.travel(later), app.app_context():
-        assert purge() == 2  # the settled payment's charge, and the backfill
+        # The settled payment's charge, the backfill and the making of the Stripe Customer.
+        assert purge() == 3
     kept = [(call.subject_kind, call.subject_id) for call in all_rows(app, ProviderCall)]
     assert kept == [("refund", refund_id)]
