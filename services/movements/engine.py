@@ -114,11 +114,20 @@ def send(kind: Kind, row_id: int) -> None:
         row = kind.before_send(row)
         if row is None:
             return  # the kind settled the row without sending it
+    try:
+        _send_claimed(kind, claimed, row)
+    finally:
+        if kind.after_send is not None:
+            kind.after_send(row)
+
+
+def _send_claimed(kind: Kind, claimed: Claimed, row: Any) -> None:
+    """The call, and its answer applied to the row locked (committed), then what follows."""
     request = kind.request_for(row, row.previous_sent_at)
     provider = provider_for(row.provider)
     calls: list[CallRecord] = []
     outcome = gateway_for(row.provider).call(
-        CallContext(kind.name, row_id, str(row.idempotency_key), row.send_count, kind.name),
+        CallContext(kind.name, row.id, str(row.idempotency_key), row.send_count, kind.name),
         lambda: send_once(kind, provider, request, row.previous_sent_at),
         recorder=calls.append,
     )
@@ -127,7 +136,7 @@ def send(kind: Kind, row_id: int) -> None:
             return  # (settle writes the call's row either way)
     else:
         call_log.write_all(calls)
-    locked = release(kind, row_id)
+    locked = release(kind, row.id)
     replays.note_clock(locked, calls[-1].clock_offset_s if calls else None)
     if isinstance(outcome, NotSent):
         follow_up = _not_sent(kind, locked, row, outcome)

@@ -62,6 +62,9 @@ class Kind:
     # Before a send: the claimed row to send (perhaps with more filled in), or None when
     # it settled the row without sending it.
     before_send: Callable[[Any], Any] | None = None
+    # After a send's answer is applied and committed (also when it raised): the row that
+    # before_send handed on.
+    after_send: Callable[[Any], None] | None = None
     settle: Callable[[Any, Any, list[Any]], bool] | None = None  # a success in one statement
 
     def send_job_id(self, row_id: int, suffix: str = "") -> str:

@@ -185,13 +185,13 @@ def _await_authentication(
     )
 
 
-def refuse_card(payment: Payment) -> None:
-    """Fail a claimed payment without sending it: its card declined too often for this
-    customer lately (card testing, services/payments/attempts.py)."""
+def refuse_card(payment: Payment, why: str) -> None:
+    """Fail a claimed payment without sending it: card testing's limits (services/
+    payments/attempts.py, in_flight.py) say `why`."""
     payment.decline_code = CARD_REFUSED
     move(
         payment,
         PaymentStatus.FAILED,
         source=TransitionSource.CHARGE,
-        reason="not sent: this card declined too often for this customer lately (card testing)",
+        reason=f"not sent: {why} (card testing)",
     )

@@ -10,10 +10,14 @@ throttle's scheme, services/accounts/login_throttle.py):
   `payments_blocked_until` is set, which the intake reads (the lean statement too);
 - the address's (the payment's `client_address`): past ..._PER_ADDRESS the address gets
   a `payment_blocks` row, which the intake reads (in the lean statement: no round trip);
-- the card's for that customer (the provider's card fingerprint, where its answer
-  names one): past ..._PER_CARD the card is not charged again by that customer; the
-  charge job refuses it without sending (`is_card_blocked`), reading the new card's
-  fingerprint only for a customer declined lately (`Customer.last_declined_at`).
+- the card's for that customer (the provider's card fingerprint, Braintree's
+  unique_number_identifier, where its answer names one): past ..._PER_CARD the card is
+  not charged again by that customer; the charge job refuses it without sending
+  (`is_card_blocked`), reading the new card's fingerprint before the send for a customer
+  declined lately or with another attempt in flight (`card_fingerprint`).
+Attempts in flight hold their place among these declines before they are sent
+(services/payments/in_flight.py), so thirty at once pass no limit. Declines count from
+every source: a send's answer, a lookup's, the provider's event (3-D Secure failed).
 A limit that trips is counted in /metrics and alerted to ops once per window.
 Only card declines count: our own refused requests (could not be processed) do not.
 """
@@ -76,7 +80,7 @@ def _hashed(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _count_key(scope: str, name: str) -> str:
+def count_key(scope: str, name: str) -> str:
     return f"declines:{scope}:{_hashed(name)}"
 
 
@@ -84,7 +88,7 @@ def _blocked_key(scope: str, name: str) -> str:
     return f"declines:blocked:{scope}:{_hashed(name)}"
 
 
-def _card(customer_id: int, fingerprint: str) -> str:
+def card_name(customer_id: int, fingerprint: str) -> str:
     return f"{customer_id}:{fingerprint}"
 
 
@@ -99,11 +103,11 @@ def count_decline(payment: Payment, fingerprint: str | None) -> None:
     if payment.client_address:
         counted["address"] = (payment.client_address, config.max_per_address)
     if fingerprint:
-        counted["card"] = (_card(payment.customer_id, fingerprint), config.max_per_card)
+        counted["card"] = (card_name(payment.customer_id, fingerprint), config.max_per_card)
     try:
         pipe = redis_client.client.pipeline()
         for scope, (name, _) in counted.items():
-            key = _count_key(scope, name)
+            key = count_key(scope, name)
             pipe.set(key, 0, ex=config.window_s, nx=True)  # the window starts at the first
             pipe.incr(key)
             pipe.ttl(key)
@@ -188,7 +192,7 @@ def is_card_blocked(customer_id: int, fingerprint: str) -> bool:
     """Whether this customer's declines of this card passed the limit."""
     try:
         return bool(
-            redis_client.client.exists(_blocked_key("card", _card(customer_id, fingerprint)))
+            redis_client.client.exists(_blocked_key("card", card_name(customer_id, fingerprint)))
         )
     except RedisError:
         return False
@@ -202,17 +206,15 @@ def has_recent_declines(last_declined_at: datetime | None, now: datetime) -> boo
     return last_declined_at is not None and last_declined_at > now - window
 
 
-def is_card_refused(row: Any) -> bool:
-    """Whether a claimed payment's card is past its limit for its customer. Only for a
-    customer whose cards declined lately is the new card's fingerprint read (a read,
-    through the breaker: a failed read refuses nothing)."""
+def card_fingerprint(row: Any) -> str | None:
+    """The provider's fingerprint of a claimed payment's card, read before it is sent (a
+    read, through the breaker: a failed read says None); None for a provider that cannot
+    say it before a charge (Braintree names its card only in its answer)."""
     read = getattr(provider_for(row.provider), "card_fingerprint", None)
     if not (read and row.payment_method):
-        return False
-    if not has_recent_declines(row.customer_declined_at, utcnow()):
-        return False
+        return None
     context = CallContext("card_check", row.id, str(row.idempotency_key), kind="charge")
-    fingerprint = gateway_for(row.provider).call(
+    found = gateway_for(row.provider).call(
         context, lambda: read(row.payment_method), is_failure=lambda found: False
     )
-    return isinstance(fingerprint, str) and is_card_blocked(row.customer_id, fingerprint)
+    return found if isinstance(found, str) else None

@@ -14,7 +14,7 @@ from providers.events import ProviderEvent
 from services.movements import locate
 from services.movements.kinds import LOOK_UP
 from services.movements.locks import lock_found_payment
-from services.payments import answers
+from services.payments import answers, attempts
 from services.payments.state import move
 
 OUTCOME_STATUS = {"succeeded": PaymentStatus.SUCCEEDED, "failed": PaymentStatus.FAILED}
@@ -99,6 +99,10 @@ def _apply_to(
         actor=event.event_id,
         may_reverse=event.takes_back_success,
     )
+    if is_moved and payment.status == PaymentStatus.FAILED and not event.takes_back_success:
+        # A decline the provider reports later (3-D Secure failed): card testing counts
+        # declines from every source, not only a send's answer.
+        attempts.count_decline(payment, None)
     note = (
         f"{was.value} -> {payment.status.value}"
         if is_moved

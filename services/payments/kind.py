@@ -15,11 +15,12 @@ from sqlalchemy import update
 
 from extensions import db
 from models import Payment, PaymentStatus, TransitionSource
+from models.types import utcnow
 from providers.base import ChargeRequest
 from services.accounts import provider_customers
 from services.movements import engine, kinds, lifecycle
 from services.movements.locks import lock_payment
-from services.payments import answers, attempts, events, settling
+from services.payments import answers, attempts, events, in_flight, settling
 from services.payments.state import move
 from settings import settings
 
@@ -62,16 +63,19 @@ def _named(request: ChargeRequest, provider_payment_id: str) -> ChargeRequest:
 
 
 def _before_send(row: Any) -> Any:
-    """Card testing: a card past its limit for the customer is failed, not sent
-    (services/payments/attempts.py): None. A customer's first payment at a provider that
-    keeps customers (Stripe) has its customer made there first, and is sent with it, so
-    its lookup lists that customer's intents alone (a short page, however busy the shop;
-    made later, the first payment's lookup read every intent around its sends)."""
-    if attempts.is_card_refused(row):
+    """Card testing (services/payments/attempts.py, in_flight.py): the attempt takes its
+    place among its customer's and its card's declines and attempts in flight, or is failed
+    without being sent: None. A customer's first payment at a provider that keeps customers
+    (Stripe) has its customer made there first, and is sent with it, so its lookup lists
+    that customer's intents alone (a short page, however busy the shop; made later, the
+    first payment's lookup read every intent around its sends)."""
+    why = _card_testing(row)
+    if why:
+        in_flight.release(row.customer_id, row.id)
         payment = engine.release(CHARGE, row.id)
         lifecycle.unmark_sending(payment, row.previous_sent_at)
         payment.last_sent_at = row.previous_last_sent_at
-        answers.refuse_card(payment)
+        answers.refuse_card(payment, why)
         db.session.commit()
         return None
     if (
@@ -89,6 +93,27 @@ def _before_send(row: Any) -> Any:
             db.session.commit()
             return row._replace(provider_customer_id=made)
     return row
+
+
+def _card_testing(row: Any) -> str:
+    """Why the attempt is not sent ('' : it is, its places taken)."""
+    lately = attempts.has_recent_declines(row.customer_declined_at, utcnow())
+    place = in_flight.reserve(row.customer_id, row.id, has_declined_lately=lately)
+    if place == "full":
+        return "this customer's card payments declined or in flight reached the limit"
+    if place == "unread":
+        return ""
+    fingerprint = attempts.card_fingerprint(row)
+    if fingerprint is not None and attempts.is_card_blocked(row.customer_id, fingerprint):
+        return "this card declined too often for this customer lately"
+    if not in_flight.reserve_card(row.customer_id, row.id, fingerprint):
+        return "this card's payments declined or in flight reached the limit"
+    return ""
+
+
+def _after_send(row: Any) -> None:
+    """The send's answer is applied (a decline counted): its places are given back."""
+    in_flight.release(row.customer_id, row.id)
 
 
 CHARGE: kinds.Kind = kinds.register(
@@ -112,6 +137,7 @@ CHARGE: kinds.Kind = kinds.register(
         claim_set=_CLAIM_SET,
         claim_returning=_CLAIM_RETURNING,
         before_send=_before_send,
+        after_send=_after_send,
         settle=settling.settle,
     )
 )

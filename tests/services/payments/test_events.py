@@ -57,6 +57,27 @@ def test_a_failure_keeps_its_decline_code_and_an_older_event_moves_nothing(
     assert payment.status == PaymentStatus.FAILED
 
 
+def test_a_decline_a_webhook_reports_counts_for_card_testing(app_ctx: Flask) -> None:
+    """3-D Secure failed, told by the provider's event: counted like a send's decline
+    (once, such declines were never counted: 14 failures, never blocked)."""
+    from redis import Redis
+
+    from extensions import db
+    from models import Customer
+    from services.payments.attempts import count_key
+
+    payment = make_payment(make_order(make_customer()))
+    payment.status = PaymentStatus.REQUIRES_ACTION
+    failed = _event(payment.id, "failed", decline_code="authentication_failed")
+    assert apply_payment_event("stripe", failed, recorded(failed)) == WebhookState.APPLIED
+    customer = db.session.get(Customer, payment.customer_id)
+    assert customer is not None and customer.last_declined_at is not None
+    declines = Redis.from_url(app_ctx.config["REDIS_URL"]).get(
+        count_key("customer", str(payment.customer_id))
+    )
+    assert declines == b"1"
+
+
 def test_an_event_for_a_payment_not_stored_yet_waits(app_ctx: Flask) -> None:
     event = _event(2_000_000, "succeeded")
     record = recorded(event)
