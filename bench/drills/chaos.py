@@ -3,9 +3,10 @@
     python -m bench.drills chaos [--seed N] [--operations 200] [--customers 4]
 
 Faults are drawn from a seeded random generator, one every `fault_every_s`, each
-kind at least once before any repeats: provider errors, hangs, resets and
-commit-then-timeout; duplicated, reordered and delayed webhooks; SIGKILL of a
-random worker (restarted like supervisor would); a Redis restart (which loses
+kind at least once before any repeats: provider errors (before, after and stored),
+a balancer's 503/429 after the charge was made, our metadata removed from what Stripe
+answers, hangs, resets and commit-then-timeout; duplicated, reordered and delayed
+webhooks; SIGKILL of a random worker (restarted like supervisor would); a Redis restart (which loses
 every key) and a flush; a short database outage. Customers behave like good API
 clients: they retry a request that failed in transit or with a 5xx, with the
 same Idempotency-Key.
@@ -40,6 +41,8 @@ FAULT_KINDS = (
     "provider_errors",
     "provider_errors_after",
     "provider_errors_stored",
+    "provider_unavailable_after",
+    "metadata_removed",
     "search_lag",
     "provider_hang",
     "provider_resets",
@@ -137,6 +140,26 @@ class Chaos:
     def _provider_errors_stored(self) -> dict[str, Any]:
         # Processed, and the 500 stored under the key: every replay answers it too.
         return self._fault(kind="error", status=500, phase="stored", rate=0.4, endpoint="create")
+
+    def _provider_unavailable_after(self) -> dict[str, Any]:
+        # A balancer's 503 or 429 page after the provider made the charge: Braintree keeps
+        # no keys, so only the search before any repeat keeps it from a second sale.
+        status = self.rng.choice((503, 429))
+        return self._fault(
+            kind="error", status=status, phase="after", html=True, rate=0.4, endpoint="create"
+        )
+
+    def _metadata_removed(self) -> dict[str, Any]:
+        # An operator cleared our metadata in Stripe's Dashboard: what lookups read of an
+        # intent names no payment of ours (a match never rests on it alone).
+        spec = {"kind": "tamper", "field": "metadata.payment_id", "value": None}
+        for endpoint in ("retrieve", "search", "list"):
+            requests.post(
+                f"{self.stack.sandbox_url}/_sandbox/faults",
+                json={"dialect": "stripe", "endpoint": endpoint, **spec},
+                timeout=5,
+            ).raise_for_status()
+        return spec
 
     def _search_lag(self) -> dict[str, Any]:
         # Stripe's search during an outage: an hour behind (never proof of absence).

@@ -86,15 +86,18 @@ def _faults(sandbox: str, phase: str, hang_s: float) -> None:
     def add(**spec: Any) -> None:
         requests.post(f"{sandbox}/_sandbox/faults", json=spec, timeout=5)
 
-    # Both providers, each in its own words: Stripe creates an intent, Braintree a sale;
-    # Braintree's 503 is "down for maintenance" (nothing done), so its errors are 500s.
-    for dialect, create, status in (("stripe", "create", 503), ("braintree", "sale", 500)):
+    # Both providers, each in its own words: Stripe creates an intent, Braintree a sale.
+    # Unkind as the providers' docs allow: a balancer's 503 page after the sale was made
+    # (Braintree keeps no keys: only its search before any repeat stops a second sale).
+    for dialect, create in (("stripe", "create"), ("braintree", "sale")):
         add(kind="latency", ms=300, dialect=dialect)
         if phase == "outage":
             add(kind="hang", seconds=hang_s, dialect=dialect)
         elif phase == "degraded":
             add(kind="commit_timeout", hold_s=hang_s, rate=0.5, dialect=dialect, endpoint=create)
-            add(kind="error", status=status, rate=0.3, dialect=dialect)
+            after = {"status": 503, "phase": "after", "html": True}
+            add(kind="error", **after, rate=0.2, dialect=dialect, endpoint=create)
+            add(kind="error", status=503, rate=0.3, dialect=dialect)
 
 
 def drill_ours(
