@@ -223,6 +223,16 @@ class StripeProvider(StripeLookups, StripeRefunds, StripeCustomers, StripeBalanc
         if not isinstance(error, dict):
             error = {}
         code = error.get("code") or error.get("type") or f"http_{status}"
+        # "Not sent" only from Stripe itself: its Request-Id and its error object. A
+        # balancer's 429 or 401 page may come after Stripe acted (the key makes a repeat
+        # safe, but the first send's time must stay: absence is measured from it).
+        is_stripes = bool(response.headers.get("Request-Id")) and bool(error)
+        if status in (401, 403, 429) and not is_stripes:
+            return Unknown(
+                f"{status} without Stripe's Request-Id and error: an edge's answer, after "
+                "which Stripe may have acted",
+                is_provider_failure=status == 429,
+            )
         if status == 429:
             return NotSent("rate limited (429)", retry_after_s=parse_retry_after(response))
         if status == 409 and code == "idempotency_key_in_use":

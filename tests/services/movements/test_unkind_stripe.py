@@ -17,7 +17,7 @@ from flask import Flask
 from models import PaymentStatus
 from models.types import utcnow
 from services.platform.provider_clients import breaker_for
-from tests.fault_proxy import REWRITE, fault_proxy
+from tests.fault_proxy import AFTER, REWRITE, fault_proxy
 from tests.helpers import (
     charge_payment,
     committed_payment,
@@ -91,3 +91,22 @@ def test_a_charged_intent_whose_metadata_was_edited_is_never_shown_failed(
     [intent] = sandbox.charges(payment_ref=str(payment_id), status="succeeded")["data"]
     assert intent["object_id"] in (looked_up.last_error or "")
     assert proxy.count("GET", r"^/v1/payment_intents\?") >= 1  # the list was read
+
+
+def test_an_edges_429_after_stripe_charged_is_unknown_and_charged_once(
+    app: Flask, make_app: Any, sandbox: Any
+) -> None:
+    """A balancer's 429 (no Request-Id, no Stripe error object) after Stripe made the
+    charge: not "not sent", so the first send's time stays and the lookup finds it."""
+    with fault_proxy(sandbox.url) as proxy:
+        proxy.add(AFTER, r"^/v1/payment_intents$", method="POST", status=429, times=2)
+        edged = make_app(STRIPE_API_BASE=proxy.url)
+        payment_id = committed_payment(edged)
+        with edged.app_context():
+            charge_payment(payment_id)
+        sent = payment(edged, payment_id)
+        assert sent.status == PaymentStatus.UNKNOWN and sent.first_sent_at is not None
+        with edged.app_context():
+            reconcile_payment(payment_id)  # the replay with the key: Stripe's stored answer
+    assert payment(edged, payment_id).status == PaymentStatus.SUCCEEDED
+    assert sandbox.succeeded_charges(str(payment_id)) == 1
