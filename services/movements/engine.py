@@ -109,16 +109,16 @@ def send(kind: Kind, row_id: int) -> None:
     claimed = _claim_or_none(kind, row_id, is_send=True)
     if claimed is None:
         return
-    row = claimed.row
-    if kind.before_send is not None:
-        row = kind.before_send(row)
-        if row is None:
-            return  # the kind settled the row without sending it
     try:
+        row = claimed.row
+        if kind.before_send is not None:
+            row = kind.before_send(row)
+            if row is None:
+                return  # the kind settled the row without sending it
         _send_claimed(kind, claimed, row)
     finally:
         if kind.after_send is not None:
-            kind.after_send(row)
+            kind.after_send(claimed.row)
 
 
 def _send_claimed(kind: Kind, claimed: Claimed, row: Any) -> None:

@@ -62,8 +62,8 @@ class Kind:
     # Before a send: the claimed row to send (perhaps with more filled in), or None when
     # it settled the row without sending it.
     before_send: Callable[[Any], Any] | None = None
-    # After a send's answer is applied and committed (also when it raised): the row that
-    # before_send handed on.
+    # After a send's answer is applied and committed, or the row settled without a send
+    # (also when either raised): the claimed row.
     after_send: Callable[[Any], None] | None = None
     settle: Callable[[Any, Any, list[Any]], bool] | None = None  # a success in one statement
 

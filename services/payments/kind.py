@@ -70,8 +70,7 @@ def _before_send(row: Any) -> Any:
     that customer's intents alone (a short page, however busy the shop; made later, the
     first payment's lookup read every intent around its sends)."""
     why = _card_testing(row)
-    if why:
-        in_flight.release(row.customer_id, row.id)
+    if why:  # (its places, if any, are given back by _after_send)
         payment = engine.release(CHARGE, row.id)
         lifecycle.unmark_sending(payment, row.previous_sent_at)
         payment.last_sent_at = row.previous_last_sent_at
