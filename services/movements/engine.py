@@ -115,6 +115,12 @@ def send(kind: Kind, row_id: int) -> None:
             row = kind.before_send(row)
             if row is None:
                 return  # the kind settled the row without sending it
+            if isinstance(row, NotSent):  # the kind holds it back: sent later
+                locked = release(kind, row_id)
+                follow_up = _not_sent(kind, locked, claimed.row, row)
+                db.session.commit()
+                follow_up()
+                return
         _send_claimed(kind, claimed, row)
     finally:
         if kind.after_send is not None:

@@ -59,8 +59,9 @@ class Kind:
     # What only some kinds do (None: nothing):
     claim_set: str = ""  # more SET of the send's claim (SQL, on `p` and `before`)
     claim_returning: str = "p.*"  # the columns the send needs back (SQL)
-    # Before a send: the claimed row to send (perhaps with more filled in), or None when
-    # it settled the row without sending it.
+    # Before a send: the claimed row to send (perhaps with more filled in), None when it
+    # settled the row without sending it, or a NotSent: not now (deferred, as the open
+    # breaker defers it).
     before_send: Callable[[Any], Any] | None = None
     # After a send's answer is applied and committed, or the row settled without a send
     # (also when either raised): the claimed row.

@@ -10,8 +10,11 @@ customer who declined lately or has another attempt in flight), the card's decli
 its attempts in flight, plus the customer's attempts whose card was not read (any of them
 may be the same card), under ..._PER_CARD. Only one attempt at a time goes unread: the
 first of a customer with nothing in flight and no decline. The place is given back when
-the send's answer is applied (a decline has then been counted in its stead). A worker that
-dies holding one frees it when the window passes. Without Redis nothing is reserved.
+the send's answer is applied (a decline has then been counted in its stead). An attempt
+that finds the places taken by attempts in flight waits (its send is deferred, pending,
+never failed: an outage holding thirty attempts is no card testing); one whose customer's
+or card's declines reached the limit is refused. A worker that dies holding a place frees
+it when the window passes. Without Redis nothing is reserved.
 """
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ log = logging.getLogger(__name__)
 
 # KEYS: 1 the customer's declines, 2 its attempts in flight, 3 its unread attempts in
 # flight, 4 this payment's place. ARGV: the customer's limit, the window (s), whether the
-# customer declined lately ('1'). Returns 'full', 'unread' (reserved, the card need not be
-# read) or 'read' (reserved: read the card, then reserve it).
+# customer declined lately ('1'). Returns 'full' (its declines reached the limit), 'busy'
+# (with its attempts in flight: wait for their answers), 'unread' (reserved, the card need
+# not be read) or 'read' (reserved: read the card, then reserve it).
 _RESERVE = """
 local declined = tonumber(redis.call('GET', KEYS[1]) or 0)
 local flying = tonumber(redis.call('GET', KEYS[2]) or 0)
-if declined + flying >= tonumber(ARGV[1]) then return 'full' end
+if declined >= tonumber(ARGV[1]) then return 'full' end
+if declined + flying >= tonumber(ARGV[1]) then return 'busy' end
 redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 if flying == 0 and declined == 0 and ARGV[3] ~= '1' then
@@ -48,10 +53,13 @@ return 'read'
 """
 # KEYS: 1 the card's declines, 2 the card's attempts in flight, 3 the customer's unread
 # attempts in flight, 4 this payment's place. ARGV: the card's limit, the window (s).
+# Returns 'full' (the card's declines reached it), 'busy' (with those in flight) or 'ok'.
 _RESERVE_CARD = """
-local used = tonumber(redis.call('GET', KEYS[1]) or 0) + tonumber(redis.call('GET', KEYS[2]) or 0)
+local declined = tonumber(redis.call('GET', KEYS[1]) or 0)
+if declined >= tonumber(ARGV[1]) then return 'full' end
+local used = declined + tonumber(redis.call('GET', KEYS[2]) or 0)
   + tonumber(redis.call('GET', KEYS[3]) or 0)
-if used >= tonumber(ARGV[1]) then return 'full' end
+if used >= tonumber(ARGV[1]) then return 'busy' end
 redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 redis.call('SET', KEYS[4], KEYS[2], 'EX', ARGV[2])
@@ -89,9 +97,9 @@ class Keys:
 
 
 def reserve(customer_id: int, payment_id: int, *, has_declined_lately: bool) -> str:
-    """Take the attempt's place among the customer's: 'full' (refuse it), 'unread' (sent
-    as it is) or 'read' (read the card's fingerprint, then `reserve_card`). 'unread' too
-    when Redis cannot be asked (nothing is reserved then)."""
+    """Take the attempt's place among the customer's: 'full' (refuse it), 'busy' (send it
+    later), 'unread' (sent as it is) or 'read' (read the card's fingerprint, then
+    `reserve_card`). 'unread' too when Redis cannot be asked (nothing is reserved then)."""
     keys, config = Keys(customer_id), settings().card_testing
     try:
         found = redis_client.client.eval(
@@ -111,10 +119,11 @@ def reserve(customer_id: int, payment_id: int, *, has_declined_lately: bool) -> 
     return found.decode() if isinstance(found, bytes) else str(found)
 
 
-def reserve_card(customer_id: int, payment_id: int, fingerprint: str | None) -> bool:
-    """Take the attempt's place among its card's; a card not read (the provider could not
-    say it) takes a place among the unread, which every card's limit counts. False when
-    the card's place is full."""
+def reserve_card(customer_id: int, payment_id: int, fingerprint: str | None) -> str:
+    """Take the attempt's place among its card's ('ok'), or say 'full' (the card's
+    declines reached the limit) or 'busy' (with its attempts in flight: wait); a card not
+    read (the provider could not say it) takes a place among the unread, which every
+    card's limit counts."""
     keys, config = Keys(customer_id), settings().card_testing
     if fingerprint is None:
         limit, declines, flying = 2**31, keys.flying("none"), keys.flying("unread")
@@ -134,8 +143,8 @@ def reserve_card(customer_id: int, payment_id: int, fingerprint: str | None) -> 
         )
     except RedisError as exc:
         log.warning("card of payment %s not reserved: %s", payment_id, exc)
-        return True
-    return (found.decode() if isinstance(found, bytes) else str(found)) == "ok"
+        return "ok"
+    return found.decode() if isinstance(found, bytes) else str(found)
 
 
 def release(customer_id: int, payment_id: int) -> None:

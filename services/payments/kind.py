@@ -17,6 +17,7 @@ from extensions import db
 from models import Payment, PaymentStatus, TransitionSource
 from models.types import utcnow
 from providers.base import ChargeRequest
+from providers.outcomes import NotSent
 from services.accounts import provider_customers
 from services.movements import engine, kinds, lifecycle
 from services.movements.locks import lock_payment
@@ -64,13 +65,16 @@ def _named(request: ChargeRequest, provider_payment_id: str) -> ChargeRequest:
 
 def _before_send(row: Any) -> Any:
     """Card testing (services/payments/attempts.py, in_flight.py): the attempt takes its
-    place among its customer's and its card's declines and attempts in flight, or is failed
-    without being sent: None. A customer's first payment at a provider that keeps customers
-    (Stripe) has its customer made there first, and is sent with it, so its lookup lists
-    that customer's intents alone (a short page, however busy the shop; made later, the
-    first payment's lookup read every intent around its sends)."""
-    why = _card_testing(row)
-    if why:  # (its places, if any, are given back by _after_send)
+    place among its customer's and its card's declines and attempts in flight; it waits
+    (NotSent: deferred) while attempts in flight hold them, and is failed without being
+    sent (None) once declines do. A customer's first payment at a provider that keeps
+    customers (Stripe) has its customer made there first, and is sent with it, so its
+    lookup lists that customer's intents alone (a short page, however busy the shop;
+    made later, the first payment's lookup read every intent around its sends)."""
+    verdict, why = _card_testing(row)
+    if verdict == "busy":
+        return NotSent(f"card testing: {why}; sent once their answers are in", None, False)
+    if verdict == "full":  # (its places, if any, are given back by _after_send)
         payment = engine.release(CHARGE, row.id)
         lifecycle.unmark_sending(payment, row.previous_sent_at)
         payment.last_sent_at = row.previous_last_sent_at
@@ -94,20 +98,26 @@ def _before_send(row: Any) -> Any:
     return row
 
 
-def _card_testing(row: Any) -> str:
-    """Why the attempt is not sent ('' : it is, its places taken)."""
+def _card_testing(row: Any) -> tuple[str, str]:
+    """('', ''): the attempt is sent, its places taken; ('busy', why): it waits for the
+    attempts in flight; ('full', why): it is refused."""
     lately = attempts.has_recent_declines(row.customer_declined_at, utcnow())
     place = in_flight.reserve(row.customer_id, row.id, has_declined_lately=lately)
     if place == "full":
-        return "this customer's card payments declined or in flight reached the limit"
+        return "full", "this customer's card payments declined too often lately"
+    if place == "busy":
+        return "busy", "this customer's declines and card payments in flight reached the limit"
     if place == "unread":
-        return ""
+        return "", ""
     fingerprint = attempts.card_fingerprint(row)
     if fingerprint is not None and attempts.is_card_blocked(row.customer_id, fingerprint):
-        return "this card declined too often for this customer lately"
-    if not in_flight.reserve_card(row.customer_id, row.id, fingerprint):
-        return "this card's payments declined or in flight reached the limit"
-    return ""
+        return "full", "this card declined too often for this customer lately"
+    card = in_flight.reserve_card(row.customer_id, row.id, fingerprint)
+    if card == "full":
+        return "full", "this card declined too often for this customer lately"
+    if card == "busy":
+        return "busy", "this card's declines and payments in flight reached the limit"
+    return "", ""
 
 
 def _after_send(row: Any) -> None:
