@@ -192,6 +192,13 @@ class CircuitBreaker:
             log.warning("breaker %s closed: the probe succeeded", self.provider)
         return result
 
+    def is_closed(self) -> bool:
+        """Whether calls pass without a probe now (closed, or forced closed); one read."""
+        forced, state = self.redis.hmget(self.keys[0], "forced", "state")
+        if forced is not None:
+            return _text(forced) == "closed"
+        return state is None or _text(state) == "closed"
+
     def force(self, action: str, *, actor: str, reason: str) -> str:
         """Admin override: 'open', 'closed' or 'reset'; audited in Redis (who, why)."""
         if action not in ("open", "closed", "reset"):

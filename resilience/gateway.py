@@ -117,6 +117,16 @@ class Gateway:
             BREAKER_REJECTIONS.labels(self.provider).inc()
         return decision
 
+    def _admit_if_closed(self) -> Decision:
+        """Let a call through a closed circuit only, without taking a probe; if Redis is
+        unreachable, let it through (as `_admit`)."""
+        try:
+            is_closed = self.breaker.is_closed()
+        except RedisError as exc:
+            log.warning("breaker of %s unreachable (%s): calling without it", self.provider, exc)
+            return Decision(Verdict.ALLOW, needs_record=False)
+        return Decision(Verdict.ALLOW if is_closed else Verdict.REJECT, needs_record=False)
+
     def call(
         self,
         context: CallContext,
@@ -125,14 +135,21 @@ class Gateway:
         before: Callable[[], object] | None = None,
         is_failure: Callable[[T], bool] = is_provider_failure,  # type: ignore[assignment]  # the default narrows the TypeVar
         recorder: Recorder | None = None,
+        counts: bool = True,
     ) -> T | NotSent:
         """Admit, then call, in one step: a refused admission is NotSent with the breaker's
         retry time (safe to repeat later). `before` runs only once admitted and right
         before the request (e.g. record "may have been sent" and commit). The breaker
         hears of every admitted request, also of one that raised (a failure). `recorder`,
         when given, takes the call's record instead of the call log (a caller that writes
-        it together with the outcome)."""
-        decision = self._admit()
+        it together with the outcome). `counts=False`: a call beside the movements (a
+        card's fingerprint, a customer made): admitted like any, but its answer is never
+        the breaker's verdict (another endpoint answering says nothing of the one that
+        hangs), and it is never the half-open probe: it is not sent then (NotSent), and
+        the probe passes to the next call."""
+        # A call beside the movements goes only through a closed circuit, and never takes
+        # the half-open probe (its answer is never the breaker's verdict).
+        decision = self._admit() if counts else self._admit_if_closed()
         if not decision.is_allowed:
             return NotSent(
                 CIRCUIT_OPEN, seconds_until(decision.retry_at_ms), is_provider_failure=False
@@ -157,6 +174,7 @@ class Gateway:
                 e.is_replayed or e.status in (401, 403) for e in exchanges
             )
             is_neutral = is_neutral or getattr(result, "is_request_error", False) is True
+            is_neutral = is_neutral or not counts
             what = _what_failed(context, result)
             self._record(
                 decision,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import requests
 
 from providers.http import HttpPolicy, classify_exception, json_object
-from providers.outcomes import Outcome, Unknown
+from providers.outcomes import NotSent, Outcome, Unknown
 
 PM_RE = re.compile(r"pm_[A-Za-z0-9_]{1,250}")  # a PaymentMethod id, as a URL path segment
 CUSTOMER_RE = re.compile(r"cus_[A-Za-z0-9]{1,250}")
@@ -44,9 +44,11 @@ class StripeCustomers:
             return found if CUSTOMER_RE.fullmatch(found) else Unknown("malformed customer id")
         return self._outcome_of(response, lambda _: Unknown("not a customer of ours"))
 
-    def card_fingerprint(self, payment_method: str) -> str | None:
+    def card_fingerprint(self, payment_method: str) -> str | NotSent | Unknown | None:
         """The fingerprint of the card behind a PaymentMethod (the same for every token
-        of one card), or None when Stripe cannot say now. A read: sends nothing."""
+        of one card); None when Stripe answered without one; the transport's NotSent or
+        Unknown, or Unknown for a 5xx, when it could not answer (the breaker counts those).
+        A read: sends nothing."""
         if not PM_RE.fullmatch(payment_method):
             return None
         try:
@@ -54,8 +56,10 @@ class StripeCustomers:
                 f"{self.api_base}/v1/payment_methods/{payment_method}",
                 timeout=self.policy.timeout,
             )
-        except requests.RequestException:
-            return None
+        except requests.RequestException as exc:
+            return classify_exception(exc)
+        if response.status_code >= 500:
+            return Unknown(f"provider error {response.status_code}")
         return card_fingerprint_of(json_object(response)) if response.status_code == 200 else None
 
 

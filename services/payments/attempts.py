@@ -214,7 +214,7 @@ def card_fingerprint(row: Any) -> str | None:
     if not (read and row.payment_method):
         return None
     context = CallContext("card_check", row.id, str(row.idempotency_key), kind="charge")
-    found = gateway_for(row.provider).call(
-        context, lambda: read(row.payment_method), is_failure=lambda found: False
-    )
+    # Beside the charge: never the breaker's verdict (an answering card endpoint says
+    # nothing of a hanging charge endpoint); a failed read refuses nothing.
+    found = gateway_for(row.provider).call(context, lambda: read(row.payment_method), counts=False)
     return found if isinstance(found, str) else None

@@ -70,3 +70,28 @@ def test_an_outage_keeps_its_start_and_reason_until_it_closes(redis: Redis, cloc
     b.record(is_failure=False, duration_s=0.01, token=probe.token)
     closed = b.snapshot()
     assert closed["outage_since_ms"] is None and closed["open_reason"] is None
+
+
+def test_a_call_beside_the_movements_is_never_the_probes_verdict(
+    redis: Redis, clock: Clock
+) -> None:
+    """A card's fingerprint read (`counts=False`) answering while charges hang: as the
+    half-open probe it neither closes the circuit nor keeps the probe."""
+    from providers.outcomes import NotSent
+    from resilience.gateway import CallContext, Gateway
+
+    b = breaker(redis, clock)
+    fail(b, 3)
+    clock.advance(0.3)
+    gateway = Gateway("stripe", b)
+    answered = gateway.call(CallContext("card_check"), lambda: "fp_1", counts=False)
+    assert isinstance(answered, NotSent)  # not sent: the circuit is not closed
+    snapshot = b.snapshot()
+    assert (snapshot["state"], snapshot["probes"]) == ("half_open", 0)  # no probe taken
+    assert b.allow().verdict == Verdict.PROBE  # the next call probes
+    closed = breaker(redis, clock)
+    closed.force("reset", actor="test", reason="a closed circuit")
+    assert (
+        Gateway("stripe", closed).call(CallContext("card_check"), lambda: "fp", counts=False)
+        == "fp"
+    )
