@@ -102,21 +102,14 @@ def reserve(customer_id: int, payment_id: int, *, has_declined_lately: bool) -> 
     `reserve_card`). 'unread' too when Redis cannot be asked (nothing is reserved then)."""
     keys, config = Keys(customer_id), settings().card_testing
     try:
-        found = redis_client.client.eval(
+        return _run(
             _RESERVE,
-            4,
-            keys.declines(),
-            keys.flying(),
-            keys.flying("unread"),
-            keys.place(payment_id),
-            config.max_per_customer,
-            config.window_s,
-            "1" if has_declined_lately else "0",
+            [keys.declines(), keys.flying(), keys.flying("unread"), keys.place(payment_id)],
+            [config.max_per_customer, config.window_s, "1" if has_declined_lately else "0"],
         )
     except RedisError as exc:
         log.warning("attempt of payment %s not reserved: %s", payment_id, exc)
         return "unread"
-    return found.decode() if isinstance(found, bytes) else str(found)
 
 
 def reserve_card(customer_id: int, payment_id: int, fingerprint: str | None) -> str:
@@ -131,26 +124,27 @@ def reserve_card(customer_id: int, payment_id: int, fingerprint: str | None) -> 
         limit, declines = config.max_per_card, keys.card_declines(fingerprint)
         flying = keys.flying(f"card:{fingerprint}")
     try:
-        found = redis_client.client.eval(
+        return _run(
             _RESERVE_CARD,
-            4,
-            declines,
-            flying,
-            keys.flying("unread"),
-            keys.place(payment_id),
-            limit,
-            config.window_s,
+            [declines, flying, keys.flying("unread"), keys.place(payment_id)],
+            [limit, config.window_s],
         )
     except RedisError as exc:
         log.warning("card of payment %s not reserved: %s", payment_id, exc)
         return "ok"
-    return found.decode() if isinstance(found, bytes) else str(found)
 
 
 def release(customer_id: int, payment_id: int) -> None:
     """Give the attempt's places back (its answer is applied: a decline counted instead)."""
     keys = Keys(customer_id)
     try:
-        redis_client.client.eval(_RELEASE, 2, keys.flying(), keys.place(payment_id))
+        _run(_RELEASE, [keys.flying(), keys.place(payment_id)], [])
     except RedisError as exc:
         log.warning("attempt of payment %s not released: %s", payment_id, exc)
+
+
+def _run(script: str, keys: list[str], args: list[str | int]) -> str:
+    """One of the scripts above, by its SHA (EVALSHA: its text goes to Redis once, not
+    with every charge); its answer as text."""
+    found = redis_client.client.register_script(script)(keys=keys, args=args)
+    return found.decode() if isinstance(found, bytes) else str(found)
