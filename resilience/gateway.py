@@ -143,12 +143,9 @@ class Gateway:
         hears of every admitted request, also of one that raised (a failure). `recorder`,
         when given, takes the call's record instead of the call log (a caller that writes
         it together with the outcome). `counts=False`: a call beside the movements (a
-        card's fingerprint, a customer made): admitted like any, but its answer is never
-        the breaker's verdict (another endpoint answering says nothing of the one that
-        hangs), and it is never the half-open probe: it is not sent then (NotSent), and
-        the probe passes to the next call."""
-        # A call beside the movements goes only through a closed circuit, and never takes
-        # the half-open probe (its answer is never the breaker's verdict).
+        card's fingerprint, a customer made) goes only through a closed circuit (else
+        NotSent, taking no probe), and its answer is never the breaker's verdict: another
+        endpoint answering says nothing of the one that hangs."""
         decision = self._admit() if counts else self._admit_if_closed()
         if not decision.is_allowed:
             return NotSent(
@@ -175,13 +172,12 @@ class Gateway:
             )
             is_neutral = is_neutral or getattr(result, "is_request_error", False) is True
             is_neutral = is_neutral or not counts
-            what = _what_failed(context, result)
             self._record(
                 decision,
                 is_failed=is_failed,
                 elapsed_s=elapsed_s,
                 is_neutral=is_neutral,
-                what=what,
+                what=_what_failed(context, result) if is_failed else "",
             )
         self._note_authentication(exchanges[-1].status if exchanges else None)
         if getattr(result, "is_request_error", False):
