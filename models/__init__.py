@@ -32,8 +32,11 @@ from models.provider_call import ProviderCall
 from models.provider_customer import ProviderCustomer
 from models.provider_payout import PayoutStatus, ProviderPayout
 from models.reconciliation import (
+    BalanceCorrection,
+    BalanceMatch,
     DayStatus,
     ItemOutcome,
+    PayoutContent,
     ProviderBalanceTxn,
     ReconciliationDay,
     ReconciliationItem,
@@ -65,6 +68,8 @@ __all__ = [
     "Alert",
     "AlertKind",
     "ArchivedTransition",
+    "BalanceCorrection",
+    "BalanceMatch",
     "Customer",
     "DayStatus",
     "Dispute",
@@ -85,6 +90,7 @@ __all__ = [
     "PaymentPurpose",
     "PaymentStatus",
     "PaymentTransition",
+    "PayoutContent",
     "PayoutStatus",
     "Posting",
     "ProcessedWebhook",

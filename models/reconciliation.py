@@ -37,6 +37,48 @@ class ProviderBalanceTxn(Model):
     read_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
+class BalanceMatch(Model):
+    """A provider's transaction matched to our entry: each at most once (UNIQUE both
+    ways, append-only); a second claimant of either is a `duplicate` item."""
+
+    __tablename__ = "balance_matches"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider_txn_id: Mapped[int] = mapped_column(
+        ForeignKey("provider_balance_transactions.id"), unique=True
+    )
+    entry_id: Mapped[int] = mapped_column(ForeignKey("journal_entries.id"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class PayoutContent(Model):
+    """A transaction a payout paid out: each in at most one payout (UNIQUE, append-only)."""
+
+    __tablename__ = "payout_contents"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    payout_txn_id: Mapped[int] = mapped_column(
+        ForeignKey("provider_balance_transactions.id"), index=True
+    )
+    txn_id: Mapped[int] = mapped_column(ForeignKey("provider_balance_transactions.id"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class BalanceCorrection(Model):
+    """A transaction read again with another amount or fee: the n-th new read, kept
+    beside the first (append-only)."""
+
+    __tablename__ = "provider_balance_corrections"
+    __table_args__ = (UniqueConstraint("provider_txn_id", "n"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider_txn_id: Mapped[int] = mapped_column(ForeignKey("provider_balance_transactions.id"))
+    n: Mapped[int] = mapped_column(Integer)
+    amount_minor: Mapped[int] = mapped_column(BigInteger)
+    fee_minor: Mapped[int] = mapped_column(BigInteger)
+    read_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
 class DayStatus(enum.StrEnum):
     RECONCILED = "reconciled"  # every item matched or booked
     UNRECONCILED = "unreconciled"  # one or more items to look at (red, alerted)
@@ -53,6 +95,10 @@ class ItemOutcome(enum.StrEnum):
     CURRENCY_DIFFERS = "currency_differs"
     PAYOUT_DIFFERS = "payout_differs"  # a payout's contents do not sum to its amount
     UNREADABLE = "unreadable"  # the provider's item could not be believed
+    DUPLICATE = "duplicate"  # a second claimant: listed twice, or an entry matched already
+    CORRECTED = "corrected"  # read again with another amount or fee (adjusted)
+    VANISHED = "vanished"  # read before, no longer in the provider's listing of its day
+    BALANCE_DIFFERS = "balance_differs"  # our clearing balance against the provider's
 
 
 class ReconciliationDay(Model):

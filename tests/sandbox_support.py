@@ -69,6 +69,17 @@ class Sandbox:
         assert response.status_code == 201, response.text
         return list(response.json()["data"])
 
+    def balance_transactions(self, **filters: str) -> list[dict[str, Any]]:
+        """Stripe's balance transactions as its API lists them (one page of 100)."""
+        response = requests.get(
+            f"{self.url}/v1/balance_transactions",
+            params={"limit": "100", **filters},
+            headers={"Authorization": "Bearer sk_test_sandbox"},
+            timeout=5,
+        )
+        response.raise_for_status()
+        return list(response.json()["data"])
+
     def plant_fee_adjustment(self, amount: int, currency: str = "eur") -> dict[str, Any]:
         """A fee the shop did not expect, taken from the balance."""
         response = requests.post(

@@ -30,7 +30,6 @@ UNIQUE by their source, so nothing posts twice). Our side is read in batches
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -56,41 +55,17 @@ from services.backoffice.alerts import raise_alert
 from services.books import journal
 from services.payouts import reads as payouts
 from services.platform.locales import money_text
-from services.statements import ours, provider_balance
+from services.statements import claims, corrections, ours, provider_balance
+from services.statements.items import AGREEING, WHAT_TO_DO, DayResult, Item, item_of
+
+__all__ = ["AGREEING", "BALANCE_PROVIDERS", "DayResult", "Item", "reconcile"]
 
 # The providers whose balance the books are reconciled against (their client reads it).
 BALANCE_PROVIDERS = ("stripe", "braintree")
 OUR_MOVEMENTS = tuple(kind.source_kind for kind in ours.KINDS.values())
-AGREEING = (ItemOutcome.MATCHED, ItemOutcome.BOOKED)
+BOOKED_TYPES = corrections.BOOKED_TYPES
 MATCHED_ENTRY = (ItemOutcome.MATCHED, ItemOutcome.AMOUNT_DIFFERS, ItemOutcome.CURRENCY_DIFFERS)
-BOOKED_TYPES = ("payout", "payout_failure")
-
-
-@dataclass(slots=True)
-class Item:
-    outcome: ItemOutcome
-    detail: str
-    txn: BalanceTxn | None = None
-    txn_row_id: int | None = None  # provider_balance_transactions.id
-    entry_id: int | None = None
-    theirs: int | None = None
-    ours: int | None = None
-    currency: str | None = None
-
-
-@dataclass
-class DayResult:
-    provider: str
-    day: date
-    items: list[Item] = field(default_factory=list)
-
-    @property
-    def status(self) -> DayStatus:
-        agree = all(item.outcome in AGREEING for item in self.items)
-        return DayStatus.RECONCILED if agree else DayStatus.UNRECONCILED
-
-    def count(self, *outcomes: ItemOutcome) -> int:
-        return sum(1 for item in self.items if item.outcome in outcomes)
+ALERTS_PER_RUN = 50  # one alert per discrepancy; past this many in a run, one for the rest
 
 
 def day_bounds(day: date) -> tuple[datetime, datetime]:
@@ -113,18 +88,19 @@ def reconcile(provider: str, day: date) -> DayResult:
     is stored then). Commits."""
     start, end = day_bounds(day)
     read = provider_balance.day_transactions(provider, start, end)
-    good = [txn for txn in read if txn.problem is None]
+    listed, repeats = claims.listed_once([txn for txn in read if txn.problem is None])
     contents = {
         txn.source_id: provider_balance.payout_transactions(provider, txn.source_id)
-        for txn in good
+        for txn in listed
         if txn.type == "payout"
     }
     # One reconciliation of a provider's day at a time (a scheduled run and a person's).
     db.session.execute(
         select(func.pg_advisory_xact_lock(func.hashtext(f"books:reconcile:{provider}:{day}")))
     )
-    row_ids = provider_balance.record(provider, good)
-    mine = ours.ours_for(provider, good)
+    row_ids = provider_balance.record(provider, listed)
+    found_again = corrections.read_again(listed, row_ids)
+    mine = ours.ours_for(provider, listed)
     result = DayResult(provider, day)
     result.items = [
         Item(ItemOutcome.UNREADABLE, f"{txn.txn_id}: {txn.problem}")
@@ -132,15 +108,24 @@ def reconcile(provider: str, day: date) -> DayResult:
         if txn.problem is not None
     ]
     events = payouts.told(provider, contents)
-    for txn in good:
-        item = _judge(txn, mine.get(txn.txn_id), contents.get(txn.source_id))
+    for txn in listed:
+        item = _judge(provider, txn, mine.get(txn.txn_id), contents.get(txn.source_id), listed)
         if item.outcome == ItemOutcome.BOOKED and txn.type == "payout":
             item = _as_told(item, txn, events.get(txn.source_id))
         item.txn_row_id = row_ids[txn.txn_id]
         result.items.append(item)
+    claims.claim_entries(result.items)
+    for item in result.items:
+        if item.outcome == ItemOutcome.BOOKED and item.txn and item.txn.type == "payout":
+            inside = [t for t in contents[item.txn.source_id] if t.txn_id != item.txn.txn_id]
+            claims.claim_contents(item, provider_balance.record(provider, inside))
+    for item in repeats:
+        item.txn_row_id = row_ids[item.key]
+    result.items += repeats
     # Only what agrees moves money in the books: a mismatch never does.
     agreed = [i.txn for i in result.items if i.outcome in AGREEING and i.txn is not None]
     _book(provider, agreed, row_ids)
+    result.items += corrections.adjust(provider, found_again, {t.txn_id for t in agreed})
     result.items += _ours_missing(provider, start, end, result)
     _store(result)
     db.session.commit()
@@ -169,17 +154,23 @@ def _book(provider: str, txns: list[BalanceTxn], row_ids: dict[str, int]) -> Non
     journal.post_many(entries)
 
 
-def _judge(txn: BalanceTxn, mine: ours.Ours | None, contents: list[BalanceTxn] | None) -> Item:
+def _judge(
+    provider: str,
+    txn: BalanceTxn,
+    mine: ours.Ours | None,
+    contents: list[BalanceTxn] | None,
+    listed: list[BalanceTxn],
+) -> Item:
     if ours.kind_of(txn) is not None:
         return _against(txn, mine)
     if txn.type == "payout" and contents is not None:
         return payout_item(txn, contents)
     if txn.type == "payout_failure":
-        return _item(ItemOutcome.BOOKED, f"payout {txn.source_id} failed: its money back", txn)
+        return claims.judge_failure(provider, txn, listed)
     if txn.type == "fee":  # a fee of its own (Braintree's fee report): the provider's to say
-        return _item(ItemOutcome.BOOKED, f"fee of transaction {txn.source_id}", txn)
+        return item_of(ItemOutcome.BOOKED, f"fee of transaction {txn.source_id}", txn)
     detail = f"{txn.type} ({txn.category}) {txn.source_id}: not in our books"
-    return _item(ItemOutcome.MISSING_AT_OURS, detail, txn)
+    return item_of(ItemOutcome.MISSING_AT_OURS, detail, txn)
 
 
 def payout_item(txn: BalanceTxn, contents: list[BalanceTxn]) -> Item:
@@ -192,8 +183,8 @@ def payout_item(txn: BalanceTxn, contents: list[BalanceTxn]) -> Item:
             f"payout {txn.source_id} of {money_text(-txn.amount_minor, cur)}: "
             f"its contents sum to {money_text(inside, cur)}"
         )
-        return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=inside)
-    return _item(ItemOutcome.BOOKED, f"payout {txn.source_id}: {len(contents) - 1} inside", txn)
+        return item_of(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=inside)
+    return item_of(ItemOutcome.BOOKED, f"payout {txn.source_id}: {len(contents) - 1} inside", txn)
 
 
 def _as_told(item: Item, txn: BalanceTxn, told: ProviderPayout | None) -> Item:
@@ -205,38 +196,27 @@ def _as_told(item: Item, txn: BalanceTxn, told: ProviderPayout | None) -> Item:
         f"payout {txn.source_id} of {money_text(-txn.amount_minor, txn.currency)}: its events "
         f"said {money_text(told.amount_minor, told.currency)}"
     )
-    return _item(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=told.amount_minor)
-
-
-def _item(
-    outcome: ItemOutcome,
-    detail: str,
-    txn: BalanceTxn,
-    *,
-    ours: int | None = None,
-    entry_id: int | None = None,
-) -> Item:
-    return Item(outcome, detail[:200], txn, None, entry_id, txn.amount_minor, ours, txn.currency)
+    return item_of(ItemOutcome.PAYOUT_DIFFERS, detail, txn, ours=told.amount_minor)
 
 
 def _against(txn: BalanceTxn, mine: ours.Ours | None) -> Item:
     what = f"{txn.type} {txn.source_id}"
     if mine is None:
         ref = f" ({txn.payment_ref})" if txn.payment_ref else ""
-        return _item(ItemOutcome.MISSING_AT_OURS, f"{what}{ref}: no movement of ours", txn)
+        return item_of(ItemOutcome.MISSING_AT_OURS, f"{what}{ref}: no movement of ours", txn)
     if mine.entry_id is None:
         detail = f"{what}: {mine.label} is {mine.status}, not in our books"
-        return _item(ItemOutcome.MISSING_AT_OURS, detail, txn)
+        return item_of(ItemOutcome.MISSING_AT_OURS, detail, txn)
     said = {"ours": mine.amount, "entry_id": mine.entry_id}
     if mine.currency != txn.currency:
         detail = f"{what}: {mine.label} in {mine.currency}, theirs in {txn.currency}"
-        return _item(ItemOutcome.CURRENCY_DIFFERS, detail, txn, **said)
+        return item_of(ItemOutcome.CURRENCY_DIFFERS, detail, txn, **said)
     if mine.amount != txn.amount_minor:
         moved = "nothing" if mine.amount is None else money_text(mine.amount, txn.currency)
         theirs = money_text(txn.amount_minor, txn.currency)
         detail = f"{what}: {mine.label} moved {moved}, theirs {theirs}"
-        return _item(ItemOutcome.AMOUNT_DIFFERS, detail, txn, **said)
-    return _item(ItemOutcome.MATCHED, f"{what}: {mine.label}", txn, **said)
+        return item_of(ItemOutcome.AMOUNT_DIFFERS, detail, txn, **said)
+    return item_of(ItemOutcome.MATCHED, f"{what}: {mine.label}", txn, **said)
 
 
 def _ours_missing(provider: str, start: datetime, end: datetime, result: DayResult) -> list[Item]:
@@ -327,10 +307,32 @@ def _store(result: DayResult) -> None:
             for item in result.items[start : start + ours.CHUNK]
         ]
         db.session.execute(insert(ReconciliationItem), rows)
-    if result.status == DayStatus.UNRECONCILED:
+    _alert(result)
+
+
+def _alert(result: DayResult) -> None:
+    """One alert per discrepancy, keyed by its item (a second on the same day alerts too;
+    a run that finds the same again alerts nothing), saying what to do; a payout the bank
+    refused alerts though it is booked (Stripe documents that a paid payout can fail)."""
+    found = [i for i in result.items if i.outcome not in AGREEING]
+    found += [
+        i
+        for i in result.items
+        if i.outcome == ItemOutcome.BOOKED and i.txn and i.txn.type == "payout_failure"
+    ]
+    where = f"{result.provider} {result.day}"
+    for item in found[:ALERTS_PER_RUN]:
+        todo = WHAT_TO_DO.get(item.outcome, "check the bank account the payout went to")
         raise_alert(
             AlertKind.BOOKS_UNRECONCILED,
-            f"books:{result.provider}:{result.day}:{day.unmatched}",
-            f"The books of {result.provider} for {result.day} do not reconcile: "
-            f"{day.unmatched} of {len(result.items)} items to look at (Books page).",
+            f"books:{result.provider}:{result.day}:{item.outcome.value}:{item.key}",
+            f"The books of {where}: {item.outcome.value}: {item.detail}. What to do: {todo} "
+            "(Books page).",
+        )
+    if len(found) > ALERTS_PER_RUN:
+        raise_alert(
+            AlertKind.BOOKS_UNRECONCILED,
+            f"books:{result.provider}:{result.day}:more:{len(found)}",
+            f"The books of {where}: {len(found) - ALERTS_PER_RUN} more items to look at "
+            "than were alerted one by one (Books page).",
         )

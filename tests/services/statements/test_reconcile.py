@@ -137,8 +137,16 @@ def test_each_planted_discrepancy_is_found_and_named(
         assert f"({outside.id}): no movement of ours" in details
         assert "adjustment (fee)" in details
         assert f"payment {ours + 1000} succeeded: not in stripe's balance" in details
-        [alert] = db.session.scalars(select(Alert)).all()
-        assert alert.kind == AlertKind.BOOKS_UNRECONCILED and "3 of 4" in alert.detail
+        alerts = db.session.scalars(select(Alert)).all()  # one per discrepancy
+        assert {a.kind for a in alerts} == {AlertKind.BOOKS_UNRECONCILED}
+        assert sorted(a.dedupe_key.split(":")[3] for a in alerts) == [
+            "missing_at_ours",
+            "missing_at_ours",
+            "missing_at_provider",
+        ]
+        assert all("What to do: " in a.detail for a in alerts)
+        reconcile.reconcile("stripe", _today())  # found again: alerted already
+        assert len(db.session.scalars(select(Alert)).all()) == 3
 
 
 def test_an_amount_that_differs_is_named_with_both_sides(
