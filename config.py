@@ -81,16 +81,18 @@ def _email_horizon(env: Mapping[str, str]) -> float:
 MAX_TRUSTED_PROXIES = 5  # more hops than any real front has
 
 
-def _database_url(env: Mapping[str, str], default: str) -> str:
+def _database_url(env: Mapping[str, str], default: str, name: str = "DATABASE_URL") -> str:
     """PostgreSQL only: every money guarantee rests on its row locks (FOR UPDATE, SKIP
     LOCKED, the one-active-payment index), which SQLite and others do not give."""
-    url = env.get("DATABASE_URL", "").strip() or default
+    url = env.get(name, "").strip() or default
+    if not url:
+        return url
     scheme = url.split(":", 1)[0].lower()
     if scheme in ("postgres", "postgresql"):
         return "postgresql+psycopg" + url[len(scheme) :]  # the driver we ship
     if not scheme.startswith("postgresql+"):
         raise ConfigError(
-            f"DATABASE_URL is a {scheme or 'malformed'} URL: PostgreSQL is the only database "
+            f"{name} is a {scheme or 'malformed'} URL: PostgreSQL is the only database "
             "(its row locks keep payments and wallets safe). Give a postgresql:// URL, or "
             "unset it for the embedded PostgreSQL of `make run`."
         )
@@ -138,6 +140,11 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         raise ConfigError("DATABASE_URL is not set. It is required when APP_ENV=production.")
     defaults = dev_urls(env)
     database_url = _database_url(env, defaults["DATABASE_URL"])
+    # The owner runs the migrations; the app's role owns nothing (models/privileges.py).
+    # The embedded PostgreSQL's owner when DATABASE_URL is its default too; else none
+    # (one role does both, as before: docs/books.md says how to part them).
+    owner_default = "" if env.get("DATABASE_URL", "").strip() else defaults["DATABASE_OWNER_URL"]
+    database_owner_url = _database_url(env, owner_default, "DATABASE_OWNER_URL")
     if is_production and not redis_url:
         raise ConfigError("REDIS_URL is not set. It is required when APP_ENV=production.")
     if is_sentinel_url(redis_url):
@@ -210,6 +217,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "IS_PRODUCTION": is_production,
         "SECRET_KEY": secret_key,
         "SQLALCHEMY_DATABASE_URI": database_url,
+        "DATABASE_OWNER_URL": database_owner_url,
         # A connection is asked whether it is alive before it is lent only when it lay
         # idle (resilience/db_ping.py), not before every checkout (`pool_pre_ping`).
         "SQLALCHEMY_ENGINE_OPTIONS": {},

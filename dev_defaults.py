@@ -20,6 +20,7 @@ DEV_PORTS = {
     "MAIL_SINK_PORT": 8025,
 }
 EMBEDDED_DATABASE = "payments"  # the embedded cluster's database (data in instance/postgres)
+APP_ROLE = "payments_app"  # the app's database role: owns nothing (models/privileges.py)
 DEV_SMTP_URL = f"smtp://127.0.0.1:{DEV_PORTS['MAIL_SINK_PORT']}"  # refused in production
 LIVE_KEY_PREFIXES = ("sk_live_", "rk_live_", "pk_live_")
 LOOPBACK_HOSTS = ("127.", "localhost", "[::1]")
@@ -38,7 +39,9 @@ def dev_urls(env: Mapping[str, str]) -> dict[str, str]:
     """The development defaults of the URLs, on the ports of `dev_ports`."""
     ports = dev_ports(env)
     return {
-        "DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:{ports['POSTGRES_PORT']}/"
+        "DATABASE_URL": f"postgresql+psycopg://{APP_ROLE}@127.0.0.1:{ports['POSTGRES_PORT']}/"
+        + EMBEDDED_DATABASE,
+        "DATABASE_OWNER_URL": f"postgresql+psycopg://postgres@127.0.0.1:{ports['POSTGRES_PORT']}/"
         + EMBEDDED_DATABASE,
         "REDIS_URL": f"redis://127.0.0.1:{ports['REDIS_PORT']}/0",
         "SANDBOX_URL": f"http://127.0.0.1:{ports['SANDBOX_PORT']}",

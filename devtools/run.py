@@ -25,6 +25,7 @@ from sqlalchemy.exc import OperationalError
 
 from config import INSTANCE_DIR, PROJECT_DIR, ConfigError
 from dev_defaults import EMBEDDED_DATABASE, dev_ports, dev_urls
+from devtools.db_roles import ensure_app_role
 from devtools.servers import redis_server_binary
 from devtools.supervisor_conf import Layout, render
 from providers.registry import PROVIDERS
@@ -79,6 +80,11 @@ def main() -> None:
     embedded = {name: not env.get(name) for name in ("DATABASE_URL", "REDIS_URL", "SMTP_URL")}
     for name in ("DATABASE_URL", "REDIS_URL", "SMTP_URL", "SANDBOX_URL", "PUBLIC_URL"):
         env[name] = env.get(name) or urls[name]  # every program gets the same URLs
+    # The migrations run as the owner: the embedded cluster's, or DATABASE_OWNER_URL
+    # (unset beside a DATABASE_URL of your own: that role runs them, docs/books.md).
+    owner_url = env.pop("DATABASE_OWNER_URL", "") or (
+        urls["DATABASE_OWNER_URL"] if embedded["DATABASE_URL"] else ""
+    )
     providers = [p for p in env.get("PAYMENTS_PROVIDERS", ",".join(PROVIDERS)).split(",") if p]
     # The pages offer every provider, in turn (the README's tour pays with each).
     env.setdefault("PAYMENTS_PROVIDER_WEIGHTS", ",".join(f"{p}=1" for p in providers))
@@ -123,7 +129,7 @@ def main() -> None:
     supervisord = subprocess.Popen([str(bin_dir / "supervisord"), "-n", "-c", str(conf)])
     signal.signal(signal.SIGTERM, lambda *_: supervisord.terminate())
     try:
-        _start(layout, conf, bin_dir, supervisord)
+        _start(layout, conf, bin_dir, supervisord, owner_url)
     except (RuntimeError, OperationalError, subprocess.CalledProcessError) as exc:
         supervisord.terminate()
         supervisord.wait()
@@ -133,15 +139,24 @@ def main() -> None:
     _wait(supervisord)
 
 
-def _start(layout: Layout, conf: Path, bin_dir: Path, supervisord: subprocess.Popen[bytes]) -> None:
+def _start(
+    layout: Layout,
+    conf: Path,
+    bin_dir: Path,
+    supervisord: subprocess.Popen[bytes],
+    owner_url: str,
+) -> None:
     env = os.environ
     if layout.embedded_postgres_port:
         _wait_for(layout.embedded_postgres_port, "PostgreSQL", layout, supervisord)
-        _create_database(env["DATABASE_URL"])
+        _create_database(owner_url)
+        ensure_app_role(owner_url)  # the app's role, which owns nothing
     if layout.embedded_redis_port:
         _wait_for(layout.embedded_redis_port, "Redis", layout, supervisord)
     flask = [str(bin_dir / "flask"), "--app", "app"]
-    subprocess.run([*flask, "db", "upgrade"], check=True, cwd=PROJECT_DIR)
+    # Only the migrations are given the owner's URL: every program runs as the app's role.
+    upgrade_env = {**env, "DATABASE_OWNER_URL": owner_url} if owner_url else None
+    subprocess.run([*flask, "db", "upgrade"], check=True, cwd=PROJECT_DIR, env=upgrade_env)
     subprocess.run([*flask, "seed"], check=True, cwd=PROJECT_DIR)
     conf.write_text(render(layout))  # now the programs that need the schema
     ctl = [str(bin_dir / "supervisorctl"), "-c", str(conf)]

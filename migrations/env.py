@@ -3,6 +3,10 @@ from logging.config import fileConfig
 
 from alembic import context
 from flask import current_app
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.pool import NullPool
+
+from models.privileges import grants
 
 # this is the Alembic Config object, which provides
 # access to the values within the .ini file in use.
@@ -15,7 +19,21 @@ logger = logging.getLogger("alembic.env")
 
 
 def get_engine():
+    """The owner's (DATABASE_OWNER_URL) when the app connects as a role of its own: the
+    app's role owns nothing and may not change the schema (models/privileges.py)."""
+    owner = current_app.config.get("DATABASE_OWNER_URL")
+    if owner:
+        return create_engine(owner, poolclass=NullPool)
     return current_app.extensions["migrate"].db.engine
+
+
+def app_role():
+    """The app's role, when it is not the owner (None: one role does both)."""
+    owner = current_app.config.get("DATABASE_OWNER_URL")
+    if not owner:
+        return None
+    role = make_url(current_app.config["SQLALCHEMY_DATABASE_URI"]).username
+    return role if role and role != make_url(owner).username else None
 
 
 def get_engine_url():
@@ -92,6 +110,15 @@ def run_migrations_online():
 
         with context.begin_transaction():
             context.run_migrations()
+            role = app_role()
+            if role is not None:
+                tables = connection.execute(
+                    text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+                ).scalars()
+                for statement in grants(role, set(tables)):
+                    connection.execute(text(statement))
+    if connectable is not current_app.extensions["migrate"].db.engine:
+        connectable.dispose()
 
 
 if context.is_offline_mode():

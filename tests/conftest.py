@@ -9,6 +9,7 @@ all three: it runs one short session per mutant (devtools/mutation.py).
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -19,10 +20,13 @@ import stripe
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from redis import Redis
-from sqlalchemy import text
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import NullPool
 
 from app import create_app
 from config import ConfigError, settings_from_env
+from devtools.db_roles import ensure_app_role
 from devtools.postgres import throwaway_postgres
 from devtools.servers import throwaway_redis
 from extensions import db
@@ -44,8 +48,24 @@ def server_urls() -> Iterator[dict[str, str]]:
                 pytest.exit(f"TEST_DATABASE_URL: {exc}", returncode=2)
         else:
             database_url = stack.enter_context(throwaway_postgres())
+        try:  # the app connects as a role that owns nothing; the migrations as the owner
+            app_url = ensure_app_role(database_url, password=secrets.token_hex(16))
+        except DBAPIError as exc:
+            pytest.exit(
+                "the tests' database role must be able to CREATE ROLE (the app's role, "
+                f"which owns nothing, is made beside it): {str(exc).splitlines()[0]}",
+                returncode=2,
+            )
         redis_url = os.environ.get("REDIS_URL", "") or stack.enter_context(throwaway_redis())
-        yield {"database": database_url, "redis": redis_url}
+        yield {"database": app_url, "database_owner": database_url, "redis": redis_url}
+
+
+@pytest.fixture(scope="session")
+def owner_engine(server_urls: dict[str, str]) -> Iterator[Engine]:
+    """The database's owner (what the app's role may not do: empty a table, DDL)."""
+    engine = create_engine(server_urls["database_owner"], poolclass=NullPool)
+    yield engine
+    engine.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -105,20 +125,21 @@ def clean_state(request: pytest.FixtureRequest) -> Iterator[None]:
         return
     app: Flask = request.getfixturevalue("app")
     request.getfixturevalue("sandbox")
+    _empty_tables(request.getfixturevalue("owner_engine"))
     with app.app_context():
-        _empty_tables()
         Redis.from_url(app.config["REDIS_URL"]).flushdb()
     yield
     with app.app_context():
         db.session.remove()
 
 
-def _empty_tables() -> None:
+def _empty_tables(owner: Engine) -> None:
+    """As the owner (the app's role may not TRUNCATE); the books refuse it but in a
+    throwaway database (migration 0033)."""
     tables = [t.name for t in reversed(db.metadata.sorted_tables)]
-    # The books refuse TRUNCATE but in a throwaway database (migration 0033).
-    db.session.execute(text("SET LOCAL payments.throwaway_database = 'on'"))
-    db.session.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
-    db.session.commit()
+    with owner.begin() as conn:
+        conn.execute(text("SET LOCAL payments.throwaway_database = 'on'"))
+        conn.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
 
 
 @pytest.fixture

@@ -197,6 +197,7 @@ def make_test_config(server_urls: dict[str, str], **overrides: Any) -> dict[str,
         "TESTING": True,
         "SECRET_KEY": "test-secret",
         "SQLALCHEMY_DATABASE_URI": server_urls["database"],
+        "DATABASE_OWNER_URL": server_urls.get("database_owner", ""),
         "REDIS_URL": server_urls["redis"],
         # Concurrency tests run up to 50 threads, each with its own connection.
         "SQLALCHEMY_ENGINE_OPTIONS": {"pool_size": 60},

@@ -33,8 +33,9 @@ def lock_waiters(engine: Engine) -> int:
 
 
 def drop_other_connections(engine: Engine) -> int:
-    """Terminate every other connection to this database, as a restart does to a pool
-    (every worker of the suite has a cluster of its own); how many there were. Each
+    """Terminate every other connection of this role (the app's) to this database, as a
+    restart does to a pool (every worker of the suite has a cluster of its own); how many
+    there were. Each
     backend is waited for until it has exited (up to 5 s), so the drop is complete when
     this returns."""
     with engine.connect() as conn:
@@ -42,7 +43,8 @@ def drop_other_connections(engine: Engine) -> int:
             text(
                 "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)) "
                 "FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND datname = current_database()"
+                "WHERE pid <> pg_backend_pid() AND datname = current_database() "
+                "AND usename = current_user"
             )
         ).scalar_one()
         conn.commit()

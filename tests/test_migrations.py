@@ -46,13 +46,19 @@ def test_session_database_is_postgres(app: Flask) -> None:
 @pytest.fixture
 def scratch_app(server_urls: dict[str, str], make_app: Any) -> Iterator[Flask]:
     """An app on a database of its own (same server, empty): migrations may go down there."""
-    url = make_url(server_urls["database"])
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    owner = make_url(server_urls["database_owner"])
+    admin = create_engine(owner, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text("DROP DATABASE IF EXISTS migrations_scratch"))
         conn.execute(text("CREATE DATABASE migrations_scratch"))
-    scratch = url.set(database="migrations_scratch").render_as_string(hide_password=False)
-    yield make_app(SQLALCHEMY_DATABASE_URI=scratch)
+
+    def scratch(url: str) -> str:
+        return make_url(url).set(database="migrations_scratch").render_as_string(False)
+
+    yield make_app(
+        SQLALCHEMY_DATABASE_URI=scratch(server_urls["database"]),
+        DATABASE_OWNER_URL=scratch(server_urls["database_owner"]),
+    )
     with admin.connect() as conn:
         conn.execute(text("DROP DATABASE IF EXISTS migrations_scratch WITH (FORCE)"))
     admin.dispose()

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from flask import Flask
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 
 from extensions import db
 from models import Account, Source, SourceKind
@@ -21,7 +21,7 @@ from tests.sandbox_support import wait_for
 
 
 def test_the_trial_balance_lists_every_account_and_exits_by_the_sum(
-    app: Flask, runner: Any
+    app: Flask, runner: Any, owner_engine: Engine
 ) -> None:
     with app.app_context():
         legs = [Leg(Account.clearing("stripe"), 1400, "EUR"), Leg(Account.REVENUE, -1400, "EUR")]
@@ -33,19 +33,16 @@ def test_the_trial_balance_lists_every_account_and_exits_by_the_sum(
     assert lines[0].split() == ["clearing:stripe", "EUR", "€14.00"]
     assert lines[1].split() == ["revenue", "EUR", "-€14.00"]
     assert lines[-1] == "trial balance: zero"
-    with app.app_context():  # a posting written past the database's check (a restore gone wrong)
-        db.session.execute(text("ALTER TABLE postings DISABLE TRIGGER postings_balanced"))
-        try:
-            db.session.execute(
-                text(
-                    "INSERT INTO postings (entry_id, account, amount_minor, currency) "
-                    "SELECT id, 'revenue', -1, 'EUR' FROM journal_entries"
-                )
+    # A posting written past the database's check by its owner (a restore gone wrong).
+    with owner_engine.begin() as conn:
+        conn.execute(text("ALTER TABLE postings DISABLE TRIGGER postings_balanced"))
+        conn.execute(
+            text(
+                "INSERT INTO postings (entry_id, account, amount_minor, currency) "
+                "SELECT id, 'revenue', -1, 'EUR' FROM journal_entries"
             )
-            db.session.commit()
-        finally:
-            db.session.execute(text("ALTER TABLE postings ENABLE TRIGGER postings_balanced"))
-            db.session.commit()
+        )
+        conn.execute(text("ALTER TABLE postings ENABLE TRIGGER postings_balanced"))
     broken = runner.invoke(args=["books", "trial-balance"])
     assert broken.exit_code == 1
     assert broken.output.splitlines()[-1] == "trial balance: broken {'EUR': -1}"

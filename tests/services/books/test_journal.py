@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import event, func, select, text
+from sqlalchemy import Engine, event, func, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from extensions import db
@@ -135,12 +135,16 @@ def test_the_database_refuses_an_unbalanced_entry_at_the_commit(app_ctx: Flask) 
         "DELETE FROM journal_entries",
     ],
 )
-def test_a_posted_entry_is_never_changed(app_ctx: Flask, statement: str) -> None:
+def test_a_posted_entry_is_never_changed(
+    app_ctx: Flask, owner_engine: Engine, statement: str
+) -> None:
     journal.post(SOURCE, "succeeded", CHARGE)
     db.session.commit()
-    with pytest.raises(DBAPIError, match="append-only"):
+    with pytest.raises(DBAPIError, match="permission denied"):  # the app's role may not
         db.session.execute(text(statement))
     db.session.rollback()
+    with pytest.raises(DBAPIError, match="append-only"), owner_engine.begin() as conn:
+        conn.execute(text(statement))  # nor may the owner: the trigger refuses it
     assert journal.balances()[("revenue", "EUR")] == -1400
 
 
