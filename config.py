@@ -277,6 +277,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         "BACKFILL_INTERVAL_S": integer(env, "BACKFILL_INTERVAL_S", 60),
         # Yesterday's books against each provider's balance (services/statements/reconcile.py).
         "BOOKS_RECONCILE_INTERVAL_S": integer(env, "BOOKS_RECONCILE_INTERVAL_S", 3600),
+        # Stripe pays a day's charges out about two days later: a week leaves it time.
+        "BOOKS_CLOSE_AFTER_DAYS": integer(env, "BOOKS_CLOSE_AFTER_DAYS", 7),
         # Reconciliation of unknown outcomes: growing delays between lookups, then review.
         "RECONCILE_DELAYS_S": [
             int(v) for v in _list(env, "RECONCILE_DELAYS_S", "60,300,900,3600,21600")

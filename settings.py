@@ -98,6 +98,7 @@ class HousekeepingSettings:
     retention_days: int  # settled history leaves the hot tables after this
     call_log_retention_days: int
     books_interval_s: int  # yesterday's books are reconciled (until they are) this often
+    books_close_after_days: int  # a reconciled day is closed by the scheduler when this old
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,7 @@ class Settings:
                 retention_days=int(c["RETENTION_DAYS"]),
                 call_log_retention_days=int(c["CALL_LOG_RETENTION_DAYS"]),
                 books_interval_s=int(c["BOOKS_RECONCILE_INTERVAL_S"]),
+                books_close_after_days=int(c["BOOKS_CLOSE_AFTER_DAYS"]),
             ),
         )
 

@@ -1,5 +1,5 @@
-"""`flask books trial-balance`, `flask books rebuild-check` and `flask books reconcile
---date YYYY-MM-DD`."""
+"""`flask books trial-balance`, `flask books rebuild-check`, `flask books reconcile
+--date YYYY-MM-DD`, `flask books close` and `flask books reopen`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from flask.cli import AppGroup
 from extensions import db
 from services.books import journal, rebuild
 from services.platform.locales import money_text
-from services.statements import days
+from services.statements import closing, days
 from services.statements.reconcile import AGREEING, BALANCE_PROVIDERS
 
 books_cli = AppGroup("books", help="The books: the double-entry journal (docs/books.md).")
@@ -46,6 +46,16 @@ def reconcile_command(day: datetime, provider: str, wait_s: float) -> None:
         click.echo("Redis did not take the job: nothing was reconciled", err=True)
         sys.exit(2)
     outcome = days.outcome_of(job_id, wait_s)
+    if outcome == "closed":
+        db.session.rollback()
+        found = days.day_of(provider, day.date())
+        by = f" by {found.closed_by}" if found is not None else ""
+        click.echo(
+            f"{provider} {day.date()} is closed{by}: reopen it with a reason first "
+            "(flask books reopen), or look at the open day",
+            err=True,
+        )
+        sys.exit(2)
     if outcome not in ("reconciled", "unreconciled"):
         why = outcome or f"not run within {wait_s:g} s (is a worker on the {provider} queue?)"
         click.echo(f"{provider} {day.date()}: {why}; job {job_id}", err=True)
@@ -70,6 +80,36 @@ def reconcile_command(day: datetime, provider: str, wait_s: float) -> None:
         said = f" ({', '.join(amounts)})" if amounts else ""
         click.echo(f"{item.outcome.value:<20} {item.detail}{said}")
     sys.exit(0 if outcome == "reconciled" else 1)
+
+
+@books_cli.command("close")
+@click.option("--date", "day", required=True, type=click.DateTime(formats=["%Y-%m-%d"]))
+@click.option("--provider", type=click.Choice(BALANCE_PROVIDERS), default=BALANCE_PROVIDERS[0])
+@click.option("--by", "actor", required=True, help="who closes it (an email)")
+def close_command(day: datetime, provider: str, actor: str) -> None:
+    """Close a reconciled day: its result and items never change again (exit 1 when it
+    cannot be closed, saying why)."""
+    try:
+        found = closing.close(provider, day.date(), actor)
+    except closing.CannotClose as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
+    click.echo(f"{provider} {found.day}: closed by {found.closed_by}")
+
+
+@books_cli.command("reopen")
+@click.option("--date", "day", required=True, type=click.DateTime(formats=["%Y-%m-%d"]))
+@click.option("--provider", type=click.Choice(BALANCE_PROVIDERS), default=BALANCE_PROVIDERS[0])
+@click.option("--by", "actor", required=True, help="who reopens it (an email)")
+@click.option("--reason", required=True, help="why (kept in the day's audit trail)")
+def reopen_command(day: datetime, provider: str, actor: str, reason: str) -> None:
+    """Reopen a closed day, with a reason (exit 1 when it is not closed)."""
+    try:
+        found = closing.reopen(provider, day.date(), actor, reason)
+    except closing.CannotClose as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
+    click.echo(f"{provider} {found.day}: reopened by {actor}: {reason}")
 
 
 @books_cli.command("rebuild-check")

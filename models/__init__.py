@@ -34,6 +34,8 @@ from models.provider_payout import PayoutStatus, ProviderPayout
 from models.reconciliation import (
     BalanceCorrection,
     BalanceMatch,
+    BookDayAudit,
+    DayAction,
     DayStatus,
     ItemOutcome,
     PayoutContent,
@@ -70,7 +72,9 @@ __all__ = [
     "ArchivedTransition",
     "BalanceCorrection",
     "BalanceMatch",
+    "BookDayAudit",
     "Customer",
+    "DayAction",
     "DayStatus",
     "Dispute",
     "DisputeStatus",

@@ -18,7 +18,11 @@ APPEND_ONLY = (
     "balance_matches",
     "payout_contents",
     "provider_balance_corrections",
+    "book_day_audit",
 )
+# A day's close is written by book_day_audit's trigger (migration 0034), never by the app:
+# of a day's row the app's role may update only what a reconciliation says.
+DAY_COLUMNS = "status, matched, unmatched, reconciled_at"
 ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
@@ -35,6 +39,11 @@ def grants(app_role: str, tables: set[str]) -> list[str]:
     ]
     if "alembic_version" in tables:
         statements.append(f"REVOKE INSERT, UPDATE, DELETE ON alembic_version FROM {app_role}")
+    if "book_day_audit" in tables:
+        statements += [
+            f"REVOKE UPDATE, DELETE ON reconciliation_days FROM {app_role}",
+            f"GRANT UPDATE ({DAY_COLUMNS}) ON reconciliation_days TO {app_role}",
+        ]
     append_only = [table for table in APPEND_ONLY if table in tables]
     if append_only:
         statements.append(f"REVOKE UPDATE, DELETE ON {', '.join(append_only)} FROM {app_role}")

@@ -10,7 +10,16 @@ from __future__ import annotations
 import enum
 from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Date, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from models.base import Model
@@ -21,7 +30,11 @@ class ProviderBalanceTxn(Model):
     """One movement of our money at the provider, as its API said it (checked)."""
 
     __tablename__ = "provider_balance_transactions"
-    __table_args__ = (UniqueConstraint("provider", "txn_id"),)
+    __table_args__ = (
+        UniqueConstraint("provider", "txn_id"),
+        # A day's transactions read before (which of them vanished from its listing).
+        Index("ix_provider_balance_transactions_provider_created_at", "provider", "created_at"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     provider: Mapped[str] = mapped_column(String(32))
@@ -112,6 +125,33 @@ class ReconciliationDay(Model):
     matched: Mapped[int] = mapped_column(Integer)
     unmatched: Mapped[int] = mapped_column(Integer)
     reconciled_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # Closed: its result and items never change (set only by a BookDayAudit row).
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    closed_by: Mapped[str | None] = mapped_column(String(120), nullable=True)
+
+
+class DayAction(enum.StrEnum):
+    CLOSED = "closed"
+    REOPENED = "reopened"  # with a reason
+
+
+class BookDayAudit(Model):
+    """A day closed or reopened, by whom and why (append-only); its insert is what
+    closes or reopens the day (a trigger, migration 0034)."""
+
+    __tablename__ = "book_day_audit"
+    __table_args__ = (
+        CheckConstraint(
+            "action = 'closed' OR coalesce(length(trim(reason)), 0) >= 3", name="reopen_reason"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    day_id: Mapped[int] = mapped_column(ForeignKey("reconciliation_days.id"), index=True)
+    action: Mapped[DayAction] = mapped_column(str_enum(DayAction, "book_day_action"))
+    actor: Mapped[str] = mapped_column(String(120))
+    reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ReconciliationItem(Model):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from providers.outcomes import BalancePage, EventPage, LookupOutcome, Outcome
+from providers.outcomes import BalancePage, EventPage, LookupOutcome, Outcome, ProviderBalance
 
 
 @dataclass(frozen=True)
@@ -131,4 +131,14 @@ class BalanceReader(Protocol):
 
     def payout_page(self, payout_id: str, after: str | None = None) -> BalancePage | None:
         """One page of what a payout contains."""
+        ...
+
+
+@runtime_checkable
+class BalanceHolder(Protocol):
+    """A provider that says what it holds for us now (Stripe's `GET /v1/balance`): the
+    books compare it with the clearing account."""
+
+    def balance_now(self) -> ProviderBalance | None:
+        """Per currency, what it holds now; None when it cannot be asked."""
         ...

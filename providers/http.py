@@ -356,11 +356,11 @@ def json_object(response: requests.Response) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def fetch_list(
+def fetch_object(
     session: requests.Session, url: str, params: dict[str, str], policy: HttpPolicy, what: str
 ) -> dict[str, Any] | None:
-    """GET one page of a provider list (`{"data": [...], "has_more": ...}`), its `data`
-    reduced to objects; None when the provider cannot be asked now."""
+    """GET one object of the provider's ({} when the answer is not one); None when the
+    provider cannot be asked now."""
     try:
         response = session.get(url, params=params, timeout=policy.timeout)
     except requests.RequestException as exc:
@@ -369,7 +369,17 @@ def fetch_list(
     if response.status_code != 200:
         log.warning("%s answered %s", what, response.status_code)
         return None
-    body = json_object(response)
+    return json_object(response)
+
+
+def fetch_list(
+    session: requests.Session, url: str, params: dict[str, str], policy: HttpPolicy, what: str
+) -> dict[str, Any] | None:
+    """GET one page of a provider list (`{"data": [...], "has_more": ...}`), its `data`
+    reduced to objects; None when the provider cannot be asked now."""
+    body = fetch_object(session, url, params, policy, what)
+    if body is None:
+        return None
     data = body.get("data")
     body["data"] = (
         [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []

@@ -178,6 +178,14 @@ class BalanceTxn:
 
 
 @dataclass(frozen=True)
+class ProviderBalance:
+    """What the provider holds for us now, per currency (minor units; Stripe's available
+    and pending together)."""
+
+    held: dict[str, int]
+
+
+@dataclass(frozen=True)
 class BalancePage:
     """One page of balance transactions, and the cursor of the next (None: the last)."""
 

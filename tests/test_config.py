@@ -14,9 +14,11 @@ from tests.config_support import PRODUCTION
 
 def test_development_runs_on_embedded_defaults() -> None:
     settings = settings_from_env({})
+    # The app as a role that owns nothing; the migrations as the cluster's owner.
     assert settings["SQLALCHEMY_DATABASE_URI"] == (
-        "postgresql+psycopg://postgres@127.0.0.1:5439/payments"
+        "postgresql+psycopg://payments_app@127.0.0.1:5439/payments"
     )
+    assert settings["DATABASE_OWNER_URL"] == "postgresql+psycopg://postgres@127.0.0.1:5439/payments"
     assert settings["REDIS_URL"] == "redis://127.0.0.1:6390/0"
     assert settings["PAYMENTS_DEFAULT_PROVIDER"] == "stripe"
 
@@ -59,6 +61,19 @@ def test_postgresql_is_the_only_database(url: str) -> None:
 )
 def test_postgresql_urls_use_the_driver_we_ship(url: str, expected: str) -> None:
     assert settings_from_env({"DATABASE_URL": url})["SQLALCHEMY_DATABASE_URI"] == expected
+    owned = settings_from_env(
+        {"DATABASE_URL": "postgresql://app@db/shop", "DATABASE_OWNER_URL": url}
+    )
+    assert owned["DATABASE_OWNER_URL"] == expected
+
+
+def test_a_database_of_ones_own_is_migrated_by_its_role_unless_an_owner_is_given() -> None:
+    """No embedded owner beside a DATABASE_URL of one's own: that role runs the migrations."""
+    assert settings_from_env({"DATABASE_URL": "postgresql://u@db/shop"})["DATABASE_OWNER_URL"] == ""
+    with pytest.raises(ConfigError, match="DATABASE_OWNER_URL is a mysql URL"):
+        settings_from_env(
+            {"DATABASE_URL": "postgresql://u@db/x", "DATABASE_OWNER_URL": "mysql://o@db/x"}
+        )
 
 
 def test_production_settings_are_read_from_the_environment() -> None:

@@ -35,7 +35,8 @@ def _pay(client: Any, headers: dict[str, str], order_id: int) -> Any:
 
 def test_the_app_reaches_the_promoted_standby_by_itself(app: Flask, make_app: Any) -> None:
     with postgres_cluster() as primary, streaming_standby(primary) as standby:
-        shop = make_app(SQLALCHEMY_DATABASE_URI=_both(primary, standby))
+        # A cluster of its own, whose superuser both migrates and runs the app.
+        shop = make_app(SQLALCHEMY_DATABASE_URI=_both(primary, standby), DATABASE_OWNER_URL="")
         with shop.app_context():
             upgrade()  # on the primary; the standby replays it
             seed_catalog()

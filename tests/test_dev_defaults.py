@@ -12,7 +12,8 @@ from providers.settings import ConfigError
 def test_the_urls_follow_the_ports() -> None:
     assert dev_ports({}) == DEV_PORTS
     urls = dev_urls({"POSTGRES_PORT": "5500", "WEB_PORT": "5001"})
-    assert urls["DATABASE_URL"] == "postgresql+psycopg://postgres@127.0.0.1:5500/payments"
+    assert urls["DATABASE_URL"] == "postgresql+psycopg://payments_app@127.0.0.1:5500/payments"
+    assert urls["DATABASE_OWNER_URL"] == "postgresql+psycopg://postgres@127.0.0.1:5500/payments"
     assert urls["PUBLIC_URL"] == "http://127.0.0.1:5001"
     assert urls["REDIS_URL"] == f"redis://127.0.0.1:{DEV_PORTS['REDIS_PORT']}/0"
 

@@ -97,6 +97,9 @@ def upgrade():
         sa.UniqueConstraint('provider_txn_id', 'n',
                             name=op.f('uq_provider_balance_corrections_provider_txn_id_n')),
     )
+    # A day's transactions read before (which of them vanished from its listing).
+    op.create_index('ix_provider_balance_transactions_provider_created_at',
+                    'provider_balance_transactions', ['provider', 'created_at'])
     _allow(NEW_OUTCOMES)
     op.execute(FUNCTIONS)
     for table in EVIDENCE:
@@ -115,6 +118,8 @@ def downgrade():
     op.execute("DELETE FROM reconciliation_items WHERE outcome IN "
                "('duplicate', 'corrected', 'vanished', 'balance_differs')")
     _allow(OLD_OUTCOMES)
+    op.drop_index('ix_provider_balance_transactions_provider_created_at',
+                  'provider_balance_transactions')
     op.drop_table('provider_balance_corrections')
     op.drop_table('payout_contents')
     op.drop_table('balance_matches')

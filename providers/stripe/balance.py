@@ -12,8 +12,8 @@ from typing import Any
 
 import requests
 
-from providers.http import HttpPolicy, fetch_list
-from providers.outcomes import BalancePage, BalanceTxn
+from providers.http import HttpPolicy, fetch_list, fetch_object
+from providers.outcomes import BalancePage, BalanceTxn, ProviderBalance
 
 BALANCE_PAGE_SIZE = 100  # Stripe's maximum
 ID_RE = re.compile(r"^[A-Za-z0-9_]{1,100}$")
@@ -44,6 +44,30 @@ class StripeBalance:
         """One page of what a payout contains (its own transaction included)."""
         params = {"payout": payout_id, "limit": str(BALANCE_PAGE_SIZE)}
         return self._page(params, after)
+
+    def balance_now(self) -> ProviderBalance | None:
+        """What Stripe holds for us now (`GET /v1/balance`), per currency, available and
+        pending together; None when it cannot be asked, or its answer is not a balance
+        (an amount that is not whole, a currency that is not three letters)."""
+        body = fetch_object(
+            self.session, f"{self.api_base}/v1/balance", {}, self.policy, "stripe balance now"
+        )
+        if body is None or body.get("object") != "balance":
+            return None
+        held: dict[str, int] = {}
+        for part in ("available", "pending"):
+            funds = body.get(part)
+            if not isinstance(funds, list):
+                return None
+            for fund in funds:
+                amount = fund.get("amount") if isinstance(fund, dict) else None
+                currency = fund.get("currency") if isinstance(fund, dict) else None
+                if not _whole(amount) or not isinstance(currency, str):
+                    return None
+                if not CURRENCY_RE.match(currency):
+                    return None
+                held[currency.upper()] = held.get(currency.upper(), 0) + int(amount)  # type: ignore[arg-type]
+        return ProviderBalance(held)
 
     def _page(self, params: dict[str, str], after: str | None) -> BalancePage | None:
         if after:

@@ -1,4 +1,5 @@
-"""Stripe's balance, read: `GET /v1/balance_transactions` (`created`, `currency`,
+"""Stripe's balance, read: `GET /v1/balance` (what the account holds, per currency),
+`GET /v1/balance_transactions` (`created`, `currency`,
 `payout`, `source`, `type`, cursors, `expand[]=data.source`) and `GET /v1/payouts`
 (`created`, `status`, cursors), with their retrieves, and a PaymentIntent's
 `expand[]=latest_charge.balance_transaction`; what they read is written by
@@ -176,6 +177,39 @@ def retrieve_balance_transaction(faults: RequestFaults, txn_id: str) -> Response
     if not rows:
         return faults.after_commit(_missing("balance_transaction", txn_id))
     return faults.after_commit(jsonify(_txn(rows[0], time.time())))
+
+
+@bp.get("/v1/balance")
+@with_faults("stripe", "balance")
+def retrieve_balance(faults: RequestFaults) -> Response:
+    """The account's balance: per currency, the net of every balance transaction,
+    `available` once its `available_on` has come, `pending` before."""
+    faults.slow_down()
+    now = time.time()
+    rows = store().query(
+        "SELECT currency, SUM(CASE WHEN available_on <= ? THEN net ELSE 0 END) AS available, "
+        "SUM(CASE WHEN available_on > ? THEN net ELSE 0 END) AS pending "
+        "FROM balance_transactions GROUP BY currency ORDER BY currency",
+        (now, now),
+    )
+
+    def funds(part: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "amount": int(row[part]),
+                "currency": row["currency"],
+                "source_types": {"card": int(row[part])},
+            }
+            for row in rows
+        ]
+
+    body = {
+        "object": "balance",
+        "available": funds("available"),
+        "livemode": False,
+        "pending": funds("pending"),
+    }
+    return faults.after_commit(jsonify(body))
 
 
 @bp.get("/v1/payouts")

@@ -205,3 +205,29 @@ def _stored(row: ProviderBalanceTxn) -> BalanceTxn:
         row.currency,
         row.created_at,
     )
+
+
+def vanished(provider: str, start: datetime, end: datetime, listed: list[BalanceTxn]) -> list[Item]:
+    """The transactions read before on the day that its listing no longer has: each
+    `vanished`, with the entry it was matched to (our booking stands until a person
+    reverses it) and its net as what we booked of it."""
+    ids = {txn.txn_id for txn in listed}
+    rows = db.session.execute(
+        select(ProviderBalanceTxn, BalanceMatch.entry_id)
+        .outerjoin(BalanceMatch, BalanceMatch.provider_txn_id == ProviderBalanceTxn.id)
+        .where(
+            ProviderBalanceTxn.provider == provider,
+            ProviderBalanceTxn.created_at >= start,
+            ProviderBalanceTxn.created_at < end,
+        )
+    )
+    items = []
+    for row, entry_id in rows:
+        if row.txn_id in ids:
+            continue
+        txn = _stored(row)
+        detail = f"{row.type} {row.source_id} ({row.txn_id}): read before, no longer listed"
+        item = item_of(ItemOutcome.VANISHED, detail, txn, entry_id=entry_id)
+        item.ours, item.txn_row_id = row.amount_minor - row.fee_minor, row.id
+        items.append(item)
+    return items

@@ -55,7 +55,14 @@ from services.backoffice.alerts import raise_alert
 from services.books import journal
 from services.payouts import reads as payouts
 from services.platform.locales import money_text
-from services.statements import claims, corrections, ours, provider_balance
+from services.statements import (
+    balance_check,
+    claims,
+    closing,
+    corrections,
+    ours,
+    provider_balance,
+)
 from services.statements.items import AGREEING, WHAT_TO_DO, DayResult, Item, item_of
 
 __all__ = ["AGREEING", "BALANCE_PROVIDERS", "DayResult", "Item", "reconcile"]
@@ -64,7 +71,12 @@ __all__ = ["AGREEING", "BALANCE_PROVIDERS", "DayResult", "Item", "reconcile"]
 BALANCE_PROVIDERS = ("stripe", "braintree")
 OUR_MOVEMENTS = tuple(kind.source_kind for kind in ours.KINDS.values())
 BOOKED_TYPES = corrections.BOOKED_TYPES
-MATCHED_ENTRY = (ItemOutcome.MATCHED, ItemOutcome.AMOUNT_DIFFERS, ItemOutcome.CURRENCY_DIFFERS)
+MATCHED_ENTRY = (
+    ItemOutcome.MATCHED,
+    ItemOutcome.AMOUNT_DIFFERS,
+    ItemOutcome.CURRENCY_DIFFERS,
+    ItemOutcome.VANISHED,  # its entry is named by the transaction it was matched to
+)
 ALERTS_PER_RUN = 50  # one alert per discrepancy; past this many in a run, one for the rest
 
 
@@ -84,8 +96,9 @@ def is_reconciled(provider: str, day: date) -> bool:
 
 def reconcile(provider: str, day: date) -> DayResult:
     """Reconcile the provider's day (UTC) and store the result; raises
-    provider_balance.BalanceUnreadable when the provider cannot be asked now (nothing
-    is stored then). Commits."""
+    provider_balance.BalanceUnreadable when the provider cannot be asked now, and
+    closing.DayClosed when the day is closed (nothing is stored then). Commits."""
+    closing.refuse_if_closed(provider, day)
     start, end = day_bounds(day)
     read = provider_balance.day_transactions(provider, start, end)
     listed, repeats = claims.listed_once([txn for txn in read if txn.problem is None])
@@ -94,10 +107,12 @@ def reconcile(provider: str, day: date) -> DayResult:
         for txn in listed
         if txn.type == "payout"
     }
+    held = balance_check.held_at(provider, end)
     # One reconciliation of a provider's day at a time (a scheduled run and a person's).
     db.session.execute(
         select(func.pg_advisory_xact_lock(func.hashtext(f"books:reconcile:{provider}:{day}")))
     )
+    closing.refuse_if_closed(provider, day)  # closed while it was read
     row_ids = provider_balance.record(provider, listed)
     found_again = corrections.read_again(listed, row_ids)
     mine = ours.ours_for(provider, listed)
@@ -126,7 +141,9 @@ def reconcile(provider: str, day: date) -> DayResult:
     agreed = [i.txn for i in result.items if i.outcome in AGREEING and i.txn is not None]
     _book(provider, agreed, row_ids)
     result.items += corrections.adjust(provider, found_again, {t.txn_id for t in agreed})
+    result.items += claims.vanished(provider, start, end, listed)
     result.items += _ours_missing(provider, start, end, result)
+    result.items += balance_check.compare(provider, end, result, held)
     _store(result)
     db.session.commit()
     return result

@@ -26,7 +26,8 @@ START_TIMEOUT_S = 120  # a first run creates the database cluster on a busy mach
 
 def _without_urls() -> dict[str, str]:
     env = {**os.environ}
-    for name in ("DATABASE_URL", "REDIS_URL", "SMTP_URL", "SANDBOX_URL", "PUBLIC_URL", "APP_ENV"):
+    names = ("DATABASE_URL", "DATABASE_OWNER_URL", "REDIS_URL", "SMTP_URL", "SANDBOX_URL")
+    for name in (*names, "PUBLIC_URL", "APP_ENV"):
         env.pop(name, None)
     return env
 
@@ -84,7 +85,8 @@ def test_make_run_serves_a_paid_order_on_its_own_postgresql_and_stops_on_ctrl_c(
         printed = output.read_text()
         assert "could not enqueue" not in printed  # seeded only once Redis was up
         assert f"admin      http://127.0.0.1:{ports['WEB_PORT']}/admin/" in printed
-        assert f"postgresql+psycopg://postgres@127.0.0.1:{ports['POSTGRES_PORT']}/" in printed
+        # The app's role, which owns nothing (the migrations ran as the cluster's owner).
+        assert f"postgresql+psycopg://payments_app@127.0.0.1:{ports['POSTGRES_PORT']}/" in printed
         _pay_an_order(env, ports, run_dir)
     finally:
         os.killpg(run.pid, signal.SIGINT)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import time_machine
 from flask import Flask
-from sqlalchemy import String, Uuid, select
+from sqlalchemy import Engine, String, Uuid, select, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from extensions import db
@@ -151,9 +151,11 @@ TOY = kinds.Kind(
 
 
 @pytest.fixture
-def toy_kind(app: Flask) -> Iterator[kinds.Kind]:
-    with app.app_context():
-        ToyBase.metadata.create_all(db.engine)
+def toy_kind(app: Flask, owner_engine: Engine) -> Iterator[kinds.Kind]:
+    # Made by the owner (the app's role owns nothing) and given to the app's role.
+    ToyBase.metadata.create_all(owner_engine)
+    with owner_engine.begin() as conn:
+        conn.execute(text("GRANT ALL ON toy_movements, toy_movements_id_seq TO payments_app"))
     kinds.register(TOY)
     SENT.clear()
     LOOKUP_ANSWERS.clear()
@@ -161,7 +163,8 @@ def toy_kind(app: Flask) -> Iterator[kinds.Kind]:
     del kinds.KINDS["toy"], kinds.EVENT_HANDLERS["toy"]
     with app.app_context():
         db.session.rollback()
-        ToyBase.metadata.drop_all(db.engine)
+        db.session.remove()
+    ToyBase.metadata.drop_all(owner_engine)
 
 
 def _toy(app: Flask, row_id: int) -> Toy:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select, update
+from sqlalchemy import Engine, select, update
 
 from extensions import db
 from models import (
@@ -126,7 +126,9 @@ def test_an_admins_failed_decision_takes_back_what_the_top_up_still_holds(
         assert audit_wallets().mismatches == []
 
 
-def test_the_audit_catches_a_posting_planted_on_another_movement(app: Flask, sandbox: Any) -> None:
+def test_the_audit_catches_a_posting_planted_on_another_movement(
+    app: Flask, sandbox: Any, owner_engine: Engine
+) -> None:
     with app.app_context():
         payment, _ = _topup(app)
         refund = make_refund(payment, amount_minor=500)
@@ -134,29 +136,33 @@ def test_the_audit_catches_a_posting_planted_on_another_movement(app: Flask, san
         assert move_refund(refund, RefundStatus.SUCCEEDED, source=TransitionSource.REFUND)
         db.session.commit()
         assert audit_wallets().mismatches == []
-        # The refund's posting re-labelled as the top-up's own: the sums no longer agree.
-        db.session.execute(
-            update(LedgerEntry)
-            .where(LedgerEntry.source_kind == SourceKind.REFUND)
-            .values(source_kind=SourceKind.PAYMENT, source_id=payment.id, kind="reversal")
-        )
-        db.session.commit()
+        # The refund's posting re-labelled as the top-up's own by the database's owner
+        # (the app's role may not): the sums no longer agree.
+        with owner_engine.begin() as conn:
+            conn.execute(
+                update(LedgerEntry)
+                .where(LedgerEntry.source_kind == SourceKind.REFUND)
+                .values(source_kind=SourceKind.PAYMENT, source_id=payment.id, kind="reversal")
+            )
         problems = audit_wallets().mismatches
         assert any(f"refund {refund.id}" in p for p in problems), problems
         assert any(f"top-up payment {payment.id}" in p for p in problems), problems
 
 
-def test_the_audit_catches_a_posting_on_another_wallet(app: Flask, sandbox: Any) -> None:
+def test_the_audit_catches_a_posting_on_another_wallet(
+    app: Flask, sandbox: Any, owner_engine: Engine
+) -> None:
     with app.app_context():
         payment, _ = _topup(app)
         _, other = _topup(app)
-        db.session.execute(
-            update(LedgerEntry)
-            .where(LedgerEntry.source_kind == SourceKind.PAYMENT)
-            .where(LedgerEntry.source_id == payment.id)
-            .values(wallet_id=other.id)
-        )
         db.session.commit()
+        with owner_engine.begin() as conn:
+            conn.execute(
+                update(LedgerEntry)
+                .where(LedgerEntry.source_kind == SourceKind.PAYMENT)
+                .where(LedgerEntry.source_id == payment.id)
+                .values(wallet_id=other.id)
+            )
         problems = audit_wallets().mismatches
         assert any(f"of payment {payment.id} is on wallet {other.id}" in p for p in problems), (
             problems

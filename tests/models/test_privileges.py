@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 
 from extensions import db
 from models import BalanceMatch, ItemOutcome, ProviderBalanceTxn
-from models.privileges import APPEND_ONLY
+from models.privileges import APPEND_ONLY, grants
 from models.types import utcnow
 from services.statements import reconcile
 from tests.helpers import charge_payment, committed_payment
@@ -84,3 +84,13 @@ def test_the_evidence_of_a_day_is_never_rewritten(
         assert len(db.session.scalars(select(BalanceMatch)).all()) == 1
         [txn] = db.session.scalars(select(ProviderBalanceTxn)).all()
         assert txn.fee_minor == 40
+
+
+def test_the_grants_name_only_the_tables_there_are() -> None:
+    older = grants("payments_app", {"payments", "alembic_version"})
+    assert not any("journal_entries" in statement for statement in older)
+    now = grants("payments_app", {"postings", "book_day_audit", "alembic_version"})
+    assert "REVOKE UPDATE, DELETE ON postings, book_day_audit FROM payments_app" in now
+    assert any("GRANT UPDATE (status" in statement for statement in now)
+    with pytest.raises(ValueError, match="not a role name"):
+        grants("app; DROP TABLE postings", set())
