@@ -1,16 +1,17 @@
 """`flask books trial-balance`, `flask books rebuild-check`, `flask books reconcile
---date YYYY-MM-DD`, `flask books close` and `flask books reopen`."""
+--date YYYY-MM-DD`, `flask books export`, `flask books close` and `flask books reopen`."""
 
 from __future__ import annotations
 
 import sys
 from datetime import datetime
+from typing import Any
 
 import click
 from flask.cli import AppGroup
 
 from extensions import db
-from services.books import journal, rebuild
+from services.books import exports, journal, rebuild
 from services.platform.locales import money_text
 from services.statements import closing, days
 from services.statements.reconcile import AGREEING, BALANCE_PROVIDERS
@@ -80,6 +81,24 @@ def reconcile_command(day: datetime, provider: str, wait_s: float) -> None:
         said = f" ({', '.join(amounts)})" if amounts else ""
         click.echo(f"{item.outcome.value:<20} {item.detail}{said}")
     sys.exit(0 if outcome == "reconciled" else 1)
+
+
+@books_cli.command("export")
+@click.option("--from", "start", required=True, type=click.DateTime(formats=["%Y-%m-%d"]))
+@click.option("--to", "end", required=True, type=click.DateTime(formats=["%Y-%m-%d"]))
+@click.option(
+    "--format", "kind", type=click.Choice(exports.FORMATS), default="csv", show_default=True
+)
+@click.option("--output", type=click.File("w"), default="-", help="a file (default: stdout)")
+def export_command(start: datetime, end: datetime, kind: str, output: Any) -> None:
+    """The journal of the days [--from, --to] (UTC), both providers in one file: CSV, or
+    beancount with each account's closing balance asserted (check it with bean-check)."""
+    if end < start:
+        click.echo("--to is before --from", err=True)
+        sys.exit(2)
+    chunks = exports.as_csv if kind == "csv" else exports.as_beancount
+    for chunk in chunks(start.date(), end.date()):
+        output.write(chunk)
 
 
 @books_cli.command("close")

@@ -9,25 +9,24 @@ from datetime import date
 
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
-from sqlalchemy import case, func, select
+from sqlalchemy import func, select
 
 from extensions import db, redis_client
 from models import (
-    Dispute,
+    Account,
+    ItemOutcome,
     JournalEntry,
-    Payment,
+    PayoutContent,
     Posting,
     ProviderBalanceTxn,
     ProviderPayout,
     ReconciliationDay,
     ReconciliationItem,
-    Refund,
     SourceKind,
 )
 from services.payouts import reads as payouts
 from services.platform import job_paths
 from services.platform.queues import enqueue
-from services.statements.reconcile import day_bounds
 
 
 def request(provider: str, day: date) -> str | None:
@@ -97,74 +96,75 @@ def payouts_of(
 
 
 def fees_of(provider: str, day_id: int) -> dict[str, int]:
-    """The provider's fees on the day's transactions, per currency."""
+    """The fees the books hold of the day's transactions, per currency: of the items that
+    agree (a fee is booked only then), each transaction once, with its corrections."""
+    booked = (
+        select(ReconciliationItem.provider_txn_id)
+        .where(
+            ReconciliationItem.day_id == day_id,
+            ReconciliationItem.outcome.in_([ItemOutcome.MATCHED, ItemOutcome.BOOKED]),
+        )
+        .distinct()
+        .scalar_subquery()
+    )
     rows = db.session.execute(
-        select(ProviderBalanceTxn.currency, func.sum(ProviderBalanceTxn.fee_minor))
-        .join(ReconciliationItem, ReconciliationItem.provider_txn_id == ProviderBalanceTxn.id)
-        .where(ReconciliationItem.day_id == day_id, ProviderBalanceTxn.provider == provider)
-        .group_by(ProviderBalanceTxn.currency)
+        select(Posting.currency, func.sum(Posting.amount_minor))
+        .join(JournalEntry, JournalEntry.id == Posting.entry_id)
+        .where(
+            JournalEntry.source_kind == SourceKind.BALANCE,
+            JournalEntry.source_id.in_(booked),
+            Posting.account == Account.fees(provider),
+        )
+        .group_by(Posting.currency)
     )
     return {currency: int(total) for currency, total in rows}
 
 
 @dataclass(frozen=True)
-class JournalLine:
-    """One posting of a day, as an accountant's import reads it."""
+class PayoutReport:
+    """A payout as the provider's balance has it, what it paid out, what its events said,
+    whether the books hold it."""
 
-    day: date
-    account: str
-    amount_minor: int
-    currency: str
-    source: str  # "payment 7 succeeded"
-    provider_id: str  # what the provider calls the movement ("" when it has no call)
+    payout: ProviderBalanceTxn
+    inside: list[ProviderBalanceTxn]
+    told: ProviderPayout | None
+    booked: bool
 
 
-def journal_lines(day: date) -> list[JournalLine]:
-    """Every posting of the entries made on the day (UTC), in order."""
-    start, end = day_bounds(day)
-    provider_id = case(
-        (JournalEntry.source_kind == SourceKind.PAYMENT, Payment.provider_payment_id),
-        (JournalEntry.source_kind == SourceKind.REFUND, Refund.provider_refund_id),
-        (JournalEntry.source_kind == SourceKind.DISPUTE, Dispute.provider_dispute_id),
-        (JournalEntry.source_kind == SourceKind.BALANCE, ProviderBalanceTxn.txn_id),
-        else_=None,
+def payout_report(limit: int = 50) -> list[PayoutReport]:
+    """The newest payouts read from the providers' balances, each with the transactions
+    it paid out (as Stripe's payout reconciliation report lists them)."""
+    found = list(
+        db.session.scalars(
+            select(ProviderBalanceTxn)
+            .where(ProviderBalanceTxn.type == "payout")
+            .order_by(ProviderBalanceTxn.created_at.desc(), ProviderBalanceTxn.id.desc())
+            .limit(limit)
+        )
     )
-    rows = db.session.execute(
-        select(
-            JournalEntry.source_kind,
-            JournalEntry.source_id,
-            JournalEntry.step,
-            Posting.account,
-            Posting.amount_minor,
-            Posting.currency,
-            provider_id,
+    ids = [p.id for p in found]
+    inside: dict[int, list[ProviderBalanceTxn]] = {i: [] for i in ids}
+    for payout_id, txn in db.session.execute(
+        select(PayoutContent.payout_txn_id, ProviderBalanceTxn)
+        .join(ProviderBalanceTxn, ProviderBalanceTxn.id == PayoutContent.txn_id)
+        .where(PayoutContent.payout_txn_id.in_(ids))
+        .order_by(ProviderBalanceTxn.created_at, ProviderBalanceTxn.id)
+    ):
+        inside[payout_id].append(txn)
+    booked = set(
+        db.session.scalars(
+            select(JournalEntry.source_id).where(
+                JournalEntry.source_kind == SourceKind.BALANCE,
+                JournalEntry.step == "payout",
+                JournalEntry.source_id.in_(ids),
+            )
         )
-        .join(Posting, Posting.entry_id == JournalEntry.id)
-        .outerjoin(
-            Payment,
-            (JournalEntry.source_kind == SourceKind.PAYMENT)
-            & (Payment.id == JournalEntry.source_id),
-        )
-        .outerjoin(
-            Refund,
-            (JournalEntry.source_kind == SourceKind.REFUND) & (Refund.id == JournalEntry.source_id),
-        )
-        .outerjoin(
-            Dispute,
-            (JournalEntry.source_kind == SourceKind.DISPUTE)
-            & (Dispute.id == JournalEntry.source_id),
-        )
-        .outerjoin(
-            ProviderBalanceTxn,
-            (JournalEntry.source_kind == SourceKind.BALANCE)
-            & (ProviderBalanceTxn.id == JournalEntry.source_id),
-        )
-        .where(JournalEntry.created_at >= start, JournalEntry.created_at < end)
-        .order_by(JournalEntry.id, Posting.id)
     )
+    told: dict[tuple[str, str], ProviderPayout] = {}
+    for provider in {p.provider for p in found}:
+        said = payouts.told(provider, [p.source_id for p in found if p.provider == provider])
+        told.update(((provider, source), event) for source, event in said.items())
     return [
-        JournalLine(
-            day, account, int(amount), currency, f"{kind.value} {source_id} {step}", ref or ""
-        )
-        for kind, source_id, step, account, amount, currency, ref in rows
+        PayoutReport(p, inside[p.id], told.get((p.provider, p.source_id)), p.id in booked)
+        for p in found
     ]

@@ -75,6 +75,9 @@ def test_admin_pages_are_accessible_and_fit_a_phone(
         "/admin/users/",
         "/admin/books/",
         f"/admin/books/stripe/{utcnow().date().isoformat()}",
+        "/admin/books/trial-balance",
+        "/admin/books/ledger?account=clearing:stripe",
+        "/admin/books/payouts",
     ]
     browser.delete_all_cookies()
     browser.set_window_size(1280, 900)

@@ -1,12 +1,14 @@
 """The Books page: each reconciled day (red when it does not reconcile), a day's items
-with the provider's record and ours side by side, its fees and payouts, the day's journal
-as CSV, and "Reconcile again" on the provider's queue for an operator only."""
+with the provider's record and ours side by side, its fees and payouts, "Reconcile again"
+on the provider's queue, a day closed and reopened with a reason, for an operator only;
+the accountant's trial balance, ledger, payout report and exports."""
 
 from __future__ import annotations
 
 import csv
 import io
 from collections import defaultdict
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -53,12 +55,13 @@ def test_the_days_journal_is_a_csv_whose_debits_equal_its_credits(
 ) -> None:
     day = _a_red_day(app, sandbox)
     viewer = admin_as(app, client, "viewer")
-    answer = viewer.get(f"/admin/books/stripe/{day}/journal.csv")
+    answer = viewer.get(f"/admin/books/export?from={day}&to={day}&format=csv")
     assert answer.mimetype == "text/csv"
-    assert f"journal-{day}.csv" in answer.headers["Content-Disposition"]
+    assert f"journal-{day}-to-{day}.csv" in answer.headers["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(answer.get_data(as_text=True))))
     assert list(rows[0]) == [
         "date",
+        "entry",
         "account",
         "debit",
         "credit",
@@ -139,3 +142,81 @@ def test_a_days_payouts_say_what_their_events_said(
     assert f"<code>{refused['id']}</code>" in listed and f"<code>{paid['id']}</code>" in listed
     assert "its events say <strong>failed</strong> (account_closed)" in listed
     assert "its events say <strong>paid</strong>" in listed and "arriving " in listed
+
+
+def test_an_operator_closes_a_day_and_reopens_it_with_a_reason(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+        day = utcnow().date().isoformat()
+        reconcile.reconcile("stripe", day=utcnow().date())
+    operator = admin_as(app, client, "operator")
+    closed = operator.post(
+        f"/admin/books/stripe/{day}/close", data={"csrf_token": admin_csrf(operator)}
+    )
+    assert closed.status_code == 303
+    page = operator.get(f"/admin/books/stripe/{day}").get_data(as_text=True)
+    assert 'class="books-closed"' in page and "books-reopen" in page
+    no_reason = operator.post(
+        f"/admin/books/stripe/{day}/reopen", data={"csrf_token": admin_csrf(operator), "reason": ""}
+    )
+    assert no_reason.status_code == 303
+    assert "books-closed" in operator.get(f"/admin/books/stripe/{day}").get_data(as_text=True)
+    with app.test_client() as other:
+        viewer = admin_as(app, other, "viewer")
+        refused = viewer.post(
+            f"/admin/books/stripe/{day}/reopen",
+            data={"csrf_token": admin_csrf(viewer), "reason": "a viewer's wish"},
+        )
+        assert refused.status_code == 403
+    operator.post(
+        f"/admin/books/stripe/{day}/reopen",
+        data={"csrf_token": admin_csrf(operator), "reason": "a fee corrected late"},
+    )
+    page = operator.get(f"/admin/books/stripe/{day}").get_data(as_text=True)
+    trail = page.split('class="books-trail"')[1].split("</ul>")[0]
+    assert "closed by" in trail and "reopened by" in trail and "a fee corrected late" in trail
+
+
+def test_the_accountants_pages_read_the_books(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    day = _a_red_day(app, sandbox)
+    viewer = admin_as(app, client, "viewer")
+    trial = viewer.get(f"/admin/books/trial-balance?as_of={day}").get_data(as_text=True)
+    table = trial.split('class="table table-sm books-trial-balance"')[1]
+    assert "clearing:stripe" in table and "€9.60" in table and "€10.00" in table
+    assert "table-danger" not in table  # debits equal credits
+    ledger = viewer.get(f"/admin/books/ledger?account=clearing:stripe&from={day}&to={day}")
+    lines = ledger.get_data(as_text=True).split('class="table table-sm books-ledger"')[1]
+    assert "€10.00" in lines and "-€0.40" in lines and "€9.60" in lines  # the running balance
+    beancount = viewer.get(f"/admin/books/export?from={day}&to={day}&format=beancount")
+    assert "balance Assets:Clearing:Stripe 9.60 ~ 0 EUR" in beancount.get_data(as_text=True)
+    assert viewer.get("/admin/books/payouts").status_code == 200
+    for bad in (
+        "trial-balance?as_of=yesterday",
+        f"ledger?account=clearing:stripe&from={day}&to=2000-01-01",
+        "ledger?account=not an account",
+        "export?format=xlsx",
+        "export?from=2000-01-01&to=2026-12-01",
+    ):
+        assert viewer.get(f"/admin/books/{bad}").status_code in (400, 404), bad
+
+
+def test_the_payout_report_lists_what_each_payout_paid_out(
+    app: Flask, client: FlaskClient, sandbox: Any
+) -> None:
+    payment_id = committed_payment(app)
+    with app.app_context():
+        charge_payment(payment_id)
+    sandbox.age_balance(2 * 86400)
+    [paid] = sandbox.pay_out()
+    with app.app_context():
+        reconcile.reconcile("stripe", utcnow().date() - timedelta(days=2))
+        reconcile.reconcile("stripe", utcnow().date())
+    page = admin_as(app, client, "viewer").get("/admin/books/payouts").get_data(as_text=True)
+    report = page.split(f'data-payout="{paid["id"]}"')[1].split("</section>")[0]
+    assert "Booked to the bank." in report and "1 transactions paid out" in report
+    assert "€9.60" in report and "charge" in report
