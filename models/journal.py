@@ -33,7 +33,7 @@ _NAME = "[a-z][a-z0-9_]*"
 # The addresses an account may have (the database checks every posting's).
 ACCOUNT_PATTERN = (
     "^(revenue|refunds|disputes|adjustments|wallet:[1-9][0-9]*"
-    f"|clearing:{_NAME}|fees:{_NAME}|bank:{_NAME})$"
+    f"|clearing:{_NAME}|fees:{_NAME}|bank:{_NAME}|fx:{_NAME})$"
 )
 _ACCOUNT = re.compile(ACCOUNT_PATTERN)
 
@@ -50,7 +50,10 @@ class Account:
     - `clearing:<provider>`: what the provider holds for us (charges in, refunds and
       disputes out, fees and payouts out);
     - `fees:<provider>`: what the provider kept;
-    - `bank:<provider>`: what the provider paid out to our bank.
+    - `bank:<provider>`: what the provider paid out to our bank;
+    - `fx:<provider>`: the currency conversions of a provider that settled a movement in
+      another currency than ours (at its exchange rate): per currency, what it took in
+      one and gave in the other.
     """
 
     REVENUE = "revenue"
@@ -73,6 +76,10 @@ class Account:
     @staticmethod
     def bank(provider: str) -> str:
         return _checked(f"bank:{provider}")
+
+    @staticmethod
+    def fx(provider: str) -> str:
+        return _checked(f"fx:{provider}")
 
 
 def _checked(address: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from datetime import date, datetime
+from decimal import Decimal
 
 from sqlalchemy import (
     BigInteger,
@@ -17,6 +18,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    Numeric,
     String,
     UniqueConstraint,
 )
@@ -46,6 +48,8 @@ class ProviderBalanceTxn(Model):
     amount_minor: Mapped[int] = mapped_column(BigInteger)
     fee_minor: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
+    # Settled in another currency than the movement's: the provider's rate (else None).
+    exchange_rate: Mapped[Decimal | None] = mapped_column(Numeric(24, 12), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     read_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

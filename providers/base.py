@@ -135,6 +135,16 @@ class BalanceReader(Protocol):
 
 
 @runtime_checkable
+class ManualPayouts(Protocol):
+    """A provider whose payouts may be asked for by hand (Stripe's `POST /v1/payouts`),
+    whose contents it does not list."""
+
+    def payout_is_automatic(self, payout_id: str) -> bool | None:
+        """Whether the payout was made on the provider's schedule; None: not known now."""
+        ...
+
+
+@runtime_checkable
 class BalanceHolder(Protocol):
     """A provider that says what it holds for us now (Stripe's `GET /v1/balance`): the
     books compare it with the clearing account."""

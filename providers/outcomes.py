@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 
@@ -175,6 +176,11 @@ class BalanceTxn:
     currency: str
     created_at: datetime | None
     problem: str | None = None
+    # Settled in another currency than the movement's (`source_amount` `source_currency`,
+    # when the provider says them): its rate from that currency to `currency`.
+    exchange_rate: Decimal | None = None
+    source_amount: int | None = None
+    source_currency: str | None = None
 
 
 @dataclass(frozen=True)

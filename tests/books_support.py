@@ -92,5 +92,5 @@ def named(app: Flask, day: date, outcome: ItemOutcome) -> list[reconcile.Item]:
         keys = {a.dedupe_key for a in db.session.scalars(select(Alert))}
         for item in found:
             assert f"books:stripe:{day}:{outcome.value}:{item.key}" in keys
-        assert journal.trial_balance() in ({}, {"EUR": 0})
+        assert not any(journal.trial_balance().values())
         return found

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import requests
@@ -44,6 +45,20 @@ class StripeBalance:
         """One page of what a payout contains (its own transaction included)."""
         params = {"payout": payout_id, "limit": str(BALANCE_PAGE_SIZE)}
         return self._page(params, after)
+
+    def payout_is_automatic(self, payout_id: str) -> bool | None:
+        """Whether Stripe paid the payout out on its schedule (`GET /v1/payouts/<id>`):
+        only such a payout's contents can be listed (`?payout=`); a manual one is paid
+        from the available balance. None when it cannot be asked, or says neither."""
+        body = fetch_object(
+            self.session,
+            f"{self.api_base}/v1/payouts/{payout_id}",
+            {},
+            self.policy,
+            "stripe payout",
+        )
+        automatic = body.get("automatic") if body else None
+        return automatic if isinstance(automatic, bool) else None
 
     def balance_now(self) -> ProviderBalance | None:
         """What Stripe holds for us now (`GET /v1/balance`), per currency, available and
@@ -101,6 +116,10 @@ def balance_txn(item: dict[str, Any]) -> BalanceTxn:
         problem = "no currency"
     elif not isinstance(source_id, str) or not ID_RE.match(source_id):
         problem = "no source"
+    rate = _rate(item.get("exchange_rate"))
+    if problem is None and rate is False:
+        problem = "exchange_rate is not a positive number"
+    source_amount, source_currency = source_obj.get("amount"), source_obj.get("currency")
     intent = source_obj.get("payment_intent")
     return BalanceTxn(
         txn_id=txn_id,
@@ -115,7 +134,23 @@ def balance_txn(item: dict[str, Any]) -> BalanceTxn:
         if _whole(created)
         else None,
         problem=problem,
+        exchange_rate=rate if isinstance(rate, Decimal) else None,
+        source_amount=source_amount if _whole(source_amount) else None,
+        source_currency=source_currency.upper()
+        if isinstance(source_currency, str) and CURRENCY_RE.match(source_currency)
+        else None,
     )
+
+
+def _rate(raw: object) -> Decimal | bool | None:
+    """Stripe's exchange rate (a JSON number, or null: no conversion); False when it is
+    something else."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return False
+    rate = Decimal(str(raw))
+    return rate if rate.is_finite() and 0 < rate < 10**9 else False
 
 
 def _whole_or_zero(value: object) -> int:

@@ -108,8 +108,31 @@ def run_payouts(db: Store, *, is_failing: bool = False) -> list[dict[str, Any]]:
     return made
 
 
+def available(conn: sqlite3.Connection, currency: str, now: float) -> int:
+    """The balance of a currency that may be paid out now."""
+    row = conn.execute(
+        "SELECT COALESCE(SUM(net), 0) AS net FROM balance_transactions "
+        "WHERE currency = ? AND available_on <= ?",
+        (currency, now),
+    ).fetchone()
+    return int(row["net"])
+
+
+def manual_payout(conn: sqlite3.Connection, amount: int, currency: str) -> dict[str, Any]:
+    """A payout the account asked for (`POST /v1/payouts`): `amount` of the available
+    balance, linked to no transaction (Stripe lists a manual payout's contents by no
+    `?payout=`). The caller checked that the balance has it."""
+    return _pay_out(conn, currency, amount, int(time.time()), False, is_automatic=False)
+
+
 def _pay_out(
-    conn: sqlite3.Connection, currency: str, amount: int, now: int, is_failing: bool
+    conn: sqlite3.Connection,
+    currency: str,
+    amount: int,
+    now: int,
+    is_failing: bool,
+    *,
+    is_automatic: bool = True,
 ) -> dict[str, Any]:
     payout_id = new_id("po")
     txn = record(conn, "payout", payout_id, -amount, currency, available_after_s=0)
@@ -120,7 +143,7 @@ def _pay_out(
         "application_fee": None,
         "application_fee_amount": None,
         "arrival_date": now,
-        "automatic": True,
+        "automatic": is_automatic,
         "balance_transaction": txn["id"],
         "created": now,
         "currency": currency,
@@ -142,11 +165,12 @@ def _pay_out(
         "trace_id": {"status": "supported", "value": None},
         "type": "bank_account",
     }
-    conn.execute(
-        "UPDATE balance_transactions SET payout = ? WHERE payout IS NULL AND available_on <= ? "
-        "AND currency = ? AND (type != 'payout' OR id = ?)",
-        (payout_id, now, currency, txn["id"]),
-    )
+    if is_automatic:  # what it paid out: every available transaction not paid out yet
+        conn.execute(
+            "UPDATE balance_transactions SET payout = ? WHERE payout IS NULL "
+            "AND available_on <= ? AND currency = ? AND (type != 'payout' OR id = ?)",
+            (payout_id, now, currency, txn["id"]),
+        )
     create_event(store(), conn, "stripe", "payout.created", {**payout, "status": "pending"})
     if is_failing:
         back = record(conn, "payout_failure", payout_id, amount, currency, available_after_s=0)

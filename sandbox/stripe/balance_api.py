@@ -15,6 +15,7 @@ from typing import Any
 from flask import Response, jsonify, request
 
 from sandbox.context import RequestFaults, store, with_faults
+from sandbox.stripe import balance
 from sandbox.stripe import params as params_of
 from sandbox.stripe.blueprint import bp
 from sandbox.stripe.idempotency import stripe_error
@@ -41,6 +42,7 @@ PAYOUT_LIST = frozenset(
     | {"starting_after", "status"}
 )
 PAYOUT_STATUSES = ("paid", "pending", "in_transit", "canceled", "failed")
+PAYOUT_CREATE = frozenset({"amount", "currency", "description", "metadata", "method"})
 
 
 def _txn(row: sqlite3.Row, now: float) -> dict[str, Any]:
@@ -150,6 +152,17 @@ def list_balance_transactions(faults: RequestFaults) -> Response:
         where, args = f"{where} AND {name} = ?", (*args, value.lower())
     faults.slow_down()
     conn = store().connection()
+    payout = query.get("payout")
+    if payout is not None and _is_manual(conn, str(payout)):
+        return faults.after_commit(
+            stripe_error(
+                400,
+                "invalid_request_error",
+                "Balance transaction history can only be filtered on automatic transfers, "
+                "not manual.",
+                param="payout",
+            )
+        )
     rows, has_more = page(
         conn,
         "balance_transactions",
@@ -210,6 +223,35 @@ def retrieve_balance(faults: RequestFaults) -> Response:
         "pending": funds("pending"),
     }
     return faults.after_commit(jsonify(body))
+
+
+def _is_manual(conn: sqlite3.Connection, payout_id: str) -> bool:
+    row = conn.execute("SELECT body FROM payouts WHERE id = ?", (payout_id,)).fetchone()
+    return row is not None and json.loads(row["body"]).get("automatic") is False
+
+
+@bp.post("/v1/payouts")
+@with_faults("stripe", "payouts")
+def create_payout(faults: RequestFaults) -> Response:
+    """A manual payout of `amount` in `currency` from the available balance (400
+    `balance_insufficient` when it has less)."""
+    form = params_of.decode(request.form.items(multi=True), PAYOUT_CREATE)
+    amount, currency = form.get("amount"), str(form.get("currency", "")).lower()
+    if not isinstance(amount, str) or not amount.isdigit() or int(amount) <= 0:
+        raise params_of.ParamError("Invalid positive integer", "amount")
+    faults.slow_down()
+    with store().transaction() as conn:
+        if int(amount) > balance.available(conn, currency, time.time()):
+            return faults.after_commit(
+                stripe_error(
+                    400,
+                    "invalid_request_error",
+                    "You have insufficient funds in your Stripe account for this transfer.",
+                    code="balance_insufficient",
+                )
+            )
+        payout = balance.manual_payout(conn, int(amount), currency)
+    return faults.after_commit(jsonify(payout))
 
 
 @bp.get("/v1/payouts")

@@ -37,6 +37,7 @@ BEANCOUNT_ROOTS = {
     "clearing": "Assets:Clearing",
     "bank": "Assets:Bank",
     "fees": "Expenses:Fees",
+    "fx": "Equity:Conversions",  # beancount's own name for currency conversions
 }
 
 

@@ -204,6 +204,7 @@ def _stored(row: ProviderBalanceTxn) -> BalanceTxn:
         row.fee_minor,
         row.currency,
         row.created_at,
+        exchange_rate=row.exchange_rate,
     )
 
 

@@ -40,6 +40,9 @@ class Item:
     theirs: int | None = None
     ours: int | None = None
     currency: str | None = None
+    # Matched across currencies at the provider's rate: ours (amount, currency), which
+    # the books convert into the provider's currency (fx:<provider>).
+    converted: tuple[int, str] | None = None
 
     @property
     def key(self) -> str:

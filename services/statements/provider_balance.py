@@ -15,7 +15,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from extensions import db
 from models import ProviderBalanceTxn
 from models.types import utcnow
-from providers.base import BalanceReader
+from providers.base import BalanceReader, ManualPayouts
 from providers.outcomes import BalancePage, BalanceTxn
 from resilience.gateway import CallContext
 from services.platform.provider_clients import gateway_for, provider_for
@@ -42,9 +42,20 @@ def day_transactions(provider: str, start: datetime, end: datetime) -> list[Bala
     return _every_page(provider, "balance", lambda after: client.balance_page(start, end, after))
 
 
-def payout_transactions(provider: str, payout_id: str) -> list[BalanceTxn]:
-    """What a payout contains, its own transaction included."""
+def payout_transactions(provider: str, payout_id: str) -> list[BalanceTxn] | None:
+    """What a payout contains, its own transaction included; None for a payout made by
+    hand (Stripe lists no contents of one: it is paid from the available balance)."""
     client = _reader(provider)
+    if isinstance(client, ManualPayouts):
+        automatic = gateway_for(provider).call(
+            CallContext("payout"),
+            functools.partial(client.payout_is_automatic, payout_id),
+            is_failure=lambda answer: answer is None,
+        )
+        if automatic is None:
+            raise BalanceUnreadable(f"{provider} payout {payout_id}: no answer")
+        if automatic is False:
+            return None
     return _every_page(provider, "payout", lambda after: client.payout_page(payout_id, after))
 
 
@@ -94,6 +105,7 @@ def record(provider: str, items: list[BalanceTxn]) -> dict[str, int]:
                 "amount_minor": txn.amount_minor,
                 "fee_minor": txn.fee_minor,
                 "currency": txn.currency,
+                "exchange_rate": txn.exchange_rate,
                 "created_at": txn.created_at or now,
                 "read_at": now,
             }

@@ -59,6 +59,7 @@ from services.statements import (
     balance_check,
     claims,
     closing,
+    conversions,
     corrections,
     ours,
     provider_balance,
@@ -131,8 +132,10 @@ def reconcile(provider: str, day: date) -> DayResult:
         result.items.append(item)
     claims.claim_entries(result.items)
     for item in result.items:
-        if item.outcome == ItemOutcome.BOOKED and item.txn and item.txn.type == "payout":
-            inside = [t for t in contents[item.txn.source_id] if t.txn_id != item.txn.txn_id]
+        is_payout = item.txn is not None and item.txn.type == "payout"
+        paid_out = contents.get(item.txn.source_id) if item.txn and is_payout else None
+        if item.outcome == ItemOutcome.BOOKED and item.txn and paid_out is not None:
+            inside = [t for t in paid_out if t.txn_id != item.txn.txn_id]
             claims.claim_contents(item, provider_balance.record(provider, inside))
     for item in repeats:
         item.txn_row_id = row_ids[item.key]
@@ -140,6 +143,7 @@ def reconcile(provider: str, day: date) -> DayResult:
     # Only what agrees moves money in the books: a mismatch never does.
     agreed = [i.txn for i in result.items if i.outcome in AGREEING and i.txn is not None]
     _book(provider, agreed, row_ids)
+    conversions.book(provider, [i for i in result.items if i.outcome in AGREEING])
     result.items += corrections.adjust(provider, found_again, {t.txn_id for t in agreed})
     result.items += claims.vanished(provider, start, end, listed)
     result.items += _ours_missing(provider, start, end, result)
@@ -182,6 +186,9 @@ def _judge(
         return _against(txn, mine)
     if txn.type == "payout" and contents is not None:
         return payout_item(txn, contents)
+    if txn.type == "payout":  # made by hand: paid from the available balance
+        detail = f"payout {txn.source_id} asked for by hand, paid from the available balance"
+        return item_of(ItemOutcome.BOOKED, detail, txn)
     if txn.type == "payout_failure":
         return claims.judge_failure(provider, txn, listed)
     if txn.type == "fee":  # a fee of its own (Braintree's fee report): the provider's to say
@@ -225,8 +232,21 @@ def _against(txn: BalanceTxn, mine: ours.Ours | None) -> Item:
         detail = f"{what}: {mine.label} is {mine.status}, not in our books"
         return item_of(ItemOutcome.MISSING_AT_OURS, detail, txn)
     said = {"ours": mine.amount, "entry_id": mine.entry_id}
-    if mine.currency != txn.currency:
+    if mine.currency != txn.currency and mine.amount is not None and mine.currency:
+        if conversions.agrees(txn, mine.amount, mine.currency):
+            item = item_of(
+                ItemOutcome.MATCHED,
+                f"{what}: {mine.label}, {conversions.said(txn, mine.amount, mine.currency)}",
+                txn,
+                **said,
+            )
+            item.converted = (mine.amount, mine.currency)
+            return item
         detail = f"{what}: {mine.label} in {mine.currency}, theirs in {txn.currency}"
+        if txn.exchange_rate is not None:
+            detail += (
+                f" at {txn.exchange_rate}: {conversions.said(txn, mine.amount, mine.currency)}"
+            )
         return item_of(ItemOutcome.CURRENCY_DIFFERS, detail, txn, **said)
     if mine.amount != txn.amount_minor:
         moved = "nothing" if mine.amount is None else money_text(mine.amount, txn.currency)

@@ -97,3 +97,30 @@ def test_what_stripe_refuses_is_refused_as_stripe_does(
     )
     assert unknown.status_code == 400
     assert unknown.json()["error"]["code"] == "parameter_unknown"
+
+
+def test_the_balance_is_what_the_transactions_net_available_once_due(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    _charges(sdk, 2)  # 10.00 and 10.01, fees 0.40 each
+    held = sdk.v1.balance.retrieve()
+    assert [(f.amount, f.currency) for f in held.pending] == [(2001 - 80, "eur")]
+    assert [(f.amount, f.currency) for f in held.available] == [(0, "eur")]
+    sandbox.age_balance(2 * 86400)
+    assert [f.amount for f in sdk.v1.balance.retrieve().available] == [2001 - 80]
+
+
+def test_a_payout_asked_for_by_hand_lists_no_contents_as_stripe_does(
+    sdk: stripe.StripeClient, sandbox: Any
+) -> None:
+    _charges(sdk, 1)
+    with pytest.raises(stripe.InvalidRequestError) as short:  # nothing available yet
+        sdk.v1.payouts.create(params={"amount": 500, "currency": "eur"})
+    assert short.value.code == "balance_insufficient"
+    sandbox.age_balance(2 * 86400)
+    manual = sdk.v1.payouts.create(params={"amount": 500, "currency": "eur"})
+    assert (manual.automatic, manual.amount, manual.status) == (False, 500, "paid")
+    assert [f.amount for f in sdk.v1.balance.retrieve().available] == [1000 - 40 - 500]
+    with pytest.raises(stripe.InvalidRequestError) as listed:
+        sdk.v1.balance_transactions.list(params={"payout": manual.id})
+    assert "only be filtered on automatic transfers" in str(listed.value.user_message)

@@ -313,3 +313,23 @@ def test_a_payout_whose_contents_do_not_sum_to_it_is_named() -> None:
     short = reconcile.payout_item(payout, inside[1:])
     assert (short.outcome, short.ours, short.theirs) == (ItemOutcome.PAYOUT_DIFFERS, 960, -1920)
     assert "payout po_1 of €19.20: its contents sum to €9.60" in short.detail
+
+
+def test_a_payout_asked_for_by_hand_is_booked_by_its_own_transaction(
+    app: Flask, sandbox: Any, sdk: stripe.StripeClient
+) -> None:
+    """Stripe lists no contents of a manual payout (`?payout=` is refused): it is paid
+    from the available balance, so it is booked as its balance transaction says, and the
+    day's balance against Stripe's shows it was all there."""
+    _charged(app, 1)
+    sandbox.age_balance(2 * DAY)
+    manual = sdk.v1.payouts.create(params={"amount": 500, "currency": "eur"})
+    with app.app_context():
+        reconcile.reconcile("stripe", _today() - timedelta(days=2))
+        today = reconcile.reconcile("stripe", _today())
+        assert today.status == DayStatus.RECONCILED, _outcomes(today)
+        [payout] = today.items
+        assert f"payout {manual.id} asked for by hand" in payout.detail
+        balances = journal.balances()
+        assert balances[(Account.bank("stripe"), "EUR")] == 500
+        assert balances[(Account.clearing("stripe"), "EUR")] == 1000 - 40 - 500
