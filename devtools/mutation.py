@@ -30,6 +30,13 @@ from pathlib import Path
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 GOAL_PERCENT = 85  # of the mutants that are not equivalent (docs/testing.md lists those)
+# The books an auditor signs are held higher (docs/books.md).
+GOALS = {"services.books.": 90, "services.statements.": 90, "providers.stripe.balance": 90}
+GOALS["providers.braintree.balance"] = 90
+
+
+def goal_of(module: str) -> int:
+    return next((g for prefix, g in GOALS.items() if module.startswith(prefix)), GOAL_PERCENT)
 # `mutmut results --all true` prints "    models.money.x_parse__mutmut_7: survived"
 RESULT_LINE = re.compile(r"^\s*(?P<name>[\w.]+\.x\w*__mutmut_\d+): (?P<status>.+)$")
 KILLED = {"killed", "timeout", "caught by type check"}
@@ -245,7 +252,7 @@ def summary() -> bool:
     if stale:  # renumbered by a change to its function, or killed now: look again
         print(f"\n{len(stale)} listed as equivalent but not surviving now:")
         print("\n".join(f"  {name}" for name in stale))
-    return all(row.percent >= GOAL_PERCENT for row in scores)
+    return all(row.percent >= goal_of(row.module) for row in scores)
 
 
 def main() -> int:

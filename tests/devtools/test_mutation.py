@@ -6,6 +6,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from devtools import mutation
 from devtools.mutation import PROJECT_DIR, Score, module_of, parse_results, score
 
 LISTED = """
@@ -48,3 +49,9 @@ def test_the_mutated_modules_and_their_tests_exist() -> None:
         assert (PROJECT_DIR / source).is_file(), module
         mirrored = f"tests/{source.parent}/test_{source.name}"
         assert mirrored in selected, f"{module} is mutated without its tests ({mirrored})"
+
+
+def test_the_books_are_held_to_ninety_percent_the_rest_to_the_goal() -> None:
+    assert mutation.goal_of("services.statements.claims") == 90
+    assert mutation.goal_of("providers.braintree.balance") == 90
+    assert mutation.goal_of("services.payments.state") == mutation.GOAL_PERCENT == 85
