@@ -37,6 +37,8 @@ GOALS["providers.braintree.balance"] = 90
 
 def goal_of(module: str) -> int:
     return next((g for prefix, g in GOALS.items() if module.startswith(prefix)), GOAL_PERCENT)
+
+
 # `mutmut results --all true` prints "    models.money.x_parse__mutmut_7: survived"
 RESULT_LINE = re.compile(r"^\s*(?P<name>[\w.]+\.x\w*__mutmut_\d+): (?P<status>.+)$")
 KILLED = {"killed", "timeout", "caught by type check"}
