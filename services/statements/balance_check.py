@@ -31,7 +31,7 @@ from models import (
 from models.journal import Account
 from models.types import utcnow
 from providers.base import BalanceHolder
-from providers.outcomes import BalanceTxn, ProviderBalance
+from providers.outcomes import ProviderBalance
 from resilience.gateway import CallContext
 from services.platform.locales import money_text
 from services.platform.provider_clients import gateway_for, provider_for
@@ -56,40 +56,40 @@ OURS_ONLY = (
 )
 
 
-READS = 3  # a balance and the transactions around it, read again when they moved meanwhile
+READS = 3  # the balance and the transactions since, read again when it moved meanwhile
 
 
 def held_at(provider: str, end: datetime) -> dict[str, int] | None:
     """What the provider held for us at `end`, per currency: its balance now less the net
-    of every transaction since, read between two listings of those that agree (nothing
-    moved meanwhile). None when it does not say its balance, when the day is not recent,
-    when a transaction since cannot be believed or the balance kept moving; raises
-    provider_balance.BalanceUnreadable when the provider cannot be asked now."""
+    of every transaction since, listed between two reads of the balance that agree
+    (nothing moved meanwhile). None when it does not say its balance, when the day is not
+    recent, when a transaction since cannot be believed or the balance kept moving;
+    raises provider_balance.BalanceUnreadable when the provider cannot be asked now."""
     client = provider_for(provider)
     if not isinstance(client, BalanceHolder) or end < utcnow() - timedelta(days=RECENT_DAYS):
         return None
-    for _ in range(READS):
-        before = _since(provider, end)
-        held = gateway_for(provider).call(
+    gateway = gateway_for(provider)
+
+    def balance() -> dict[str, int]:
+        held = gateway.call(
             CallContext("balance"), client.balance_now, is_failure=lambda answer: answer is None
         )
         if not isinstance(held, ProviderBalance):
             raise provider_balance.BalanceUnreadable(f"{provider} balance: no answer")
-        after = _since(provider, end)
-        if before.keys() != after.keys():
+        return held.held
+
+    for _ in range(READS):
+        before = balance()
+        since = provider_balance.day_transactions(provider, end, utcnow() + timedelta(days=1))
+        if balance() != before:
             continue
-        if any(txn.problem for txn in after.values()):
+        if any(txn.problem for txn in since):
             return None
-        theirs = defaultdict(int, held.held)
-        for txn in after.values():
+        theirs = defaultdict(int, before)
+        for txn in {t.txn_id: t for t in since}.values():
             theirs[txn.currency] -= txn.amount_minor - txn.fee_minor
         return dict(theirs)
     return None
-
-
-def _since(provider: str, end: datetime) -> dict[str, BalanceTxn]:
-    read = provider_balance.day_transactions(provider, end, utcnow() + timedelta(days=1))
-    return {txn.txn_id: txn for txn in read}
 
 
 def compare(
