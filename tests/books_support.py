@@ -69,6 +69,10 @@ def proxied_app(make_app: Any, sandbox: Any) -> Iterator[tuple[Flask, FaultProxy
         yield make_app(STRIPE_API_BASE=proxy.url), proxy
 
 
+def today() -> date:
+    return utcnow().date()
+
+
 def a_charge(app: Flask) -> int:
     """A 10.00 EUR payment charged at the sandbox (a 0.40 fee)."""
     payment_id = committed_payment(app)

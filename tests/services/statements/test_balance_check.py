@@ -4,35 +4,20 @@ account, less what the day's items explain."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import date
-from typing import Any
 
-import pytest
 from flask import Flask
 from sqlalchemy import Engine, text
 
 from models import DayStatus, ItemOutcome
-from models.types import utcnow
 from services.statements import reconcile
 from tests.books_support import (
     a_charge,
     named,
-    proxied_app,
+    today,
 )
 from tests.fault_proxy import REWRITE, FaultProxy
 
 DAY = 86400
-
-
-@pytest.fixture
-def proxied(app: Flask, make_app: Any, sandbox: Any) -> Iterator[tuple[Flask, FaultProxy]]:
-    with proxied_app(make_app, sandbox) as found:
-        yield found
-
-
-def _today() -> date:
-    return utcnow().date()
 
 
 def test_a_balance_that_differs_from_ours_is_named_with_both(
@@ -47,7 +32,7 @@ def test_a_balance_that_differs_from_ours_is_named_with_both(
         return json.dumps(balance).encode()
 
     proxy.add(REWRITE, r"/v1/balance$", rewrite=richer, times=None)
-    [differs] = named(app, _today(), ItemOutcome.BALANCE_DIFFERS)
+    [differs] = named(app, today(), ItemOutcome.BALANCE_DIFFERS)
     assert (differs.theirs, differs.ours, differs.currency) == (5960, 960, "EUR")
     assert "€50.00 no item explains" in differs.detail
 
@@ -60,7 +45,7 @@ def test_a_fee_raised_on_both_legs_by_the_owner_is_found(
     app, _ = proxied
     a_charge(app)
     with app.app_context():
-        assert reconcile.reconcile("stripe", _today()).status == DayStatus.RECONCILED
+        assert reconcile.reconcile("stripe", today()).status == DayStatus.RECONCILED
     with owner_engine.begin() as conn:
         conn.execute(text("ALTER TABLE postings DISABLE TRIGGER USER"))
         conn.execute(
@@ -71,5 +56,5 @@ def test_a_fee_raised_on_both_legs_by_the_owner_is_found(
             )
         )
         conn.execute(text("ALTER TABLE postings ENABLE TRIGGER USER"))
-    [differs] = named(app, _today(), ItemOutcome.BALANCE_DIFFERS)
+    [differs] = named(app, today(), ItemOutcome.BALANCE_DIFFERS)
     assert (differs.theirs, differs.ours) == (960, 860)

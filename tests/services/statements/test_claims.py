@@ -6,37 +6,25 @@ and amount, alerted, and none changes a booked account."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from flask import Flask
 
 from models import Account, DayStatus, ItemOutcome
-from models.types import utcnow
 from services.statements import reconcile
 from tests.books_support import (
     LISTING,
     a_charge,
     booked,
     named,
-    proxied_app,
     rewriting,
+    today,
 )
 from tests.fault_proxy import REWRITE, FaultProxy
 
 DAY = 86400
-
-
-@pytest.fixture
-def proxied(app: Flask, make_app: Any, sandbox: Any) -> Iterator[tuple[Flask, FaultProxy]]:
-    with proxied_app(make_app, sandbox) as found:
-        yield found
-
-
-def _today() -> date:
-    return utcnow().date()
 
 
 def test_an_item_listed_twice_is_one_transaction_booked_once(
@@ -45,7 +33,7 @@ def test_an_item_listed_twice_is_one_transaction_booked_once(
     app, proxy = proxied
     a_charge(app)
     proxy.add(REWRITE, LISTING, rewrite=rewriting(lambda data: data + data[:1]))
-    [twice] = named(app, _today(), ItemOutcome.DUPLICATE)
+    [twice] = named(app, today(), ItemOutcome.DUPLICATE)
     assert twice.theirs == 1000 and "listed twice" in twice.detail
     assert booked(app)[(Account.fees("stripe"), "EUR")] == 40  # once
 
@@ -60,11 +48,11 @@ def test_the_same_charge_under_a_second_id_claims_nothing(
         return [*data, dict(data[0], id=data[0]["id"] + "x", created=data[0]["created"] + 1)]
 
     proxy.add(REWRITE, LISTING, rewrite=rewriting(again), times=None)
-    [second] = named(app, _today(), ItemOutcome.DUPLICATE)
+    [second] = named(app, today(), ItemOutcome.DUPLICATE)
     assert second.theirs == 1000 and "was matched to txn_" in second.detail
     assert booked(app)[(Account.fees("stripe"), "EUR")] == 40  # not twice
     with app.app_context():  # read again, the first claimant keeps its entry
-        result = reconcile.reconcile("stripe", _today())
+        result = reconcile.reconcile("stripe", today())
         assert result.count(ItemOutcome.MATCHED, ItemOutcome.DUPLICATE) == 2
 
 
@@ -85,10 +73,10 @@ def test_a_payout_short_or_long_by_a_cent_is_not_booked(
         return data
 
     with app.app_context():
-        reconcile.reconcile("stripe", _today() - timedelta(days=2))
+        reconcile.reconcile("stripe", today() - timedelta(days=2))
     proxy.add(REWRITE, LISTING, rewrite=rewriting(off), times=None)
     proxy.add(REWRITE, "payout=", rewrite=rewriting(off), times=None)
-    [payout] = named(app, _today(), ItemOutcome.PAYOUT_DIFFERS)
+    [payout] = named(app, today(), ItemOutcome.PAYOUT_DIFFERS)
     assert payout.theirs == -paid["amount"] - cents and "its contents sum to €9.60" in payout.detail
     assert (Account.bank("stripe"), "EUR") not in booked(app)
 
@@ -105,7 +93,7 @@ def test_a_transaction_in_two_payouts_is_paid_out_once(
     [second] = sandbox.pay_out()
     with app.app_context():
         for back in (4, 2):
-            reconcile.reconcile("stripe", _today() - timedelta(days=back))
+            reconcile.reconcile("stripe", today() - timedelta(days=back))
     inside_first = [
         t for t in sandbox.balance_transactions(payout=first["id"]) if t["type"] != "payout"
     ]
@@ -119,7 +107,7 @@ def test_a_transaction_in_two_payouts_is_paid_out_once(
 
     proxy.add(REWRITE, f"payout={second['id']}", rewrite=rewriting(again), times=None)
     proxy.add(REWRITE, LISTING, rewrite=rewriting(again), times=None)
-    [payout] = named(app, _today(), ItemOutcome.PAYOUT_DIFFERS)
+    [payout] = named(app, today(), ItemOutcome.PAYOUT_DIFFERS)
     assert f"was paid out by {first['id']}" in payout.detail
     assert payout.theirs == -(first["amount"] + second["amount"])
     assert booked(app)[(Account.bank("stripe"), "EUR")] == first["amount"]  # the first only
@@ -137,7 +125,7 @@ def test_a_failure_of_a_payout_we_never_had_books_nothing(
         return [*data, made]
 
     proxy.add(REWRITE, LISTING, rewrite=rewriting(failure))
-    [failed] = named(app, _today(), ItemOutcome.PAYOUT_DIFFERS)
+    [failed] = named(app, today(), ItemOutcome.PAYOUT_DIFFERS)
     assert failed.theirs == 999 and "payout po_never failed: no such payout" in failed.detail
     assert (Account.bank("stripe"), "EUR") not in booked(app)
 
@@ -152,7 +140,7 @@ def test_a_refund_we_never_asked_for_is_named(proxied: tuple[Flask, FaultProxy])
         return [*data, made]
 
     proxy.add(REWRITE, LISTING, rewrite=rewriting(refund))
-    [refund_item] = named(app, _today(), ItemOutcome.MISSING_AT_OURS)
+    [refund_item] = named(app, today(), ItemOutcome.MISSING_AT_OURS)
     assert refund_item.theirs == -500 and "refund re_never" in refund_item.detail
     assert (Account.REFUNDS, "EUR") not in booked(app)
 
@@ -163,7 +151,7 @@ def test_an_item_that_vanished_is_named_and_its_booking_stands(
     app, proxy = proxied
     payment_id = a_charge(app)
     with app.app_context():
-        assert reconcile.reconcile("stripe", _today()).status == DayStatus.RECONCILED
+        assert reconcile.reconcile("stripe", today()).status == DayStatus.RECONCILED
 
     def emptied(body: bytes) -> bytes:  # gone from its balance too
         balance = json.loads(body)
@@ -172,10 +160,10 @@ def test_an_item_that_vanished_is_named_and_its_booking_stands(
 
     proxy.add(REWRITE, LISTING, rewrite=rewriting(lambda data: data[1:]), times=None)
     proxy.add(REWRITE, r"/v1/balance$", rewrite=emptied, times=None)
-    [gone] = named(app, _today(), ItemOutcome.VANISHED)
+    [gone] = named(app, today(), ItemOutcome.VANISHED)
     assert gone.theirs == 1000 and gone.ours == 960 and "no longer listed" in gone.detail
     with app.app_context():  # named once: not missing at the provider as well
-        result = reconcile.reconcile("stripe", _today())
+        result = reconcile.reconcile("stripe", today())
         assert result.count(ItemOutcome.MISSING_AT_PROVIDER, ItemOutcome.BALANCE_DIFFERS) == 0
         assert f"payment {payment_id}" not in " ".join(i.detail for i in result.items)
     assert booked(app)[(Account.fees("stripe"), "EUR")] == 40

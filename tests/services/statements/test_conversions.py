@@ -6,7 +6,6 @@ not bear out stays a named currency_differs that books nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -17,15 +16,9 @@ from models import Account, DayStatus, ItemOutcome
 from models.types import utcnow
 from providers.outcomes import BalanceTxn
 from services.statements import conversions, reconcile
-from tests.books_support import LISTING, booked, named, proxied_app, rewriting
+from tests.books_support import LISTING, booked, named, rewriting
 from tests.fault_proxy import REWRITE, FaultProxy
 from tests.helpers import charge_payment, committed_payment
-
-
-@pytest.fixture
-def proxied(app: Flask, make_app: Any, sandbox: Any) -> Iterator[tuple[Flask, FaultProxy]]:
-    with proxied_app(make_app, sandbox) as found:
-        yield found
 
 
 def _settled_in_euros(proxy: FaultProxy, rate: str, amount: int) -> None:
