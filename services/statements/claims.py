@@ -211,24 +211,29 @@ def _stored(row: ProviderBalanceTxn) -> BalanceTxn:
 def vanished(provider: str, start: datetime, end: datetime, listed: list[BalanceTxn]) -> list[Item]:
     """The transactions read before on the day that its listing no longer has: each
     `vanished`, with the entry it was matched to (our booking stands until a person
-    reverses it) and its net as what we booked of it."""
+    reverses it) and its net as what we booked of it. Only the day's ids are read (a day
+    of 100,000 is not loaded whole), then the rows of those gone."""
     ids = {txn.txn_id for txn in listed}
-    rows = db.session.execute(
-        select(ProviderBalanceTxn, BalanceMatch.entry_id)
-        .outerjoin(BalanceMatch, BalanceMatch.provider_txn_id == ProviderBalanceTxn.id)
-        .where(
+    stored = db.session.execute(
+        select(ProviderBalanceTxn.id, ProviderBalanceTxn.txn_id).where(
             ProviderBalanceTxn.provider == provider,
             ProviderBalanceTxn.created_at >= start,
             ProviderBalanceTxn.created_at < end,
         )
     )
+    gone = [row_id for row_id, txn_id in stored if txn_id not in ids]
+    if not gone:
+        return []
+    rows = db.session.execute(
+        select(ProviderBalanceTxn, BalanceMatch.entry_id)
+        .outerjoin(BalanceMatch, BalanceMatch.provider_txn_id == ProviderBalanceTxn.id)
+        .where(among(ProviderBalanceTxn.id, gone))
+        .order_by(ProviderBalanceTxn.id)
+    )
     items = []
     for row, entry_id in rows:
-        if row.txn_id in ids:
-            continue
-        txn = _stored(row)
         detail = f"{row.type} {row.source_id} ({row.txn_id}): read before, no longer listed"
-        item = item_of(ItemOutcome.VANISHED, detail, txn, entry_id=entry_id)
+        item = item_of(ItemOutcome.VANISHED, detail, _stored(row), entry_id=entry_id)
         item.ours, item.txn_row_id = row.amount_minor - row.fee_minor, row.id
         items.append(item)
     return items
