@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from models import Account, DayStatus, ItemOutcome
-from services.statements import reconcile
+from extensions import db
+from models import Account, DayStatus, ItemOutcome, PayoutStatus, ProviderPayout
+from models.types import utcnow
+from providers.outcomes import BalanceTxn
+from services.statements import claims, provider_balance, reconcile
 from tests.books_support import (
     LISTING,
     a_charge,
@@ -167,3 +170,80 @@ def test_an_item_that_vanished_is_named_and_its_booking_stands(
         assert result.count(ItemOutcome.MISSING_AT_PROVIDER, ItemOutcome.BALANCE_DIFFERS) == 0
         assert f"payment {payment_id}" not in " ".join(i.detail for i in result.items)
     assert booked(app)[(Account.fees("stripe"), "EUR")] == 40
+
+
+PAYOUT = BalanceTxn("txn_po", "payout", "payout", "po_1", None, -1000, 0, "EUR", None)
+
+
+def _failure(amount: int = 1000, currency: str = "EUR", payout: str = "po_1") -> BalanceTxn:
+    return BalanceTxn(
+        "txn_back", "payout_failure", "payout_reversal", payout, None, amount, 0, currency, None
+    )
+
+
+def _told(status: PayoutStatus, amount: int = 1000, provider: str = "stripe") -> None:
+    db.session.add(
+        ProviderPayout(
+            provider=provider,
+            payout_id="po_1",
+            amount_minor=amount,
+            currency="EUR",
+            status=status,
+            event_created_at=utcnow(),
+        )
+    )
+    db.session.commit()
+
+
+@pytest.mark.parametrize(
+    ("failure", "outcome", "named"),
+    [
+        (_failure(), ItemOutcome.BOOKED, "payout po_1 failed: its money back (€10.00)"),
+        (_failure(999), ItemOutcome.PAYOUT_DIFFERS, "€9.99 back for a payout of €10.00"),
+        (_failure(currency="USD"), ItemOutcome.PAYOUT_DIFFERS, "back for a payout of €10.00"),
+        (_failure(payout="po_2"), ItemOutcome.PAYOUT_DIFFERS, "po_2 failed: no such payout"),
+    ],
+)
+def test_a_failure_is_matched_to_its_payout_read_the_same_day_or_before(
+    app_ctx: Flask, failure: BalanceTxn, outcome: ItemOutcome, named: str
+) -> None:
+    for read in ([PAYOUT], []):  # the payout listed today, or read on its own day
+        if not read:
+            provider_balance.record("stripe", [PAYOUT])
+            provider_balance.record("braintree", [dict_txn(PAYOUT, "po_2")])  # not Stripe's
+            db.session.commit()
+        item = claims.judge_failure("stripe", failure, read)
+        assert (item.outcome, item.theirs) == (outcome, failure.amount_minor)
+        assert named in item.detail
+    other = claims.judge_failure("stripe", failure, [dict_txn(PAYOUT, "po_9")])
+    assert other.outcome == outcome  # another payout's transaction is not this one's
+
+
+def dict_txn(txn: BalanceTxn, payout: str) -> BalanceTxn:
+    return BalanceTxn(
+        f"txn_{payout}", txn.type, txn.category, payout, None, txn.amount_minor, 0, "EUR", None
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "amount", "outcome", "named"),
+    [
+        (PayoutStatus.FAILED, 1000, ItemOutcome.BOOKED, "its money back"),
+        (PayoutStatus.PAID, 1000, ItemOutcome.PAYOUT_DIFFERS, "its events say paid"),
+        (PayoutStatus.FAILED, 900, ItemOutcome.PAYOUT_DIFFERS, "its events said €9.00"),
+    ],
+)
+def test_a_failure_is_booked_only_when_its_payouts_events_say_it_failed(
+    app_ctx: Flask, status: PayoutStatus, amount: int, outcome: ItemOutcome, named: str
+) -> None:
+    _told(status, amount)
+    item = claims.judge_failure("stripe", _failure(), [])  # known by its events alone
+    assert item.outcome == outcome and named in item.detail
+    if outcome == ItemOutcome.PAYOUT_DIFFERS and amount != 1000:
+        assert item.ours == amount
+
+
+def test_a_braintree_payouts_events_do_not_vouch_for_a_stripe_failure(app_ctx: Flask) -> None:
+    _told(PayoutStatus.FAILED, provider="braintree")
+    item = claims.judge_failure("stripe", _failure(), [])
+    assert item.outcome == ItemOutcome.PAYOUT_DIFFERS and "no such payout" in item.detail
