@@ -11,9 +11,8 @@ import io
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
-from decimal import Decimal
 
-from models.money import exponent_of
+from models.money import Money
 from services.books import reports
 
 CSV_HEADER = [
@@ -41,19 +40,13 @@ BEANCOUNT_ROOTS = {
 }
 
 
-def decimal_of(amount_minor: int, currency: str) -> Decimal:
-    """Minor units as the currency's decimal amount (EUR 1234 -> 12.34, JPY 5 -> 5)."""
-    exponent = exponent_of(currency)
-    return Decimal(amount_minor).scaleb(-exponent).quantize(Decimal(1).scaleb(-exponent))
-
-
 def as_csv(start: date, end: date) -> Iterator[str]:
     """The period's postings as CSV text, a chunk at a time."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_HEADER)
     for n, line in enumerate(reports.lines(start, end), start=1):
-        amount = str(decimal_of(abs(line.amount_minor), line.currency))
+        amount = str(Money(abs(line.amount_minor), line.currency).major)
         debit, credit = (amount, "") if line.amount_minor > 0 else ("", amount)
         writer.writerow(
             [
@@ -120,7 +113,7 @@ def as_beancount(start: date, end: date) -> Iterator[str]:
     after = end + timedelta(days=1)
     # `~ 0`: to the unit (beancount's own tolerance lets a balance off by a cent pass).
     yield "".join(
-        f"{after} balance {beancount_account(account)} {decimal_of(amount, cur)} ~ 0 {cur}\n"
+        f"{after} balance {beancount_account(account)} {Money(amount, cur).major} ~ 0 {cur}\n"
         for (account, cur), amount in sorted(closing.items())
     )
 
@@ -144,7 +137,7 @@ def _transaction(
         merged[(account, currency)] += amount
     for (account, currency), amount in merged.items():
         if amount:
-            text += f"  {beancount_account(account)}  {decimal_of(amount, currency)} {currency}\n"
+            text += f"  {beancount_account(account)}  {Money(amount, currency).major} {currency}\n"
     return text + "\n"
 
 

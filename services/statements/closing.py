@@ -14,6 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from extensions import db
 from models import BookDayAudit, DayAction, DayStatus, ReconciliationDay
 from models.types import utcnow
+from services.statements import days
 
 SCHEDULER = "the scheduler"
 
@@ -27,7 +28,7 @@ class CannotClose(ValueError):
 
 
 def refuse_if_closed(provider: str, day: date) -> None:
-    found = _day(provider, day)
+    found = days.day_of(provider, day)
     if found is not None and found.closed_at is not None:
         raise DayClosed(
             f"{provider} {day} was closed on {found.closed_at:%Y-%m-%d %H:%M} UTC by "
@@ -37,7 +38,7 @@ def refuse_if_closed(provider: str, day: date) -> None:
 
 def close(provider: str, day: date, actor: str) -> ReconciliationDay:
     """Close a reconciled day (commits); CannotClose says why not."""
-    found = _day(provider, day)
+    found = days.day_of(provider, day)
     if found is None:
         raise CannotClose(f"{provider} {day} was never reconciled")
     if found.closed_at is not None:
@@ -49,7 +50,7 @@ def close(provider: str, day: date, actor: str) -> ReconciliationDay:
 
 def reopen(provider: str, day: date, actor: str, reason: str) -> ReconciliationDay:
     """Reopen a closed day, saying why (commits); CannotClose says why not."""
-    found = _day(provider, day)
+    found = days.day_of(provider, day)
     if found is None or found.closed_at is None:
         raise CannotClose(f"{provider} {day} is not closed")
     if len(reason.strip()) < 3:
@@ -61,7 +62,7 @@ def close_old(provider: str, after_days: int) -> list[date]:
     """The scheduler's close: every reconciled day of the provider at least `after_days`
     old that is still open (commits); the days closed."""
     last = (utcnow() - timedelta(days=after_days)).date()
-    days = db.session.scalars(
+    old = db.session.scalars(
         select(ReconciliationDay).where(
             ReconciliationDay.provider == provider,
             ReconciliationDay.day <= last,
@@ -69,7 +70,7 @@ def close_old(provider: str, after_days: int) -> list[date]:
             ReconciliationDay.closed_at.is_(None),
         )
     ).all()
-    return [_audit(found, DayAction.CLOSED, SCHEDULER, None).day for found in days]
+    return [_audit(found, DayAction.CLOSED, SCHEDULER, None).day for found in old]
 
 
 def history(day_id: int) -> list[BookDayAudit]:
@@ -78,14 +79,6 @@ def history(day_id: int) -> list[BookDayAudit]:
             select(BookDayAudit).where(BookDayAudit.day_id == day_id).order_by(BookDayAudit.id)
         )
     )
-
-
-def _day(provider: str, day: date) -> ReconciliationDay | None:
-    return db.session.scalars(
-        select(ReconciliationDay).where(
-            ReconciliationDay.provider == provider, ReconciliationDay.day == day
-        )
-    ).first()
 
 
 def _audit(

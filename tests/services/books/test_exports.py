@@ -19,6 +19,7 @@ import time_machine
 from flask import Flask
 
 from models import Account, Source, SourceKind
+from models.money import Money
 from models.types import utcnow
 from services.books import exports, journal, reports
 from services.statements import reconcile
@@ -72,7 +73,7 @@ def test_the_beancount_export_passes_bean_check_and_ends_where_our_books_do(
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "Opening balances" in text and "Assets:Clearing:Braintree  500 JPY" in text
     for (account, currency), amount in ours.items():  # every account asserted at its end
-        name, value = exports.beancount_account(account), exports.decimal_of(amount, currency)
+        name, value = exports.beancount_account(account), Money(amount, currency).major
         assert f"balance {name} {value} ~ 0 {currency}" in text
     assert ours[(Account.fees("stripe"), "EUR")] == 80
 

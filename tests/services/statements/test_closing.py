@@ -15,7 +15,7 @@ from extensions import db
 from models import DayAction, DayStatus
 from models.types import utcnow
 from services.books import journal
-from services.statements import closing, reconcile
+from services.statements import closing, days, reconcile
 from tests.books_support import a_red_day
 from tests.helpers import charge_payment, committed_payment
 
@@ -128,6 +128,6 @@ def test_the_commands_close_and_reopen_and_say_why_not(
 
 
 def reconcile_day_id(day: date) -> int:
-    found = closing._day("stripe", day)
+    found = days.day_of("stripe", day)
     assert found is not None
     return found.id
